@@ -1,0 +1,38 @@
+// Errors. Every mixseq failure throws mixseq::Error with a message that says what is wrong,
+// the actual values and, where there is one, the fix. Problems in an input file are reported
+// as "<path>:<line>: <what>", so that an editor can jump to them.
+#pragma once
+
+#include <cstdint>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace mixseq {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Concatenates anything that has an operator<<, e.g. str_cat("n=", 3, "; x=", 0.5).
+template <typename... Args>
+std::string str_cat(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+
+// An Error about one line of one input file ("train.de:12: empty line").
+template <typename... Args>
+Error input_error(const std::string& path, int64_t line, const Args&... what) {
+  return Error(str_cat(path, ":", line, ": ", what...));
+}
+
+}  // namespace mixseq
+
+// Throws mixseq::Error(str_cat(...)) when `cond` is false.
+#define MIXSEQ_CHECK(cond, ...)                                   \
+  do {                                                            \
+    if (!(cond)) throw ::mixseq::Error(::mixseq::str_cat(__VA_ARGS__)); \
+  } while (false)

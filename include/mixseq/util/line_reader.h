@@ -1,0 +1,45 @@
+// LineReader reads a text file line by line and knows where it is, so that every complaint
+// about the input can name the file and the line. "-" reads standard input.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <istream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+
+class LineReader {
+ public:
+  // Opens `path` ("-" for stdin); throws mixseq::Error naming the path if it cannot.
+  explicit LineReader(const std::string& path);
+
+  // Reads the next line without its "\n" into `line`; false at the end of the file.
+  // With check_utf8, malformed UTF-8 throws "<path>:<line>: malformed UTF-8 at byte <n>".
+  bool next(std::string& line);
+
+  const std::string& path() const { return path_; }
+  int64_t line_number() const { return line_number_; }  // 1-based number of the last line read
+  bool check_utf8 = true;
+
+  // "<path>:<line>: <what>" for the line last read.
+  template <typename... Args>
+  [[noreturn]] void fail(const Args&... what) const {
+    throw input_error(path_, line_number_, what...);
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<std::ifstream> file_;
+  std::istream* in_;
+  int64_t line_number_ = 0;
+};
+
+// Reads a whole text file into lines (checking UTF-8); "-" reads stdin.
+std::vector<std::string> read_lines(const std::string& path);
+
+}  // namespace mixseq

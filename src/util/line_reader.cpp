@@ -1,0 +1,39 @@
+#include "mixseq/util/line_reader.h"
+
+#include <iostream>
+#include <vector>
+
+#include "mixseq/text/utf8.h"
+
+namespace mixseq {
+
+LineReader::LineReader(const std::string& path) : path_(path == "-" ? "<stdin>" : path) {
+  if (path == "-") {
+    in_ = &std::cin;
+    return;
+  }
+  file_ = std::make_unique<std::ifstream>(path, std::ios::binary);
+  MIXSEQ_CHECK(file_->is_open(), "cannot open '", path, "' for reading");
+  in_ = file_.get();
+}
+
+bool LineReader::next(std::string& line) {
+  if (!std::getline(*in_, line)) {
+    MIXSEQ_CHECK(!in_->bad(), "read error in '", path_, "' after line ", line_number_);
+    return false;
+  }
+  ++line_number_;
+  if (check_utf8) {
+    if (const auto bad = find_invalid_utf8(line)) fail("malformed UTF-8 at byte ", *bad + 1);
+  }
+  return true;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  LineReader reader(path);
+  std::vector<std::string> lines;
+  for (std::string line; reader.next(line);) lines.push_back(std::move(line));
+  return lines;
+}
+
+}  // namespace mixseq
