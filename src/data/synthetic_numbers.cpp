@@ -2,11 +2,11 @@
 
 #include <array>
 #include <filesystem>
-#include <random>
 #include <unordered_set>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/output_file.h"
+#include "mixseq/util/random.h"
 
 namespace mixseq {
 namespace {
@@ -54,20 +54,8 @@ std::string german_below_thousand(int64_t n, bool final_position) {
   return word + kGermanTens[n / 10];
 }
 
-// Portable draws: std::uniform_int_distribution differs between standard libraries.
-class TaskRandom {
- public:
-  explicit TaskRandom(uint64_t seed) : engine_(seed) {}
-  int64_t uniform(int64_t low, int64_t high) {  // inclusive; bias below 2^-40 for our ranges
-    return low + static_cast<int64_t>(engine_() % static_cast<uint64_t>(high - low + 1));
-  }
-
- private:
-  std::mt19937_64 engine_;
-};
-
 // Draws the number of digits first, so that small and large numbers are equally common.
-int64_t draw_number(TaskRandom& random, int64_t max_value) {
+int64_t draw_number(PortableRandom& random, int64_t max_value) {
   const int64_t max_digits = static_cast<int64_t>(std::to_string(max_value).size());
   const int64_t digits = random.uniform(1, max_digits);
   int64_t low = 1, high = 9;
@@ -101,7 +89,7 @@ NumberTaskCorpus make_number_task(const NumberTaskOptions& options) {
   MIXSEQ_CHECK(options.max_numbers_per_sentence >= 1, "number task: max_numbers_per_sentence (",
                options.max_numbers_per_sentence, ") must be at least 1");
   const int64_t total = options.train_size + options.valid_size + options.test_size;
-  TaskRandom random(options.seed);
+  PortableRandom random(options.seed);
   std::unordered_set<std::string> seen;
   NumberTaskCorpus corpus;
   const int64_t max_attempts = 100 * total + 1000;

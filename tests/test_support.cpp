@@ -1,0 +1,43 @@
+#include "test_support.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <random>
+#include <sstream>
+
+namespace mixseq::test {
+
+TempDir::TempDir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "mixseq";
+  for (auto& c : name)
+    if (c == '/') c = '_';
+  root_ = std::filesystem::temp_directory_path() /
+          ("mixseq-test-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
+  std::filesystem::create_directories(root_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(root_, ignored);
+}
+
+void write_file(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream out(path, std::ios::binary);
+  for (const auto& line : lines) out << line << '\n';
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+}  // namespace mixseq::test

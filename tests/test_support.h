@@ -1,0 +1,31 @@
+// Helpers shared by the test suites: temporary folders and small files.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace mixseq::test {
+
+// A fresh folder under the system temp dir, removed with everything in it on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string path(const std::string& name) const { return (root_ / name).string(); }
+  const std::filesystem::path& root() const { return root_; }
+
+ private:
+  std::filesystem::path root_;
+};
+
+// Writes `content` to `path` byte for byte.
+void write_file(const std::string& path, const std::string& content);
+// Writes the lines, each followed by "\n".
+void write_lines(const std::string& path, const std::vector<std::string>& lines);
+std::string read_file(const std::string& path);
+
+}  // namespace mixseq::test
