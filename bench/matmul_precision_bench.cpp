@@ -1,0 +1,69 @@
+// Measures matrix-product throughput per precision on this machine, to decide which precision
+// mixseq should train in here: fp32, bf16 under autocast (AMX or AVX512-BF16 make it fast on
+// CPUs that have them), and fp16/tf32 on a GPU. Prints one JSON line per shape and precision.
+//
+//   matmul_precision_bench [--threads N] [--device cpu|cuda]
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+#include <torch/cuda.h>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "mixseq/util/threads.h"
+#include "util/torch_compat.h"
+
+namespace {
+
+struct Shape {
+  const char* name;
+  int64_t m, k, n;
+};
+
+// Square products, a GNMT-size LSTM step at batch 128 and its output layer over 32 x 50 tokens.
+const Shape kShapes[] = {{"square_1024", 1024, 1024, 1024},
+                         {"lstm_gates_h1024", 128, 2048, 4096},
+                         {"classifier_v32k", 1600, 1024, 32000}};
+
+double seconds_per_product(const at::Tensor& a, const at::Tensor& b, int repeats) {
+  for (int i = 0; i < 2; ++i) at::matmul(a, b);  // warm-up: packing buffers, oneDNN kernels
+  if (a.is_cuda()) torch::cuda::synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < repeats; ++i) at::matmul(a, b);
+  if (a.is_cuda()) torch::cuda::synchronize();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / repeats;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 0;
+  std::string device_name = "cpu";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--device")) device_name = argv[i + 1];
+  }
+  threads = mixseq::configure_threads(threads);
+  const auto device = device_name == "cuda" ? at::kCUDA : at::kCPU;
+  for (const auto& shape : kShapes) {
+    const auto a = at::randn({shape.m, shape.k}, at::device(device));
+    const auto b = at::randn({shape.k, shape.n}, at::device(device));
+    const double flops = 2.0 * shape.m * shape.k * shape.n;
+    const int repeats = device == at::kCUDA ? 50 : std::max(2, static_cast<int>(2e10 / flops));
+    for (const auto& [precision, dtype] :
+         {std::pair{"fp32", at::kFloat}, std::pair{"bf16_autocast", at::kBFloat16}, std::pair{"fp16_autocast", at::kHalf}}) {
+      if (device == at::kCPU && dtype == at::kHalf) continue;  // no fast fp16 matmul on CPUs
+      const bool autocast = dtype != at::kFloat;
+      mixseq::compat::set_autocast(device, autocast, autocast ? dtype : at::kBFloat16);
+      const double seconds = seconds_per_product(a, b, repeats);
+      mixseq::compat::set_autocast(device, false, at::kBFloat16);
+      std::cout << nlohmann::json{{"bench", "matmul_precision"}, {"device", device_name}, {"shape", shape.name},
+                                  {"precision", precision}, {"threads", threads}, {"ms", seconds * 1e3},
+                                  {"gflop_per_s", flops / seconds / 1e9}}
+                       .dump()
+                << std::endl;
+    }
+  }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages mixseq needs, then configures and builds it in ./build.
+# Safe to run again: installed packages are kept, and the build only redoes what changed.
+#   scripts/setup.sh            # packages + Release build with tests and benchmarks
+#   BUILD_DIR=out scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  g++ cmake ninja-build pkg-config ccache   # toolchain; ccache speeds up rebuilds
+  libtorch-dev libgloo-dev                  # LibTorch 1.13 (CPU) with c10d's Gloo headers
+  libopenblas-dev libopenblas0-openmp       # BLAS for LibTorch; the OpenMP build shares LibTorch's thread pool
+  libsentencepiece-dev libicu-dev           # SentencePiece; Unicode classes for sacreBLEU's intl tokenizer
+  libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
+  libgtest-dev
+)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+build_dir="${BUILD_DIR:-build}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build_dir"
