@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Run on a Debian 12 machine with package access: downloads the .deb files of mixseq's build
+# dependencies (all but LibTorch, which the GPU machine's PyTorch provides) into .gpu-debs/,
+# for scripts/gpu/build_and_test.sh on a GPU machine that has no package registry.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .gpu-debs
+grep -qx '/.gpu-debs/' .git/info/exclude 2>/dev/null || echo '/.gpu-debs/' >> .git/info/exclude
+cd .gpu-debs
+apt-get download \
+  libcli11-dev nlohmann-json3-dev \
+  libyaml-cpp-dev libyaml-cpp0.7 \
+  libsentencepiece-dev libsentencepiece0 libprotobuf-lite32 \
+  libicu-dev libicu72 \
+  libgtest-dev
+ls -l
