@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "mixseq/util/error.h"
@@ -168,16 +169,27 @@ TEST(Vocabulary, EncodesAndDecodesWithBosAndEos) {
 }
 
 TEST(Vocabulary, CopiesLookUpIndependentlyOfTheOriginal) {
-  auto original = std::make_unique<Vocabulary>(Vocabulary::build(hand_counts()));
-  Vocabulary copy = *original;
-  Vocabulary assigned = Vocabulary::build({});
-  assigned = *original;
-  Vocabulary moved = std::move(*original);
-  original.reset();
-  for (const Vocabulary* v : {&copy, &assigned, &moved}) {
+  std::optional<Vocabulary> copy, assigned;
+  {
+    const auto original = Vocabulary::build(hand_counts());
+    copy.emplace(original);
+    assigned.emplace(Vocabulary::build({}));
+    *assigned = original;
+  }
+  // Same sizes as the original's, so the allocator hands its freed memory to these: a copy
+  // that still looked into the original would now find other tokens.
+  TokenCounts others;
+  for (const auto& [token, count] : hand_counts()) others["X" + token] = count;
+  const auto reuse = Vocabulary::build(others);
+  auto source = Vocabulary::build(hand_counts());
+  const Vocabulary moved = std::move(source);
+  const Vocabulary* const vocabularies[] = {&*copy, &*assigned, &moved};
+  for (const Vocabulary* v : vocabularies) {
     EXPECT_EQ(v->id("dog"), 7);
     EXPECT_EQ(v->id("on"), 11);
+    EXPECT_EQ(v->id("Xdog"), kUnkId);
   }
+  EXPECT_EQ(reuse.id("Xdog"), 7);
 }
 
 TEST(Vocabulary, MalformedUtf8InTheTextIsAnErrorWithFileAndLine) {
