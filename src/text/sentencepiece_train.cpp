@@ -1,62 +1,49 @@
 #include "mixseq/text/sentencepiece_train.h"
 
-#include <sentencepiece_trainer.h>
-
 #include <algorithm>
 #include <array>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
+#include "text/sentencepiece_module.h"
 
 namespace mixseq {
 namespace {
 
 constexpr std::array<const char*, 4> kModelTypes = {"unigram", "bpe", "char", "word"};
 
-// Feeds the lines of several files to the trainer. SentencePiece calls it from its own
-// code, so a read error is kept and reported through status() (which the trainer checks),
-// not thrown across the library.
-class FileSentenceIterator : public sentencepiece::SentenceIterator {
+// The lines of several files, in order, for the trainer. A read error (unreadable file,
+// malformed UTF-8) ends the input and is kept, to be reported as "<path>:<line>: ...".
+class FileSentences : public sentencepiece_module::SentenceSource {
  public:
-  explicit FileSentenceIterator(const std::vector<std::string>& paths) : paths_(paths) { Next(); }
+  explicit FileSentences(const std::vector<std::string>& paths) : paths_(paths) {}
 
-  bool done() const override { return done_; }
-  const std::string& value() const override { return line_; }
-  sentencepiece::util::Status status() const override {
-    if (!error_) return {};
-    return sentencepiece::util::Status(sentencepiece::util::StatusCode::kInvalidArgument, *error_);
-  }
-  void Next() override {
+  bool next(std::string& sentence) override {
+    if (!error_.empty()) return false;
     try {
-      while (true) {
-        if (reader_ && reader_->next(line_)) {
-          ++lines_read_;
-          return;
-        }
-        if (next_path_ == paths_.size()) break;
+      while (!reader_ || !reader_->next(sentence)) {
+        if (next_path_ == paths_.size()) return false;
         reader_ = std::make_unique<LineReader>(paths_[next_path_++]);
       }
     } catch (const std::exception& e) {
       error_ = e.what();
+      return false;
     }
-    done_ = true;
+    ++lines_read_;
+    return true;
   }
-
-  const std::optional<std::string>& error() const { return error_; }
+  std::string error() const override { return error_; }
   int64_t lines_read() const { return lines_read_; }
 
  private:
   const std::vector<std::string>& paths_;
   size_t next_path_ = 0;
   std::unique_ptr<LineReader> reader_;
-  std::string line_;
-  bool done_ = false;
-  std::optional<std::string> error_;
+  std::string error_;
   int64_t lines_read_ = 0;
 };
 
@@ -114,11 +101,11 @@ int64_t train_sentencepiece(const SentencePieceTrainOptions& options) {
   // Only when there are some: SentencePiece would read "" as one empty symbol.
   if (!options.user_defined_symbols.empty())
     trainer_options["user_defined_symbols"] = join(options.user_defined_symbols, ",");
-  sentencepiece::SetRandomGeneratorSeed(options.seed);
-  FileSentenceIterator sentences(options.input_paths);
-  const auto status = sentencepiece::SentencePieceTrainer::Train(trainer_options, &sentences);
-  if (sentences.error()) throw Error(*sentences.error());
-  MIXSEQ_CHECK(status.ok(), "SentencePiece training of '", options.model_prefix, ".model' failed: ", status.ToString());
+  const auto& train = sentencepiece_module::functions().train;  // open the module before reading input
+  FileSentences sentences(options.input_paths);
+  const std::string error = train(trainer_options, options.seed, sentences);
+  if (!sentences.error().empty()) throw Error(sentences.error());
+  MIXSEQ_CHECK(error.empty(), "SentencePiece training of '", options.model_prefix, ".model' failed: ", error);
   return sentences.lines_read();
 }
 

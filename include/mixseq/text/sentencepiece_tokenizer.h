@@ -1,5 +1,6 @@
 // SentencePieceTokenizer: mixseq's Tokenizer over a SentencePiece model file (Kudo & Richardson
-// 2018, https://arxiv.org/abs/1808.06226), through Debian's libsentencepiece. encode() gives
+// 2018, https://arxiv.org/abs/1808.06226), through Debian's libsentencepiece, which mixseq
+// opens as a separate module (src/text/sentencepiece_module.h says why). encode() gives
 // the same pieces as SentencePieceProcessor::EncodeAsPieces and `spm_encode`; pieces mark a
 // preceding space with U+2581 "▁", so decode(encode(x)) is x after the model's normalization
 // (NFKC, runs of spaces squeezed, no leading or trailing spaces).
@@ -15,9 +16,9 @@
 
 #include "mixseq/text/tokenizer.h"
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}  // namespace sentencepiece
+namespace mixseq::sentencepiece_module {
+class Processor;
+}  // namespace mixseq::sentencepiece_module
 
 namespace mixseq {
 
@@ -36,7 +37,7 @@ class SentencePieceTokenizer : public Tokenizer {
 
  private:
   std::string model_path_;
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  std::unique_ptr<sentencepiece_module::Processor> processor_;
 };
 
 }  // namespace mixseq

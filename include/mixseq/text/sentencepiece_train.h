@@ -1,4 +1,5 @@
-// Training a SentencePiece model (Kudo & Richardson 2018) through Debian's libsentencepiece.
+// Training a SentencePiece model (Kudo & Richardson 2018) through Debian's libsentencepiece,
+// which mixseq opens as a separate module (src/text/sentencepiece_module.h says why).
 // mixseq reads the input files itself and hands the sentences to the trainer one by one, so
 // paths may hold spaces or commas, and malformed UTF-8 is reported as "<path>:<line>". The
 // options go to SentencePieceTrainer as a key -> value map, never as a flag string, so no
