@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -102,6 +103,9 @@ int64_t train_sentencepiece(const SentencePieceTrainOptions& options) {
   if (!options.user_defined_symbols.empty())
     trainer_options["user_defined_symbols"] = join(options.user_defined_symbols, ",");
   const auto& train = sentencepiece_module::functions().train;  // open the module before reading input
+  // libsentencepiece writes <prefix>.model but does not make its folder (OutputFile does).
+  const auto folder = std::filesystem::path(options.model_prefix).parent_path();
+  if (!folder.empty()) std::filesystem::create_directories(folder);
   FileSentences sentences(options.input_paths);
   const std::string error = train(trainer_options, options.seed, sentences);
   if (!sentences.error().empty()) throw Error(sentences.error());

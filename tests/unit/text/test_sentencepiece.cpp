@@ -53,7 +53,7 @@ class SentencePieceTest : public ::testing::Test {
     SentencePieceTrainOptions options;
     options.input_paths = {dir_->write("part one, train.txt", as_lines(first)),
                            dir_->write("part two, train.txt", as_lines(second))};
-    options.model_prefix = dir_->path("my model, v1");
+    options.model_prefix = dir_->path("models, v1/my model");  // a folder to be made, too
     options.vocab_size = 80;
     options.num_threads = 2;
     lines_read_ = train_sentencepiece(options);
@@ -81,7 +81,7 @@ TEST_F(SentencePieceTest, TrainsFromEveryLineOfEveryInput) {
   sentencepiece::SentencePieceProcessor processor;
   ASSERT_TRUE(processor.Load(*model_path_).ok());
   EXPECT_EQ(processor.GetPieceSize(), 80);
-  EXPECT_TRUE(std::ifstream(dir_->path("my model, v1.vocab")).good());
+  EXPECT_TRUE(std::ifstream(dir_->path("models, v1/my model.vocab")).good());
 }
 
 TEST_F(SentencePieceTest, DecodeOfEncodeGivesTheInputBack) {
