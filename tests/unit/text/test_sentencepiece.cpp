@@ -9,7 +9,7 @@
 #include "mixseq/text/sentencepiece_tokenizer.h"
 #include "mixseq/text/sentencepiece_train.h"
 #include "mixseq/util/error.h"
-#include "unit/temp_dir.h"
+#include "unit/scratch_dir.h"
 
 namespace mixseq {
 namespace {
@@ -46,7 +46,7 @@ std::string as_lines(const std::vector<std::string>& sentences) {
 class SentencePieceTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new test::TempDir();
+    dir_ = new test::ScratchDir();
     corpus_ = new std::vector<std::string>(make_sentences(1500, 7));
     const std::vector<std::string> first(corpus_->begin(), corpus_->begin() + 700);
     const std::vector<std::string> second(corpus_->begin() + 700, corpus_->end());
@@ -65,13 +65,13 @@ class SentencePieceTest : public ::testing::Test {
     delete dir_;
   }
 
-  static test::TempDir* dir_;
+  static test::ScratchDir* dir_;
   static std::vector<std::string>* corpus_;
   static std::string* model_path_;
   static int64_t lines_read_;
 };
 
-test::TempDir* SentencePieceTest::dir_ = nullptr;
+test::ScratchDir* SentencePieceTest::dir_ = nullptr;
 std::vector<std::string>* SentencePieceTest::corpus_ = nullptr;
 std::string* SentencePieceTest::model_path_ = nullptr;
 int64_t SentencePieceTest::lines_read_ = 0;
@@ -128,7 +128,7 @@ TEST_F(SentencePieceTest, EncodeGivesTheSameFromSeveralThreads) {
 }
 
 TEST(SentencePieceTokenizer, MissingModelIsAnErrorNamingThePath) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const std::string path = dir.path("nothing here.model");
   try {
     SentencePieceTokenizer tokenizer(path);
@@ -139,7 +139,7 @@ TEST(SentencePieceTokenizer, MissingModelIsAnErrorNamingThePath) {
 }
 
 TEST(SentencePieceTokenizer, CorruptModelIsAnErrorNamingThePath) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   for (const std::string& content : {std::string("this is not a protobuf\n"), std::string()}) {
     const std::string path = dir.write("broken.model", content);
     try {
@@ -153,7 +153,7 @@ TEST(SentencePieceTokenizer, CorruptModelIsAnErrorNamingThePath) {
 }
 
 TEST(SentencePieceTrain, BpeModelKeepsUserDefinedSymbolsWhole) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   auto sentences = make_sentences(300, 3);
   for (size_t i = 0; i < sentences.size(); i += 3) sentences[i] += " <sep> ende";
   SentencePieceTrainOptions options;
@@ -170,7 +170,7 @@ TEST(SentencePieceTrain, BpeModelKeepsUserDefinedSymbolsWhole) {
 }
 
 TEST(SentencePieceTrain, MalformedUtf8IsAnErrorWithFileAndLine) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   SentencePieceTrainOptions options;
   options.input_paths = {dir.write("good.txt", "haus baum\n"), dir.write("bad.txt", "haus\nba\xFFum\n")};
   options.model_prefix = dir.path("m");
@@ -184,7 +184,7 @@ TEST(SentencePieceTrain, MalformedUtf8IsAnErrorWithFileAndLine) {
 }
 
 TEST(SentencePieceTrain, BadOptionsAreErrorsThatSayWhy) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   SentencePieceTrainOptions options;
   options.input_paths = {dir.write("train.txt", as_lines(make_sentences(50, 1)))};
   options.model_prefix = dir.path("m");

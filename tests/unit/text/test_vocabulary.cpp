@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "mixseq/util/error.h"
-#include "unit/temp_dir.h"
+#include "unit/scratch_dir.h"
 
 namespace mixseq {
 namespace {
@@ -56,7 +56,7 @@ std::string error_of(const std::function<void()>& action) {
 }
 
 TEST(Vocabulary, CountsTokensOverSeveralFiles) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   EXPECT_EQ(count_tokens({dir.write("a.txt", kFileA), dir.write("b.txt", kFileB)}), hand_counts());
 }
 
@@ -130,7 +130,7 @@ TEST(Vocabulary, TextSpellingASpecialSymbolCountsTowardsIt) {
 }
 
 TEST(Vocabulary, SaveThenLoadGivesAnEqualVocabulary) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const auto vocabulary = Vocabulary::build(hand_counts());
   const std::string path = dir.path("sub dir/vocab.txt");
   vocabulary.save(path);
@@ -193,7 +193,7 @@ TEST(Vocabulary, CopiesLookUpIndependentlyOfTheOriginal) {
 }
 
 TEST(Vocabulary, MalformedUtf8InTheTextIsAnErrorWithFileAndLine) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const std::string bad = dir.write("bad.txt", "fine line\nbad \xC3( piece\n");
   EXPECT_EQ(error_of([&] { count_tokens({dir.write("good.txt", "ok\n"), bad}); }),
             bad + ":2: malformed UTF-8 at byte 5");
@@ -222,7 +222,7 @@ TEST(Vocabulary, BadFilesAreErrorsNamingFileAndLine) {
       {"", 1, "expected the special symbol '<pad>' (id 0), found the end of the file"},
       {specials + "ok 2\nb\xFF 1\n", 6, "malformed UTF-8 at byte 2"},
   };
-  test::TempDir dir;
+  test::ScratchDir dir;
   for (const auto& [content, line, message] : cases) {
     const std::string path = dir.write("vocab.txt", content);
     const std::string error = error_of([&] { Vocabulary::load(path); });

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "mixseq/util/error.h"
-#include "unit/temp_dir.h"
+#include "unit/scratch_dir.h"
 
 namespace mixseq {
 namespace {
@@ -17,7 +17,7 @@ std::string numbered_lines(int n) {
 }
 
 TEST(ParallelLines, KeepsInputOrderAcrossThreadsAndRounds) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const std::string path = dir.write("in.txt", numbered_lines(101));
   const LineTransform shout = [](const std::string& line) { return "<" + line + ">"; };
   std::string expected;
@@ -32,7 +32,7 @@ TEST(ParallelLines, KeepsInputOrderAcrossThreadsAndRounds) {
 }
 
 TEST(ParallelLines, EmptyInputWritesNothing) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   LineReader in(dir.write("empty.txt", ""));
   std::ostringstream out;
   EXPECT_EQ(transform_lines(in, out, [](const std::string& line) { return line; }, {2, 4}), 0);
@@ -40,7 +40,7 @@ TEST(ParallelLines, EmptyInputWritesNothing) {
 }
 
 TEST(ParallelLines, ReportsTheFirstFailingLine) {
-  test::TempDir dir;
+  test::ScratchDir dir;
   const std::string path = dir.write("in.txt", numbered_lines(20));
   const LineTransform fail_on_13_and_17 = [](const std::string& line) -> std::string {
     if (line == "line 13" || line == "line 17") throw Error("cannot do " + line);

@@ -1,4 +1,4 @@
-// TempDir: a fresh folder under the system's temporary directory for one test, removed with
+// ScratchDir: a fresh folder under the system's temporary directory for one test, removed with
 // everything in it when the test ends, so that tests make their own small files.
 #pragma once
 
@@ -11,20 +11,20 @@
 
 namespace mixseq::test {
 
-class TempDir {
+class ScratchDir {
  public:
-  TempDir() {
+  ScratchDir() {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
     const std::string name = test ? std::string(test->test_suite_name()) + "." + test->name() : "mixseq";
     path_ = std::filesystem::temp_directory_path() / ("mixseq-" + name + "-" + std::to_string(std::random_device{}()));
     std::filesystem::create_directories(path_);
   }
-  ~TempDir() {
+  ~ScratchDir() {
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
 
   // "<dir>/<name>" as a string.
   std::string path(const std::string& name) const { return (path_ / name).string(); }
