@@ -1,5 +1,5 @@
 // Vocabulary: the map between subword pieces and the integer ids a model embeds. It is built
-// from tokenized text (pieces separated by spaces, as `mixseq bpe apply` and `mixseq spm
+// from tokenized text (pieces separated by spaces, as BPE segmentation and `mixseq spm
 // encode` write it), from one file or several: GNMT shares one vocabulary between source and
 // target (Wu et al. 2016, §4.1), so `build` counts pieces over all the files it is given.
 //
