@@ -6,5 +6,8 @@
 namespace mixseq::cli {
 
 void add_synth_command(CLI::App& app, CommandTable& table);
+void add_prepare_command(CLI::App& app, CommandTable& table);
+void add_spm_command(CLI::App& app, CommandTable& table);
+void add_vocab_command(CLI::App& app, CommandTable& table);
 
 }  // namespace mixseq::cli

@@ -22,6 +22,9 @@ namespace {
 
 const std::vector<void (*)(CLI::App&, CommandTable&)> kCommands = {
     add_synth_command,
+    add_prepare_command,
+    add_spm_command,
+    add_vocab_command,
 };
 
 // sacreBLEU spells its lowercase flag "-lc", which no option parser reads as one short flag.

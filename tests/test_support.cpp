@@ -23,6 +23,12 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(root_, ignored);
 }
 
+std::string TempDir::write(const std::string& name, const std::string& content) const {
+  const std::string file = path(name);
+  write_file(file, content);
+  return file;
+}
+
 void write_file(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;

@@ -16,6 +16,8 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   std::string path(const std::string& name) const { return (root_ / name).string(); }
+  // Writes `content` byte for byte to <dir>/<name> and returns its path.
+  std::string write(const std::string& name, const std::string& content) const;
   const std::filesystem::path& root() const { return root_; }
 
  private:

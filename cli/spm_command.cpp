@@ -1,0 +1,143 @@
+// mixseq spm {train,encode,decode}: SentencePiece models through libsentencepiece.
+// encode and decode turn one line into one line, spread over --threads workers in input order.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands.h"
+#include "mixseq/text/sentencepiece_tokenizer.h"
+#include "mixseq/text/sentencepiece_train.h"
+#include "mixseq/text/utf8.h"
+#include "mixseq/util/line_reader.h"
+#include "mixseq/util/log.h"
+#include "mixseq/util/output_file.h"
+#include "mixseq/util/parallel_lines.h"
+
+namespace mixseq::cli {
+namespace {
+
+// The value of mixseq's global --threads (0: one per core), also accepted after the subcommand.
+int global_threads(const CLI::App& app) {
+  const auto* option = app.get_option("--threads");
+  return option->count() > 0 ? option->as<int>() : 0;
+}
+
+std::string join_pieces(const std::vector<std::string>& pieces) {
+  std::string line;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i > 0) line += ' ';
+    line += pieces[i];
+  }
+  return line;
+}
+
+// Pieces are never empty and hold no space (SentencePiece writes a space as "▁"), so empty
+// fields between spaces are skipped, which gives what spm_decode gives.
+std::vector<std::string> split_pieces(const std::string& line) {
+  std::vector<std::string> pieces;
+  for (const std::string_view field : split_on_space(line))
+    if (!field.empty()) pieces.emplace_back(field);
+  return pieces;
+}
+
+std::string encode_line(const SentencePieceTokenizer& tokenizer, const std::string& line) {
+  return join_pieces(tokenizer.encode(line));
+}
+
+std::string decode_line(const SentencePieceTokenizer& tokenizer, const std::string& line) {
+  return tokenizer.decode(split_pieces(line));
+}
+
+struct TransformPaths {
+  std::string model;
+  std::string input = "-";
+  std::string output = "-";
+};
+
+void add_transform_options(CLI::App* command, TransformPaths& paths) {
+  command->add_option("-m,--model", paths.model, "SentencePiece model (<prefix>.model)")->required();
+  command->add_option("-i,--input", paths.input, "Input text, one sentence per line ('-': stdin)")
+      ->capture_default_str();
+  command->add_option("-o,--output", paths.output, "Output, one line per input line ('-': stdout)")
+      ->capture_default_str();
+}
+
+// Runs `transform` over every line of paths.input with the model loaded, writing paths.output.
+int run_transform(const char* name, const TransformPaths& paths, int threads,
+                  std::string (*transform)(const SentencePieceTokenizer&, const std::string&)) {
+  const SentencePieceTokenizer tokenizer(paths.model);
+  LineReader in(paths.input);
+  OutputFile out(paths.output);
+  ParallelLinesOptions options;
+  options.threads = threads;
+  const int64_t lines = transform_lines(
+      in, out.stream(), [&](const std::string& line) { return transform(tokenizer, line); }, options);
+  out.commit();
+  log_info("spm ", name, ": ", lines, " lines from ", in.path(), " with ", paths.model);
+  return 0;
+}
+
+void add_train(CLI::App& app, CLI::App* spm, CommandTable& table) {
+  auto* command = spm->add_subcommand("train", "Train a SentencePiece model on plain text");
+  auto options = std::make_shared<SentencePieceTrainOptions>();
+  command->add_option("--input", options->input_paths, "Training text, one sentence per line (repeatable)")
+      ->required();
+  command->add_option("--model-prefix", options->model_prefix, "Writes <prefix>.model and <prefix>.vocab")
+      ->required();
+  command->add_option("--vocab-size", options->vocab_size, "Pieces in the model, <unk> <s> </s> included")
+      ->capture_default_str();
+  command->add_option("--model-type", options->model_type, "Segmentation algorithm")
+      ->check(CLI::IsMember({"unigram", "bpe", "char", "word"}))
+      ->capture_default_str();
+  command->add_option("--character-coverage", options->character_coverage,
+                      "Share of characters spelled by the model (0.9995 for Chinese/Japanese)")
+      ->capture_default_str();
+  command->add_option("--input-sentence-size", options->input_sentence_size,
+                      "Sentences sampled for training (0: all)")
+      ->capture_default_str();
+  command->add_option("--shuffle-input-sentence", options->shuffle_input_sentence,
+                      "With --input-sentence-size: sample at random (true) or take the first (false)")
+      ->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed for the sampling")->capture_default_str();
+  command->add_option("--user-defined-symbols", options->user_defined_symbols,
+                      "Pieces always kept whole, e.g. '<sep>' (repeatable; no commas)");
+  command->add_flag("--verbose", options->log_progress, "Show SentencePiece's training log");
+  table.add(command, [&app, options] {
+    options->num_threads = global_threads(app);
+    const int64_t lines = train_sentencepiece(*options);
+    log_info("spm train: wrote ", options->model_prefix, ".model and ", options->model_prefix, ".vocab (",
+             options->model_type, ", ", options->vocab_size, " pieces) from ", lines, " lines");
+    return 0;
+  });
+}
+
+void add_encode(CLI::App& app, CLI::App* spm, CommandTable& table) {
+  auto* command = spm->add_subcommand("encode", "Text -> pieces separated by spaces, one line per line");
+  auto paths = std::make_shared<TransformPaths>();
+  add_transform_options(command, *paths);
+  table.add(command, [&app, paths] {
+    return run_transform("encode", *paths, global_threads(app), encode_line);
+  });
+}
+
+void add_decode(CLI::App& app, CLI::App* spm, CommandTable& table) {
+  auto* command = spm->add_subcommand("decode", "Pieces separated by spaces -> text, one line per line");
+  auto paths = std::make_shared<TransformPaths>();
+  add_transform_options(command, *paths);
+  table.add(command, [&app, paths] {
+    return run_transform("decode", *paths, global_threads(app), decode_line);
+  });
+}
+
+}  // namespace
+
+void add_spm_command(CLI::App& app, CommandTable& table) {
+  auto* spm = app.add_subcommand("spm", "SentencePiece: train a model, encode and decode text");
+  spm->require_subcommand(1);
+  add_train(app, spm, table);
+  add_encode(app, spm, table);
+  add_decode(app, spm, table);
+}
+
+}  // namespace mixseq::cli

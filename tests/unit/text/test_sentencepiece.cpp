@@ -1,0 +1,216 @@
+#include <gtest/gtest.h>
+#include <sentencepiece_processor.h>
+
+#include <fstream>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "mixseq/text/sentencepiece_tokenizer.h"
+#include "mixseq/text/sentencepiece_train.h"
+#include "mixseq/util/error.h"
+#include "test_support.h"
+
+namespace mixseq {
+namespace {
+
+// Sentences of made-up words sharing stems and endings (some non-ASCII), so that subword
+// pieces exist to be found. Single spaces, no edge spaces: SentencePiece's normalization
+// leaves them as they are, and decode(encode(x)) must give x back exactly.
+std::vector<std::string> make_sentences(int count, uint32_t seed) {
+  const std::vector<std::string> stems = {"haus", "baum", "straße", "über", "fluss", "stein", "café", "wald"};
+  const std::vector<std::string> endings = {"", "er", "es", "chen", "lein", "ung", "en"};
+  std::mt19937 rng(seed);
+  std::vector<std::string> sentences;
+  for (int i = 0; i < count; ++i) {
+    std::string sentence;
+    const int words = 3 + static_cast<int>(rng() % 8);
+    for (int w = 0; w < words; ++w) {
+      if (w > 0) sentence += ' ';
+      sentence += stems[rng() % stems.size()] + endings[rng() % endings.size()];
+      if (rng() % 9 == 0) sentence += " " + std::to_string(rng() % 1000) + " €";
+    }
+    sentences.push_back(sentence);
+  }
+  return sentences;
+}
+
+std::string as_lines(const std::vector<std::string>& sentences) {
+  std::string text;
+  for (const auto& s : sentences) text += s + "\n";
+  return text;
+}
+
+// One model for the whole suite, trained from two files whose paths (and the model's) hold
+// spaces and commas, as `mixseq spm train --input ... --input ...` would.
+class SentencePieceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    corpus_ = new std::vector<std::string>(make_sentences(1500, 7));
+    const std::vector<std::string> first(corpus_->begin(), corpus_->begin() + 700);
+    const std::vector<std::string> second(corpus_->begin() + 700, corpus_->end());
+    SentencePieceTrainOptions options;
+    options.input_paths = {dir_->write("part one, train.txt", as_lines(first)),
+                           dir_->write("part two, train.txt", as_lines(second))};
+    options.model_prefix = dir_->path("models, v1/my model");  // a folder to be made, too
+    options.vocab_size = 80;
+    options.num_threads = 2;
+    lines_read_ = train_sentencepiece(options);
+    model_path_ = new std::string(options.model_prefix + ".model");
+  }
+  static void TearDownTestSuite() {
+    delete model_path_;
+    delete corpus_;
+    delete dir_;
+  }
+
+  static test::TempDir* dir_;
+  static std::vector<std::string>* corpus_;
+  static std::string* model_path_;
+  static int64_t lines_read_;
+};
+
+test::TempDir* SentencePieceTest::dir_ = nullptr;
+std::vector<std::string>* SentencePieceTest::corpus_ = nullptr;
+std::string* SentencePieceTest::model_path_ = nullptr;
+int64_t SentencePieceTest::lines_read_ = 0;
+
+TEST_F(SentencePieceTest, TrainsFromEveryLineOfEveryInput) {
+  EXPECT_EQ(lines_read_, 1500);
+  sentencepiece::SentencePieceProcessor processor;
+  ASSERT_TRUE(processor.Load(*model_path_).ok());
+  EXPECT_EQ(processor.GetPieceSize(), 80);
+  EXPECT_TRUE(std::ifstream(dir_->path("models, v1/my model.vocab")).good());
+}
+
+TEST_F(SentencePieceTest, DecodeOfEncodeGivesTheInputBack) {
+  const SentencePieceTokenizer tokenizer(*model_path_);
+  for (const auto& sentence : make_sentences(200, 99)) {  // unseen sentences
+    const auto pieces = tokenizer.encode(sentence);
+    ASSERT_FALSE(pieces.empty());
+    EXPECT_EQ(tokenizer.decode(pieces), sentence);
+  }
+  EXPECT_TRUE(tokenizer.encode("").empty());
+  EXPECT_EQ(tokenizer.decode({}), "");
+  EXPECT_EQ(tokenizer.describe(), "spm:" + *model_path_);
+}
+
+TEST_F(SentencePieceTest, EncodeMatchesTheLibrarysEncodeAsPieces) {
+  const SentencePieceTokenizer tokenizer(*model_path_);
+  sentencepiece::SentencePieceProcessor processor;
+  ASSERT_TRUE(processor.Load(*model_path_).ok());
+  auto sentences = make_sentences(300, 5);
+  sentences.push_back("  leading, trailing  and   repeated spaces  ");
+  sentences.push_back("unbekannte zeichen: 漢字 ω");
+  int64_t multi_piece_words = 0;
+  for (const auto& sentence : sentences) {
+    const auto pieces = tokenizer.encode(sentence);
+    EXPECT_EQ(pieces, processor.EncodeAsPieces(sentence)) << sentence;
+    multi_piece_words += static_cast<int64_t>(pieces.size()) > static_cast<int64_t>(std::count(sentence.begin(), sentence.end(), ' ')) + 1;
+  }
+  EXPECT_GT(multi_piece_words, 0) << "a vocabulary of 80 must split some words";
+}
+
+TEST_F(SentencePieceTest, EncodeGivesTheSameFromSeveralThreads) {
+  const SentencePieceTokenizer tokenizer(*model_path_);
+  const auto& sentences = *corpus_;
+  std::vector<std::vector<std::string>> expected;
+  for (const auto& s : sentences) expected.push_back(tokenizer.encode(s));
+  std::vector<std::vector<std::vector<std::string>>> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results)
+    threads.emplace_back([&] {
+      for (const auto& s : sentences) result.push_back(tokenizer.encode(s));
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& result : results) EXPECT_EQ(result, expected);
+}
+
+TEST(SentencePieceTokenizer, MissingModelIsAnErrorNamingThePath) {
+  test::TempDir dir;
+  const std::string path = dir.path("nothing here.model");
+  try {
+    SentencePieceTokenizer tokenizer(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + path + "' does not exist"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SentencePieceTokenizer, CorruptModelIsAnErrorNamingThePath) {
+  test::TempDir dir;
+  for (const std::string& content : {std::string("this is not a protobuf\n"), std::string()}) {
+    const std::string path = dir.write("broken.model", content);
+    try {
+      SentencePieceTokenizer tokenizer(path);
+      FAIL() << "expected an error for content '" << content << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot load SentencePiece model '" + path + "'"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(SentencePieceTrain, BpeModelKeepsUserDefinedSymbolsWhole) {
+  test::TempDir dir;
+  auto sentences = make_sentences(300, 3);
+  for (size_t i = 0; i < sentences.size(); i += 3) sentences[i] += " <sep> ende";
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("train.txt", as_lines(sentences))};
+  options.model_prefix = dir.path("bpe");
+  options.vocab_size = 60;
+  options.model_type = "bpe";
+  options.user_defined_symbols = {"<sep>"};
+  train_sentencepiece(options);
+  const SentencePieceTokenizer tokenizer(dir.path("bpe.model"));
+  const auto pieces = tokenizer.encode("haus <sep> baum");
+  EXPECT_NE(std::find(pieces.begin(), pieces.end(), "<sep>"), pieces.end());
+  EXPECT_EQ(tokenizer.decode(pieces), "haus <sep> baum");
+}
+
+TEST(SentencePieceTrain, MalformedUtf8IsAnErrorWithFileAndLine) {
+  test::TempDir dir;
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("good.txt", "haus baum\n"), dir.write("bad.txt", "haus\nba\xFFum\n")};
+  options.model_prefix = dir.path("m");
+  options.vocab_size = 20;
+  try {
+    train_sentencepiece(options);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), options.input_paths[1] + ":2: malformed UTF-8 at byte 3");
+  }
+}
+
+TEST(SentencePieceTrain, BadOptionsAreErrorsThatSayWhy) {
+  test::TempDir dir;
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("train.txt", as_lines(make_sentences(50, 1)))};
+  options.model_prefix = dir.path("m");
+  const auto error_of = [](const SentencePieceTrainOptions& o) -> std::string {
+    try {
+      train_sentencepiece(o);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  auto o = options;
+  o.model_type = "wordpiece";
+  EXPECT_NE(error_of(o).find("unknown SentencePiece model_type 'wordpiece'; known: unigram, bpe, char, word"),
+            std::string::npos);
+  o = options;
+  o.user_defined_symbols = {"a,b"};
+  EXPECT_NE(error_of(o).find("contains a comma"), std::string::npos);
+  o = options;
+  o.input_paths.push_back(dir.path("missing.txt"));
+  EXPECT_NE(error_of(o).find("cannot open '" + dir.path("missing.txt") + "'"), std::string::npos) << error_of(o);
+  o = options;
+  o.vocab_size = 5000;  // far more than 50 short sentences allow
+  EXPECT_NE(error_of(o).find("SentencePiece training of '" + o.model_prefix + ".model' failed"), std::string::npos)
+      << error_of(o);
+}
+
+}  // namespace
+}  // namespace mixseq
