@@ -1,0 +1,151 @@
+#include "mixseq/data/prepare.h"
+
+#include <gtest/gtest.h>
+
+#include "mixseq/data/prepared_data.h"
+#include "mixseq/util/error.h"
+#include "test_support.h"
+
+namespace mixseq {
+namespace {
+
+using test::TempDir;
+using test::write_lines;
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+PrepareOptions parallel_options(const TempDir& dir) {
+  PrepareOptions options;
+  options.train_prefix = dir.path("train");
+  options.output_dir = dir.path("data");
+  options.vocabulary_options.pad_to_multiple = 1;
+  return options;
+}
+
+std::vector<std::string> decoded(const PreparedData& data, const TokenDataset& side, int64_t i) {
+  return data.vocabulary().decode(side.sequence(i));
+}
+
+TEST(Prepare, WritesDatasetsThatDecodeBackToThePieces) {
+  TempDir dir;
+  write_lines(dir.path("train.en"), {"a b c", "b  c", "c"});
+  write_lines(dir.path("train.de"), {"x y", "y", "z z z"});
+  write_lines(dir.path("valid.en"), {"a d"});
+  write_lines(dir.path("valid.de"), {"x"});
+  auto options = parallel_options(dir);
+  options.valid_prefix = dir.path("valid");
+  const auto report = prepare_corpus(options);
+  ASSERT_EQ(report.splits.size(), 2u);
+  EXPECT_EQ(report.splits[0].kept, 3);
+  EXPECT_EQ(report.splits[0].source_tokens, 6);
+  EXPECT_EQ(report.splits[0].target_tokens, 6);
+  EXPECT_EQ(report.splits[1].unknown_tokens, 1);  // "d" is not in the training text
+  EXPECT_EQ(report.vocabulary_size, 4 + 6);        // specials + a b c x y z
+
+  const PreparedData data(options.output_dir);
+  EXPECT_EQ(data.source_lang(), "en");
+  EXPECT_EQ(data.tokenizer(), "none");
+  EXPECT_EQ(decoded(data, data.source("train"), 1), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(decoded(data, data.target("train"), 2), (std::vector<std::string>{"z", "z", "z"}));
+  EXPECT_EQ(decoded(data, data.source("valid"), 0), (std::vector<std::string>{"a", "<unk>"}));
+  EXPECT_FALSE(data.has_split("test"));
+}
+
+TEST(Prepare, DropsUselessTrainingPairsAndSaysWhy) {
+  TempDir dir;
+  write_lines(dir.path("train.en"), {"a b", "", "a a a a a a", "a", "caf\xC3\xA9", "\xE2\x82\xAC", "b"});
+  write_lines(dir.path("train.de"), {"x", "x", "x", "x x x x x", "y", "y", "  "});
+  auto options = parallel_options(dir);
+  options.max_length = 5;
+  options.max_length_ratio = 3;
+  options.drop_non_latin1 = true;
+  const auto report = prepare_corpus(options);
+  const auto& train = report.splits[0];
+  EXPECT_EQ(train.lines, 7);
+  EXPECT_EQ(train.kept, 2);  // "a b" and "café" (é is Latin-1)
+  EXPECT_EQ(train.dropped.at("empty line"), 2);
+  EXPECT_EQ(train.dropped.at("too long"), 1);
+  EXPECT_EQ(train.dropped.at("length ratio"), 1);
+  EXPECT_EQ(train.dropped.at("not Latin-1"), 1);
+  ASSERT_FALSE(train.examples.empty());
+  EXPECT_NE(format_prepare_report(report).find(dir.path("train.en") + ":2: empty line"), std::string::npos);
+}
+
+TEST(Prepare, EvaluationSplitsKeepEveryLine) {
+  TempDir dir;
+  write_lines(dir.path("train.en"), {"a"});
+  write_lines(dir.path("train.de"), {"x"});
+  write_lines(dir.path("test.en"), {"a", "", "a a a a"});
+  write_lines(dir.path("test.de"), {"x", "x", "x"});
+  auto options = parallel_options(dir);
+  options.test_prefix = dir.path("test");
+  options.max_length = 3;
+  const auto report = prepare_corpus(options);
+  EXPECT_EQ(report.splits[1].kept, 3);
+  EXPECT_EQ(report.splits[1].flagged.at("empty line"), 1);
+  EXPECT_EQ(report.splits[1].flagged.at("too long"), 1);
+  EXPECT_EQ(PreparedData(options.output_dir).source("test").length(1), 0);
+}
+
+TEST(Prepare, RejectsBadInputWithFileAndLine) {
+  TempDir dir;
+  auto options = parallel_options(dir);
+  write_lines(dir.path("train.en"), {"a", "b", "c"});
+  write_lines(dir.path("train.de"), {"x", "y"});
+  const auto mismatch = error_of([&] { prepare_corpus(options); });
+  EXPECT_NE(mismatch.find("has 3 lines"), std::string::npos) << mismatch;
+  EXPECT_NE(mismatch.find("has 2"), std::string::npos) << mismatch;
+
+  write_lines(dir.path("train.de"), {"x", "y\xC3", "z"});
+  const auto malformed = error_of([&] { prepare_corpus(options); });
+  EXPECT_NE(malformed.find(dir.path("train.de") + ":2: malformed UTF-8 at byte 2"), std::string::npos) << malformed;
+
+  options.drop_malformed_utf8 = true;
+  EXPECT_EQ(prepare_corpus(options).splits[0].dropped.at("malformed UTF-8"), 1);
+
+  options.train_prefix = dir.path("missing");
+  EXPECT_NE(error_of([&] { prepare_corpus(options); }).find("missing.en"), std::string::npos);
+}
+
+TEST(Prepare, DetectsDatasetsOfAnotherVocabulary) {
+  TempDir dir;
+  write_lines(dir.path("train.en"), {"a b"});
+  write_lines(dir.path("train.de"), {"x"});
+  auto options = parallel_options(dir);
+  prepare_corpus(options);
+  write_lines(dir.path("train.de"), {"w"});
+  options.output_dir = dir.path("other");
+  prepare_corpus(options);
+  std::filesystem::copy_file(dir.path("other/vocab.txt"), dir.path("data/vocab.txt"),
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto message = error_of([&] { PreparedData{dir.path("data")}; });
+  EXPECT_NE(message.find("another vocabulary"), std::string::npos) << message;
+}
+
+TEST(Prepare, MonolingualCorpusKeepsEmptyLines) {
+  TempDir dir;
+  write_lines(dir.path("wiki.train.tokens"), {" = Title = ", "", " some text <unk> here"});
+  PrepareOptions options;
+  options.source_lang = "";
+  options.target_lang = "";
+  options.train_prefix = dir.path("wiki.train.tokens");
+  options.output_dir = dir.path("lm");
+  const auto report = prepare_corpus(options);
+  EXPECT_EQ(report.splits[0].kept, 3);
+  const PreparedData data(options.output_dir);
+  EXPECT_TRUE(data.monolingual());
+  EXPECT_EQ(data.source("train").lengths(), (std::vector<int64_t>{3, 0, 4}));
+  // WikiText spells unknown words "<unk>": they become the vocabulary's own unknown id.
+  EXPECT_EQ(data.source("train").sequence(2)[2], kUnkId);
+  EXPECT_THROW(data.target("train"), Error);
+}
+
+}  // namespace
+}  // namespace mixseq
