@@ -23,7 +23,7 @@ TEST(TranslationBatch, PadsAndAddsSentenceMarkers) {
   const TokenDataset s(dir.path("s.bin")), t(dir.path("t.bin"));
 
   const auto batch = make_translation_batch(s, &t, {1, 0});
-  const int64_t P = kPadId, E = kEosId, B = kBosId;
+  const int P = kPadId, E = kEosId, B = kBosId;  // one element type for torch::tensor
   EXPECT_TRUE(batch.source.equal(torch::tensor({{8, E, P, P}, {5, 6, 7, E}}, torch::kLong)));
   EXPECT_TRUE(batch.source_lengths.equal(torch::tensor({2, 4}, torch::kLong)));
   EXPECT_TRUE(batch.target_input.equal(torch::tensor({{B, 11, 12, 13}, {B, 10, P, P}}, torch::kLong)));
