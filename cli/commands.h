@@ -6,5 +6,7 @@
 namespace mixseq::cli {
 
 void add_synth_command(CLI::App& app, CommandTable& table);
+void add_bleu_command(CLI::App& app, CommandTable& table);
+void add_chrf_command(CLI::App& app, CommandTable& table);
 
 }  // namespace mixseq::cli
