@@ -10,6 +10,7 @@
 #include "mixseq/text/lowercase.h"
 #include "mixseq/text/utf8.h"
 #include "mixseq/util/error.h"
+#include "text/reference_streams.h"
 
 namespace mixseq {
 namespace {
@@ -159,26 +160,6 @@ BleuScore compute_bleu(const BleuStats& stats, const BleuOptions& options, int n
   return result;
 }
 
-// The non-empty references of segment `i`, and a check that there is at least one.
-std::vector<const std::string*> segment_references(const std::vector<std::vector<std::string>>& references,
-                                                   size_t i) {
-  std::vector<const std::string*> refs;
-  for (const auto& stream : references)
-    if (!stream[i].empty()) refs.push_back(&stream[i]);
-  MIXSEQ_CHECK(!refs.empty(), "segment ", i + 1, " has no reference: every reference stream has an empty string there ",
-               "(sacreBLEU rejects this too); give it a reference or drop the segment");
-  return refs;
-}
-
-void check_shapes(const std::vector<std::string>& hypotheses, const std::vector<std::vector<std::string>>& references) {
-  MIXSEQ_CHECK(!hypotheses.empty(), "no hypotheses to score");
-  MIXSEQ_CHECK(!references.empty(), "no reference streams; pass at least one");
-  for (size_t r = 0; r < references.size(); ++r)
-    MIXSEQ_CHECK(references[r].size() == hypotheses.size(), "reference stream ", r + 1, " has ",
-                 references[r].size(), " segments but there are ", hypotheses.size(),
-                 " hypotheses; every stream needs one string per hypothesis (\"\" for none)");
-}
-
 }  // namespace
 
 std::string_view bleu_smoothing_name(BleuSmoothing smoothing) {
@@ -199,13 +180,12 @@ BleuSmoothing parse_bleu_smoothing(std::string_view name) {
 
 BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
                       const std::vector<std::vector<std::string>>& references, const BleuOptions& options) {
-  check_shapes(hypotheses, references);
+  check_reference_streams(hypotheses, references);
   BleuStats stats;
   int num_refs = 0;
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     const auto refs = segment_references(references, i);
-    const int count = static_cast<int>(refs.size());
-    num_refs = i == 0 || num_refs == count ? count : -1;
+    num_refs = update_num_refs(num_refs, i, refs.size());
     add_segment(hypotheses[i], refs, options, stats);
   }
   return compute_bleu(stats, options, num_refs);

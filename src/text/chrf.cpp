@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "mixseq/text/lowercase.h"
 #include "mixseq/text/utf8.h"
 #include "mixseq/util/error.h"
+#include "text/reference_streams.h"
 
 namespace mixseq {
 namespace {
@@ -134,23 +136,13 @@ void check_options(const ChrfOptions& options) {
 ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
                       const std::vector<std::vector<std::string>>& references, const ChrfOptions& options) {
   check_options(options);
-  MIXSEQ_CHECK(!hypotheses.empty(), "no hypotheses to score");
-  MIXSEQ_CHECK(!references.empty(), "no reference streams; pass at least one");
-  for (size_t r = 0; r < references.size(); ++r)
-    MIXSEQ_CHECK(references[r].size() == hypotheses.size(), "reference stream ", r + 1, " has ",
-                 references[r].size(), " segments but there are ", hypotheses.size(),
-                 " hypotheses; every stream needs one string per hypothesis (\"\" for none)");
+  check_reference_streams(hypotheses, references);
   ChrfScore result;
   result.statistics.assign(3 * static_cast<size_t>(options.char_order + options.word_order), 0);
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     std::vector<SegmentNgrams> refs;
-    for (const auto& stream : references)
-      if (!stream[i].empty()) refs.push_back(extract_ngrams(stream[i], options));
-    MIXSEQ_CHECK(!refs.empty(), "segment ", i + 1,
-                 " has no reference: every reference stream has an empty string there ",
-                 "(sacreBLEU rejects this too); give it a reference or drop the segment");
-    const int count = static_cast<int>(refs.size());
-    result.num_refs = i == 0 || result.num_refs == count ? count : -1;
+    for (const std::string* ref : segment_references(references, i)) refs.push_back(extract_ngrams(*ref, options));
+    result.num_refs = update_num_refs(result.num_refs, i, refs.size());
     // The first reference with the strictly best F-score wins.
     const SegmentNgrams hyp = extract_ngrams(hypotheses[i], options);
     std::vector<int64_t> best;
