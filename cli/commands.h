@@ -9,5 +9,7 @@ void add_synth_command(CLI::App& app, CommandTable& table);
 void add_prepare_command(CLI::App& app, CommandTable& table);
 void add_spm_command(CLI::App& app, CommandTable& table);
 void add_vocab_command(CLI::App& app, CommandTable& table);
+void add_bleu_command(CLI::App& app, CommandTable& table);
+void add_chrf_command(CLI::App& app, CommandTable& table);
 
 }  // namespace mixseq::cli

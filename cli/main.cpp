@@ -2,6 +2,7 @@
 // The table below is the only place that names every subcommand.
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,24 @@ const std::vector<void (*)(CLI::App&, CommandTable&)> kCommands = {
     add_prepare_command,
     add_spm_command,
     add_vocab_command,
+    add_bleu_command,
+    add_chrf_command,
 };
 
-// sacreBLEU spells its lowercase flag "-lc", which no option parser reads as one short flag.
+// sacreBLEU spells some flags with one dash and several letters ("-lc", "-tok"), which no option
+// parser reads as one short flag ("-sl" would even parse as "-s l"): they become their long names.
+const std::map<std::string, std::string> kSacrebleuFlags = {
+    {"-lc", "--lowercase"},     {"-tok", "--tokenize"},        {"-sl", "--sentence-level"},
+    {"-sv", "--smooth-value"},  {"-sh", "--short"},            {"-cc", "--chrf-char-order"},
+    {"-cw", "--chrf-word-order"},
+};
+
 std::vector<std::string> spell_out_sacrebleu_flags(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  for (auto& arg : args)
-    if (arg == "-lc") arg = "--lowercase";
+  for (auto& arg : args) {
+    const auto it = kSacrebleuFlags.find(arg);
+    if (it != kSacrebleuFlags.end()) arg = it->second;
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last-first
   return args;
 }

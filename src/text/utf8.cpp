@@ -161,15 +161,9 @@ std::vector<std::string_view> split_on_space(std::string_view text) {
   return fields;
 }
 
-std::string_view strip_whitespace(std::string_view text) {
-  size_t begin = 0;
-  while (begin < text.size()) {
-    const size_t ws = whitespace_length_at(text, begin);
-    if (ws == 0) break;
-    begin += ws;
-  }
+std::string_view rstrip_whitespace(std::string_view text) {
   // Walk forwards so that multi-byte whitespace at the end is found too.
-  size_t end = begin, pos = begin;
+  size_t end = 0, pos = 0;
   while (pos < text.size()) {
     const size_t ws = whitespace_length_at(text, pos);
     if (ws == 0) {
@@ -179,7 +173,17 @@ std::string_view strip_whitespace(std::string_view text) {
       pos += ws;
     }
   }
-  return text.substr(begin, end - begin);
+  return text.substr(0, end);
+}
+
+std::string_view strip_whitespace(std::string_view text) {
+  size_t begin = 0;
+  while (begin < text.size()) {
+    const size_t ws = whitespace_length_at(text, begin);
+    if (ws == 0) break;
+    begin += ws;
+  }
+  return rstrip_whitespace(text.substr(begin));
 }
 
 }  // namespace mixseq

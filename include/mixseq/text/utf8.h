@@ -38,4 +38,7 @@ std::vector<std::string_view> split_on_space(std::string_view text);
 // Python's str.strip() with no argument (Unicode whitespace at both ends).
 std::string_view strip_whitespace(std::string_view text);
 
+// Python's str.rstrip() with no argument (Unicode whitespace at the end only).
+std::string_view rstrip_whitespace(std::string_view text);
+
 }  // namespace mixseq

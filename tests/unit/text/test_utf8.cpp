@@ -61,5 +61,12 @@ TEST(Utf8, StripRemovesUnicodeWhitespaceAtBothEnds) {
   EXPECT_EQ(strip_whitespace("x"), "x");
 }
 
+TEST(Utf8, RstripKeepsLeadingWhitespace) {
+  // Python: " a b\u3000\x85\r".rstrip() == " a b"
+  EXPECT_EQ(rstrip_whitespace(" a b\xE3\x80\x80\xC2\x85\r"), " a b");
+  EXPECT_EQ(rstrip_whitespace("\xEF\xBB\xBFx \t"), "\xEF\xBB\xBFx");  // U+FEFF is not whitespace
+  EXPECT_EQ(rstrip_whitespace("  "), "");
+}
+
 }  // namespace
 }  // namespace mixseq

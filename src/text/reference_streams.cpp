@@ -1,0 +1,33 @@
+#include "text/reference_streams.h"
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+
+void check_reference_streams(const std::vector<std::string>& hypotheses,
+                             const std::vector<std::vector<std::string>>& references) {
+  MIXSEQ_CHECK(!hypotheses.empty(), "no hypotheses to score");
+  MIXSEQ_CHECK(!references.empty(), "no reference streams; pass at least one");
+  for (size_t r = 0; r < references.size(); ++r)
+    MIXSEQ_CHECK(references[r].size() == hypotheses.size(), "reference stream ", r + 1, " has ",
+                 references[r].size(), " segments but there are ", hypotheses.size(),
+                 " hypotheses; every stream needs one string per hypothesis (\"\" for none)");
+}
+
+std::vector<const std::string*> segment_references(const std::vector<std::vector<std::string>>& references,
+                                                   size_t segment) {
+  std::vector<const std::string*> refs;
+  for (const auto& stream : references)
+    if (!stream[segment].empty()) refs.push_back(&stream[segment]);
+  MIXSEQ_CHECK(!refs.empty(), "segment ", segment + 1,
+               " has no reference: every reference stream has an empty string there ",
+               "(sacreBLEU rejects this too); give it a reference or drop the segment");
+  return refs;
+}
+
+int update_num_refs(int num_refs, size_t segment, size_t segment_refs) {
+  const int count = static_cast<int>(segment_refs);
+  return segment == 0 || num_refs == count ? count : -1;
+}
+
+}  // namespace mixseq
