@@ -26,7 +26,7 @@ void add_prepare_command(CLI::App& app, CommandTable& table) {
   command->add_option("--vocab-min-count", options->vocabulary_options.min_count,
                       "Leave out pieces seen fewer times")
       ->capture_default_str();
-  command->add_option("--vocab-pad-multiple", options->vocabulary_options.pad_to_multiple,
+  command->add_option("--vocab-pad-to-multiple", options->vocabulary_options.pad_to_multiple,
                       "Pad the vocabulary size to a multiple of this; 1 = off")
       ->capture_default_str();
   command->add_option("-o,--output-dir", options->output_dir, "Folder for vocab.txt, *.bin and dataset.json")
