@@ -1,0 +1,277 @@
+#include "mixseq/util/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+std::string join_path(const std::vector<std::string>& prefix, const char* key) {
+  std::string path;
+  for (const auto& part : prefix) path += part + ".";
+  return path + key;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitution = diagonal + (a[i - 1] != b[j - 1]);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean 'x'?" when a known name is close enough to be a typo, else the known names.
+std::string suggest(const std::string& unknown, const std::vector<std::string>& known) {
+  if (known.empty()) return "";
+  const auto nearest = std::min_element(known.begin(), known.end(), [&](const auto& a, const auto& b) {
+    return edit_distance(unknown, a) < edit_distance(unknown, b);
+  });
+  if (edit_distance(unknown, *nearest) <= std::max<size_t>(2, unknown.size() / 3))
+    return "; did you mean '" + *nearest + "'?";
+  std::string list;
+  for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
+  return "; known: " + list;
+}
+
+// Walks the fields and tracks the dotted path of each; subclasses see every field with its path.
+class PathVisitor : public ConfigVisitor {
+ protected:
+  void enter(const char* key) override { prefix_.emplace_back(key); }
+  void leave() override { prefix_.pop_back(); }
+  std::string path(const char* key) const { return join_path(prefix_, key); }
+  std::vector<std::string> prefix_;
+};
+
+template <typename T>
+T convert(const YAML::Node& node, const std::string& where, const std::string& path, const char* expected) {
+  try {
+    return node.as<T>();
+  } catch (const YAML::Exception&) {
+    std::ostringstream text;
+    text << node;
+    throw Error(str_cat(where, ": ", path, " must be ", expected, ", not '", text.str(), "'"));
+  }
+}
+
+std::string where(const std::string& source, const YAML::Node& node) {
+  return node.Mark().is_null() ? source : str_cat(source, ":", node.Mark().line + 1);
+}
+
+void check_choice(const std::string& value, std::initializer_list<const char*> choices, const std::string& where,
+                  const std::string& path) {
+  std::vector<std::string> known(choices.begin(), choices.end());
+  MIXSEQ_CHECK(std::find(known.begin(), known.end(), value) != known.end(), where, ": ", path, " is '", value,
+               "'", suggest(value, known));
+}
+
+class YamlReader : public PathVisitor {
+ public:
+  YamlReader(const YAML::Node& root, std::string source) : source_(std::move(source)) { levels_.push_back({root, {}}); }
+
+  void field(const char* key, int64_t& value, const char* help) override { read(key, value, "an integer"); }
+  void field(const char* key, double& value, const char* help) override { read(key, value, "a number"); }
+  void field(const char* key, bool& value, const char* help) override { read(key, value, "true or false"); }
+  void field(const char* key, std::string& value, const char* help) override { read(key, value, "a string"); }
+  void field(const char* key, std::vector<double>& value, const char* help) override {
+    read(key, value, "a list of numbers");
+  }
+  void choice(const char* key, std::string& value, std::initializer_list<const char*> choices,
+              const char* help) override {
+    if (const auto node = read(key, value, "a string")) check_choice(value, choices, where(source_, node), path(key));
+  }
+
+  // Checks the root level for unknown keys.
+  void finish() { check_unknown_keys(); }
+
+ protected:
+  void enter(const char* key) override {
+    const YAML::Node node = lookup(key);
+    MIXSEQ_CHECK(!node || node.IsMap() || node.IsNull(), where(source_, node), ": ", path(key),
+                 " must be a section of keys");
+    PathVisitor::enter(key);
+    levels_.push_back({node && node.IsMap() ? node : YAML::Node(), {}});
+  }
+  void leave() override {
+    check_unknown_keys();
+    levels_.pop_back();
+    PathVisitor::leave();
+  }
+
+ private:
+  struct Level {
+    YAML::Node node;                // the map for this section (null when the file leaves it out)
+    std::vector<std::string> keys;  // every key the struct knows at this level
+  };
+
+  YAML::Node lookup(const char* key) {
+    levels_.back().keys.emplace_back(key);
+    const YAML::Node& map = levels_.back().node;
+    return map && map.IsMap() ? map[key] : YAML::Node();
+  }
+
+  template <typename T>
+  YAML::Node read(const char* key, T& value, const char* expected) {
+    const YAML::Node node = lookup(key);
+    if (node && !node.IsNull()) value = convert<T>(node, where(source_, node), path(key), expected);
+    return node;
+  }
+
+  void check_unknown_keys() {
+    const Level& level = levels_.back();
+    if (!level.node || !level.node.IsMap()) return;
+    for (const auto& entry : level.node) {
+      const auto key = entry.first.as<std::string>();
+      if (std::find(level.keys.begin(), level.keys.end(), key) == level.keys.end())
+        throw Error(str_cat(where(source_, entry.first), ": unknown key '", join_path(prefix_, key.c_str()), "'",
+                            suggest(key, level.keys)));
+    }
+  }
+
+  std::string source_;
+  std::vector<Level> levels_;
+};
+
+class OverrideApplier : public PathVisitor {
+ public:
+  OverrideApplier(std::string target, std::string text) : target_(std::move(target)), text_(std::move(text)) {}
+  bool applied() const { return applied_; }
+
+  void field(const char* key, int64_t& value, const char* help) override { set(key, value, "an integer"); }
+  void field(const char* key, double& value, const char* help) override { set(key, value, "a number"); }
+  void field(const char* key, bool& value, const char* help) override { set(key, value, "true or false"); }
+  void field(const char* key, std::string& value, const char* help) override {
+    if (path(key) == target_) value = text_, applied_ = true;
+  }
+  void field(const char* key, std::vector<double>& value, const char* help) override {
+    // "0.9,0.98" as well as "[0.9, 0.98]"
+    const bool bracketed = !text_.empty() && text_.front() == '[';
+    set(key, value, "a list of numbers", bracketed ? text_ : "[" + text_ + "]");
+  }
+  void choice(const char* key, std::string& value, std::initializer_list<const char*> choices,
+              const char* help) override {
+    if (path(key) != target_) return;
+    check_choice(text_, choices, "command line", "--" + target_);
+    value = text_, applied_ = true;
+  }
+
+ private:
+  template <typename T>
+  void set(const char* key, T& value, const char* expected, const std::string& yaml = {}) {
+    if (path(key) != target_) return;
+    YAML::Node node;
+    try {
+      node = YAML::Load(yaml.empty() ? text_ : yaml);
+    } catch (const YAML::Exception&) {
+      throw Error(str_cat("command line: --", target_, " must be ", expected, ", not '", text_, "'"));
+    }
+    value = convert<T>(node, "command line", "--" + target_, expected);
+    applied_ = true;
+  }
+
+  std::string target_, text_;
+  bool applied_ = false;
+};
+
+class PathLister : public PathVisitor {
+ public:
+  std::vector<std::pair<std::string, std::string>> paths;
+  void field(const char* key, int64_t&, const char* help) override { paths.emplace_back(path(key), help); }
+  void field(const char* key, double&, const char* help) override { paths.emplace_back(path(key), help); }
+  void field(const char* key, bool&, const char* help) override { paths.emplace_back(path(key), help); }
+  void field(const char* key, std::string&, const char* help) override { paths.emplace_back(path(key), help); }
+  void field(const char* key, std::vector<double>&, const char* help) override { paths.emplace_back(path(key), help); }
+  void choice(const char* key, std::string&, std::initializer_list<const char*>, const char* help) override {
+    paths.emplace_back(path(key), help);
+  }
+};
+
+class YamlWriter : public ConfigVisitor {
+ public:
+  YamlWriter() { out_ << YAML::BeginMap; }
+  std::string finish() {
+    out_ << YAML::EndMap;
+    return std::string(out_.c_str()) + "\n";
+  }
+
+  void field(const char* key, int64_t& value, const char* help) override { write(key, value, help); }
+  void field(const char* key, double& value, const char* help) override { write(key, value, help); }
+  void field(const char* key, bool& value, const char* help) override { write(key, value, help); }
+  void field(const char* key, std::string& value, const char* help) override { write(key, value, help); }
+  void field(const char* key, std::vector<double>& value, const char* help) override {
+    out_ << YAML::Key << key << YAML::Value << YAML::Flow << value << YAML::Comment(help);
+  }
+  void choice(const char* key, std::string& value, std::initializer_list<const char*>, const char* help) override {
+    write(key, value, help);
+  }
+
+ protected:
+  void enter(const char* key) override { out_ << YAML::Key << key << YAML::Value << YAML::BeginMap; }
+  void leave() override { out_ << YAML::EndMap; }
+
+ private:
+  template <typename T>
+  void write(const char* key, const T& value, const char* help) {
+    out_ << YAML::Key << key << YAML::Value << value;
+    if (help && *help) out_ << YAML::Comment(help);
+  }
+  YAML::Emitter out_;
+};
+
+}  // namespace
+
+void read_config_yaml(const std::string& yaml, const std::string& source, const ConfigFields& fields) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw Error(str_cat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
+  }
+  MIXSEQ_CHECK(!root || root.IsNull() || root.IsMap(), source, ": a configuration must be a map of keys");
+  YamlReader reader(root, source);
+  fields(reader);
+  reader.finish();
+}
+
+void read_config_file(const std::string& path, const ConfigFields& fields) {
+  std::ifstream in(path);
+  MIXSEQ_CHECK(in.is_open(), "cannot open config file '", path, "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  read_config_yaml(text.str(), path, fields);
+}
+
+void apply_config_override(const std::string& path, const std::string& value, const ConfigFields& fields) {
+  OverrideApplier applier(path, value);
+  fields(applier);
+  if (applier.applied()) return;
+  std::vector<std::string> known;
+  for (const auto& entry : config_paths(fields)) known.push_back(entry.first);
+  throw Error(str_cat("unknown option --", path, suggest(path, known)));
+}
+
+std::string config_to_yaml(const ConfigFields& fields) {
+  YamlWriter writer;
+  fields(writer);
+  return writer.finish();
+}
+
+std::vector<std::pair<std::string, std::string>> config_paths(const ConfigFields& fields) {
+  PathLister lister;
+  fields(lister);
+  return lister.paths;
+}
+
+}  // namespace mixseq

@@ -1,0 +1,107 @@
+#include "mixseq/util/config.h"
+
+#include <gtest/gtest.h>
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+struct InnerOptions {
+  int64_t hidden_size = 1024;
+  double dropout = 0.2;
+  void visit(ConfigVisitor& v) {
+    v.field("hidden_size", hidden_size, "units per layer");
+    v.field("dropout", dropout, "dropout probability");
+  }
+};
+
+struct RootOptions {
+  std::string arch = "gnmt";
+  bool shared_embeddings = true;
+  std::vector<double> betas = {0.9, 0.999};
+  InnerOptions inner;
+  void visit(ConfigVisitor& v) {
+    v.choice("arch", arch, {"gnmt", "transformer"}, "model family");
+    v.field("shared_embeddings", shared_embeddings, "one embedding matrix");
+    v.field("betas", betas, "Adam betas");
+    v.section("inner", inner);
+  }
+  ConfigFields fields() {
+    return [this](ConfigVisitor& v) { visit(v); };
+  }
+};
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, ReadsYamlAndKeepsDefaultsForMissingKeys) {
+  RootOptions options;
+  read_config_yaml("arch: transformer\ninner:\n  hidden_size: 512\nbetas: [0.9, 0.98]\n", "t.yaml", options.fields());
+  EXPECT_EQ(options.arch, "transformer");
+  EXPECT_EQ(options.inner.hidden_size, 512);
+  EXPECT_DOUBLE_EQ(options.inner.dropout, 0.2);
+  EXPECT_TRUE(options.shared_embeddings);
+  EXPECT_EQ(options.betas, (std::vector<double>{0.9, 0.98}));
+}
+
+TEST(Config, UnknownKeysNameFileLineAndNearestKey) {
+  RootOptions options;
+  const auto typo = error_of([&] { read_config_yaml("arch: gnmt\ninner:\n  hiden_size: 5\n", "t.yaml", options.fields()); });
+  EXPECT_EQ(typo, "t.yaml:3: unknown key 'inner.hiden_size'; did you mean 'hidden_size'?");
+  const auto far = error_of([&] { read_config_yaml("zzz: 1\n", "t.yaml", options.fields()); });
+  EXPECT_EQ(far, "t.yaml:1: unknown key 'zzz'; known: arch, shared_embeddings, betas, inner");
+}
+
+TEST(Config, BadValuesAndChoicesAreErrors) {
+  RootOptions options;
+  EXPECT_EQ(error_of([&] { read_config_yaml("inner: {hidden_size: big}", "t.yaml", options.fields()); }),
+            "t.yaml:1: inner.hidden_size must be an integer, not 'big'");
+  EXPECT_EQ(error_of([&] { read_config_yaml("arch: gmnt", "t.yaml", options.fields()); }),
+            "t.yaml:1: arch is 'gmnt'; did you mean 'gnmt'?");
+  EXPECT_EQ(error_of([&] { read_config_yaml("inner: 3", "t.yaml", options.fields()); }),
+            "t.yaml:1: inner must be a section of keys");
+  EXPECT_NE(error_of([&] { read_config_yaml("arch: [", "t.yaml", options.fields()); }).find("not valid YAML"),
+            std::string::npos);
+}
+
+TEST(Config, CommandLineOverridesUseTheYamlPath) {
+  RootOptions options;
+  apply_config_override("inner.dropout", "0.3", options.fields());
+  apply_config_override("betas", "0.8,0.9", options.fields());
+  apply_config_override("shared_embeddings", "false", options.fields());
+  EXPECT_DOUBLE_EQ(options.inner.dropout, 0.3);
+  EXPECT_EQ(options.betas, (std::vector<double>{0.8, 0.9}));
+  EXPECT_FALSE(options.shared_embeddings);
+  EXPECT_EQ(error_of([&] { apply_config_override("inner.dropuot", "1", options.fields()); }),
+            "unknown option --inner.dropuot; did you mean 'inner.dropout'?");
+  EXPECT_EQ(error_of([&] { apply_config_override("inner.hidden_size", "1.5", options.fields()); }),
+            "command line: --inner.hidden_size must be an integer, not '1.5'");
+  EXPECT_NE(error_of([&] { apply_config_override("arch", "rnn", options.fields()); }).find("--arch is 'rnn'"),
+            std::string::npos);
+}
+
+TEST(Config, WritesYamlThatReadsBackToTheSameValues) {
+  RootOptions options;
+  options.arch = "transformer";
+  options.inner.hidden_size = 7;
+  options.betas = {0.5};
+  const std::string yaml = config_to_yaml(options.fields());
+  EXPECT_NE(yaml.find("hidden_size: 7"), std::string::npos) << yaml;
+  RootOptions again;
+  read_config_yaml(yaml, "written", again.fields());
+  EXPECT_EQ(again.arch, "transformer");
+  EXPECT_EQ(again.inner.hidden_size, 7);
+  EXPECT_EQ(again.betas, (std::vector<double>{0.5}));
+  EXPECT_EQ(config_paths(options.fields()).size(), 5u);
+  EXPECT_EQ(config_paths(options.fields())[3].first, "inner.hidden_size");
+}
+
+}  // namespace
+}  // namespace mixseq
