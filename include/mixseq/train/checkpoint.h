@@ -1,0 +1,56 @@
+// Checkpoints. A checkpoint holds everything needed to translate with a model (its resolved
+// configuration, vocabulary and tokenizer model ride along, so `mixseq translate` needs only
+// the file) and everything needed to continue training exactly where it stopped (optimizer
+// moments, loss scale, random generator state and the data position).
+//
+// Files are written to "<path>.tmp", flushed to disk and renamed over <path>: a run killed
+// while saving leaves the previous checkpoint intact. Reading checks the format and version
+// and reports a truncated file, a foreign file or a parameter of the wrong shape by name.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <string>
+
+namespace mixseq {
+
+constexpr int64_t kCheckpointVersion = 1;
+
+// Where training stands, besides the model and optimizer.
+struct TrainingProgress {
+  int64_t step = 0;               // optimizer updates done
+  int64_t epoch = 1;              // the epoch in progress, from 1
+  int64_t epoch_batches = 0;      // this rank's batches of that epoch already consumed
+  double best_score = -1;         // best validation score so far (BLEU for translation); -1: none yet
+  double loss_scale = 0;          // fp16 dynamic loss scale; 0 when not in use
+  int64_t loss_scale_clean_steps = 0;  // steps since the scale last changed
+  torch::Tensor cpu_rng_state;    // LibTorch's default CPU generator (dropout), for exact resume
+  torch::Tensor cuda_rng_state;   // the current CUDA device's generator; undefined on CPU runs
+};
+
+struct CheckpointContents {
+  std::string config_yaml;      // the resolved training configuration
+  std::string vocabulary_text;  // vocab.txt, byte for byte
+  std::string tokenizer_kind;   // "bpe", "spm" or "none"
+  std::string tokenizer_model;  // the codes file or SentencePiece model, byte for byte ("" for none)
+  TrainingProgress progress;
+};
+
+// Saves atomically; `optimizer` may be null (e.g. averaged or exported models).
+void save_checkpoint(const std::string& path, const CheckpointContents& contents, const torch::nn::Module& model,
+                     const torch::optim::Optimizer* optimizer);
+
+// Reads everything but the tensors of the model and the optimizer.
+CheckpointContents read_checkpoint_contents(const std::string& path);
+
+// Copies the checkpoint's parameters and buffers into `model`, which must have the same
+// names and shapes (build it from the checkpoint's config first).
+void load_model_weights(const std::string& path, torch::nn::Module& model);
+
+// Restores the optimizer's state; throws if the checkpoint has none.
+void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);
+
+}  // namespace mixseq
