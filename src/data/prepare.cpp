@@ -213,6 +213,10 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
     TokenDatasetWriter source_out(options.output_dir + "/" + source_file, vocabulary.size(), fingerprint);
     std::optional<TokenDatasetWriter> target_out;
     if (parallel) target_out.emplace(options.output_dir + "/" + target_file, vocabulary.size(), fingerprint);
+    // Raw target lines of validation and test splits: the references BLEU is computed against.
+    std::optional<OutputFile> references;
+    const std::string references_file = split.name + lang_suffix(options.target_lang) + ".ref";
+    if (parallel && split.role == SplitRole::kEvaluation) references.emplace(options.output_dir + "/" + references_file);
     std::vector<int64_t> ids;
     const auto write_side = [&](const std::vector<std::string>& pieces, TokenDatasetWriter& out, int64_t& tokens,
                                 SplitReport& split_report) {
@@ -224,9 +228,11 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
     auto split_report = preparer.run(split, [&](const PairWork& pair, SplitReport& r) {
       write_side(pair.source_pieces, source_out, r.source_tokens, r);
       if (target_out) write_side(pair.target_pieces, *target_out, r.target_tokens, r);
+      if (references) references->stream() << pair.target << '\n';
     });
     source_out.finish();
     if (target_out) target_out->finish();
+    if (references) references->commit();
     nlohmann::json entry = {{"source", source_file},
                             {"lines", split_report.lines},
                             {"kept", split_report.kept},
@@ -234,6 +240,7 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
                             {"unknown_tokens", split_report.unknown_tokens},
                             {"dropped", split_report.dropped},
                             {"flagged", split_report.flagged}};
+    if (references) entry["references"] = references_file;
     if (parallel) {
       entry["target"] = target_file;
       entry["target_tokens"] = split_report.target_tokens;

@@ -70,6 +70,7 @@ PreparedData::PreparedData(const std::string& dir)
                      split.source->size(), " sentences but '", split.target->path(), "' has ",
                      split.target->size());
       }
+      if (entry.contains("references")) split.references = dir + "/" + entry.at("references").get<std::string>();
       splits_.emplace(name, std::move(split));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -84,6 +85,8 @@ const PreparedData::Split& PreparedData::split(const std::string& name) const {
 }
 
 const TokenDataset& PreparedData::source(const std::string& name) const { return *split(name).source; }
+
+std::string PreparedData::references_path(const std::string& name) const { return split(name).references; }
 
 const TokenDataset& PreparedData::target(const std::string& name) const {
   MIXSEQ_CHECK(!monolingual(), "'", dir_, "' holds a monolingual corpus: it has no target side");

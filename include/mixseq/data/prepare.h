@@ -6,6 +6,8 @@
 // and writes into output_dir:
 //   vocab.txt                         the vocabulary (ids 0-3: <pad> <unk> <s> </s>)
 //   <split>.<lang>.bin                a TokenDataset per split and side
+//   <split>.<target_lang>.ref         validation and test splits: the raw target lines, the
+//                                     references that BLEU is computed against
 //   dataset.json                      what was written, from what, and what was dropped
 //
 // Training pairs that cannot help are dropped and counted by reason: an empty side, a side

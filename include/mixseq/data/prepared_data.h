@@ -31,10 +31,13 @@ class PreparedData {
   bool has_split(const std::string& split) const { return splits_.count(split) != 0; }
   const TokenDataset& source(const std::string& split) const;
   const TokenDataset& target(const std::string& split) const;  // throws for a monolingual corpus
+  // The raw target lines of a validation or test split (empty path for other splits).
+  std::string references_path(const std::string& split) const;
 
  private:
   struct Split {
     std::unique_ptr<TokenDataset> source, target;
+    std::string references;  // path, or empty
   };
   const Split& split(const std::string& name) const;
 

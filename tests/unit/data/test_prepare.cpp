@@ -56,6 +56,8 @@ TEST(Prepare, WritesDatasetsThatDecodeBackToThePieces) {
   EXPECT_EQ(decoded(data, data.target("train"), 2), (std::vector<std::string>{"z", "z", "z"}));
   EXPECT_EQ(decoded(data, data.source("valid"), 0), (std::vector<std::string>{"a", "<unk>"}));
   EXPECT_FALSE(data.has_split("test"));
+  EXPECT_EQ(data.references_path("train"), "");
+  EXPECT_EQ(test::read_file(data.references_path("valid")), "x\n");
 }
 
 TEST(Prepare, DropsUselessTrainingPairsAndSaysWhy) {
