@@ -11,5 +11,7 @@ void add_spm_command(CLI::App& app, CommandTable& table);
 void add_vocab_command(CLI::App& app, CommandTable& table);
 void add_bleu_command(CLI::App& app, CommandTable& table);
 void add_chrf_command(CLI::App& app, CommandTable& table);
+void add_train_command(CLI::App& app, CommandTable& table);
+void add_translate_command(CLI::App& app, CommandTable& table);
 
 }  // namespace mixseq::cli

@@ -28,6 +28,8 @@ const std::vector<void (*)(CLI::App&, CommandTable&)> kCommands = {
     add_vocab_command,
     add_bleu_command,
     add_chrf_command,
+    add_train_command,
+    add_translate_command,
 };
 
 // sacreBLEU spells some flags with one dash and several letters ("-lc", "-tok"), which no option

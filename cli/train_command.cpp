@@ -1,0 +1,62 @@
+// mixseq train: trains a translation model from a YAML config and command-line overrides.
+//   mixseq train --config configs/gnmt_tiny.yaml --data.dir data --train.precision bf16
+//   mixseq train --config ... --resume      (continues <run_dir>/checkpoint_last.pt)
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "config_arguments.h"
+#include "mixseq/train/checkpoint.h"
+#include "mixseq/train/trainer.h"
+#include "mixseq/util/log.h"
+
+namespace mixseq::cli {
+
+namespace {
+
+struct TrainArguments {
+  std::string config_path;
+  bool resume = false;
+  bool print_config = false;
+};
+
+TrainConfig resolve_config(const TrainArguments& arguments, const std::vector<ConfigOverride>& overrides) {
+  TrainConfig config;
+  if (!arguments.config_path.empty()) read_config_file(arguments.config_path, config.fields());
+  apply_config_overrides(overrides, config.fields());
+  const auto last = last_checkpoint_path(config.train.run_dir);
+  if (!arguments.resume || !std::filesystem::exists(last)) return config;
+  // A resumed run continues with the configuration it was started with; only the
+  // command-line overrides (e.g. a larger train.max_epochs) change it.
+  TrainConfig stored;
+  read_config_yaml(read_checkpoint_contents(last).config_yaml, last + " (stored config)", stored.fields());
+  apply_config_overrides(overrides, stored.fields());
+  return stored;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app, CommandTable& table) {
+  auto* command = app.add_subcommand(
+      "train", "Train a translation model; any --<section>.<key> VALUE overrides the config (see --print-config)");
+  auto arguments = std::make_shared<TrainArguments>();
+  command->add_option("-c,--config", arguments->config_path, "YAML config (configs/*.yaml)");
+  command->add_flag("--resume", arguments->resume, "Continue <run_dir>/checkpoint_last.pt if it exists");
+  command->add_flag("--print-config", arguments->print_config, "Print the resolved config and exit");
+  command->allow_extras();
+  table.add(command, [=] {
+    const auto config = resolve_config(*arguments, parse_config_overrides(command->remaining()));
+    if (arguments->print_config) {
+      TrainConfig printable = config;
+      std::cout << config_to_yaml(printable.fields());
+      return 0;
+    }
+    const auto summary = train_translation_model(config, arguments->resume);
+    log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
+             summary.best_bleu, ", ", summary.seconds, " s");
+    return 0;
+  });
+}
+
+}  // namespace mixseq::cli

@@ -1,0 +1,80 @@
+// mixseq translate: raw text in, translations out, with a checkpoint alone.
+//   mixseq translate -c runs/x/checkpoint_best.pt -i test.en -o test.hyp.de --beam-size 5
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "mixseq/decode/translator.h"
+#include "mixseq/train/trained_model.h"
+#include "mixseq/util/line_reader.h"
+#include "mixseq/util/log.h"
+#include "mixseq/util/output_file.h"
+
+namespace mixseq::cli {
+
+namespace {
+
+struct TranslateArguments {
+  std::string checkpoint;
+  std::string input = "-";
+  std::string output = "-";
+  std::string device = "auto";
+  std::string precision = "fp32";
+  bool show_scores = false;
+  TranslateOptions options;
+};
+
+}  // namespace
+
+void add_translate_command(CLI::App& app, CommandTable& table) {
+  auto* command = app.add_subcommand("translate", "Translate raw text with a trained checkpoint");
+  auto arguments = std::make_shared<TranslateArguments>();
+  auto& search = arguments->options.search;
+  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) written by mixseq train")->required();
+  command->add_option("-i,--input", arguments->input, "Source text, one sentence per line (- = stdin)")
+      ->capture_default_str();
+  command->add_option("-o,--output", arguments->output, "Translations (- = stdout)")->capture_default_str();
+  command->add_option("--beam-size", search.beam_size, "Hypotheses kept per sentence; 1 = greedy")->capture_default_str();
+  command->add_option("--length-penalty", search.length_penalty, "GNMT alpha; 0 disables")->capture_default_str();
+  command->add_option("--coverage-penalty", search.coverage_penalty, "GNMT beta; 0 disables")->capture_default_str();
+  command->add_option("--max-len-a", search.max_len_a, "Max output tokens = a * source length + b")->capture_default_str();
+  command->add_option("--max-len-b", search.max_len_b, "Max output tokens = a * source length + b")->capture_default_str();
+  command->add_option("--nbest", search.nbest, "Translations per sentence (n-best list output)")->capture_default_str();
+  command->add_option("--max-tokens", arguments->options.max_tokens, "Source tokens per batch")->capture_default_str();
+  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  command->add_option("--precision", arguments->precision, "fp32, bf16, fp16 (GPU) or tf32 (GPU)")->capture_default_str();
+  command->add_flag("--scores", arguments->show_scores, "Write 'index ||| translation ||| score' lines");
+  table.add(command, [=] {
+    const auto device = resolve_device(arguments->device);
+    const auto precision = parse_precision(arguments->precision);
+    configure_precision(precision, device);
+    auto trained = load_trained_model(arguments->checkpoint, device);
+    Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
+    const auto sources = read_lines(arguments->input);
+
+    const auto start = std::chrono::steady_clock::now();
+    const auto translations = translator.translate(sources, arguments->options);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    OutputFile out(arguments->output);
+    int64_t output_tokens = 0;
+    const bool nbest_format = arguments->show_scores || arguments->options.search.nbest > 1;
+    for (size_t i = 0; i < translations.size(); ++i) {
+      output_tokens += translations[i].front().tokens;
+      if (!nbest_format) {
+        out.stream() << translations[i].front().text << '\n';
+        continue;
+      }
+      for (const auto& hypothesis : translations[i])
+        out.stream() << i << " ||| " << hypothesis.text << " ||| " << hypothesis.score << '\n';
+    }
+    out.commit();
+    log_info("translate: ", sources.size(), " sentences in ", seconds, " s: ", sources.size() / seconds,
+             " sentences/s, ", output_tokens / seconds, " output tokens/s (beam ",
+             arguments->options.search.beam_size, ", ", arguments->precision, ", ", device.str(), ")");
+    return 0;
+  });
+}
+
+}  // namespace mixseq::cli

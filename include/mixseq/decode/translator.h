@@ -1,0 +1,57 @@
+// Translator: text in, text out. It segments each source line with the model's tokenizer,
+// maps pieces to ids, batches sentences of similar length (up to max_tokens source tokens a
+// batch), runs beam search (decode/beam_search.h) and turns the best ids back into text,
+// returning results in input order. It owns nothing but references: the model, vocabulary
+// and tokenizer must outlive it. Not thread-safe (the model's state is shared); use one
+// Translator per thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mixseq/decode/beam_search.h"
+#include "mixseq/models/seq2seq_model.h"
+#include "mixseq/text/tokenizer.h"
+#include "mixseq/text/vocabulary.h"
+#include "mixseq/train/mixed_precision.h"
+
+namespace mixseq {
+
+struct TranslateOptions {
+  BeamSearchOptions search;
+  int64_t max_tokens = 8192;  // source tokens per batch (sentences x longest source)
+};
+
+struct TextHypothesis {
+  std::string text;   // detokenized output
+  double score = 0;   // search score (log-probability with GNMT penalties)
+  int64_t tokens = 0; // output tokens, without </s>
+};
+
+class Translator {
+ public:
+  Translator(Seq2SeqModelImpl& model, const Vocabulary& vocabulary, const Tokenizer& tokenizer,
+             torch::Device device, Precision precision);
+
+  // Raw source lines -> for each, its nbest translations (best first). Empty lines give one
+  // empty translation without running the model.
+  std::vector<std::vector<TextHypothesis>> translate(const std::vector<std::string>& sources,
+                                                     const TranslateOptions& options);
+
+  // Source ids without </s> (as a TokenDataset holds them) -> hypotheses, in input order.
+  std::vector<std::vector<Hypothesis>> translate_ids(const std::vector<std::vector<int64_t>>& sources,
+                                                     const TranslateOptions& options);
+
+  // Output ids -> text: vocabulary pieces, then the tokenizer's decode.
+  std::string detokenize(const std::vector<int64_t>& ids) const;
+
+ private:
+  Seq2SeqModelImpl& model_;
+  const Vocabulary& vocabulary_;
+  const Tokenizer& tokenizer_;
+  torch::Device device_;
+  Precision precision_;
+};
+
+}  // namespace mixseq

@@ -1,0 +1,93 @@
+// TrainConfig: everything `mixseq train` reads from a YAML file (configs/*.yaml) and from
+// command-line overrides written as YAML paths (--train.precision bf16). The resolved config
+// is logged at start, written to <run_dir>/config.yaml and stored in every checkpoint.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mixseq/criteria/label_smoothed_cross_entropy.h"
+#include "mixseq/decode/beam_search.h"
+#include "mixseq/models/model_config.h"
+#include "mixseq/optim/gradient_clipping.h"
+#include "mixseq/optim/loss_scaler.h"
+#include "mixseq/optim/lr_schedule.h"
+#include "mixseq/optim/optimizer.h"
+#include "mixseq/util/config.h"
+
+namespace mixseq {
+
+struct DataConfig {
+  std::string dir;                // folder written by `mixseq prepare`
+  int64_t max_tokens = 4096;      // per batch and rank: sentences x longest side, padding included
+  int64_t max_sentences = 0;      // per batch; 0 = no limit
+  int64_t max_length = 50;        // skip training pairs with a side longer than this (pieces + </s>); 0 = keep all
+  int64_t sentence_multiple = 1;  // round batch sizes to a multiple of this (8 for tensor cores); 1 = off
+  int64_t valid_max_tokens = 8192;  // per validation and translation batch
+
+  void visit(ConfigVisitor& v) {
+    v.field("dir", dir, "folder written by mixseq prepare");
+    v.field("max_tokens", max_tokens, "tokens per batch (sentences x longest side)");
+    v.field("max_sentences", max_sentences, "sentences per batch; 0 = no limit");
+    v.field("max_length", max_length, "skip training pairs longer than this; 0 = keep all");
+    v.field("sentence_multiple", sentence_multiple, "batch sizes in multiples of this; 1 = off");
+    v.field("valid_max_tokens", valid_max_tokens, "tokens per validation batch");
+  }
+};
+
+struct TrainOptions {
+  std::string run_dir = "runs/train";  // checkpoints, config.yaml and metrics.jsonl go here
+  std::string device = "auto";         // auto | cpu | cuda | cuda:N
+  std::string precision = "fp32";      // fp32 | tf32 | bf16 | fp16 (train/mixed_precision.h)
+  int64_t seed = 1;                    // initialization, dropout and batch order
+  int64_t max_epochs = 6;              // stop after this many epochs; 0 = no limit (set max_steps)
+  int64_t max_steps = 0;               // stop after this many updates; 0 = no limit (set max_epochs)
+  int64_t update_freq = 1;             // batches accumulated into one update (gradient accumulation)
+  int64_t log_interval = 50;           // updates between log lines
+  int64_t validate_interval = 0;       // updates between validation-loss checks; 0 = at epoch ends only
+  int64_t save_interval = 0;           // updates between saves of checkpoint_last; 0 = at epoch ends only
+  bool validate_bleu = true;           // beam-search BLEU on the validation split at each epoch end
+
+  void visit(ConfigVisitor& v) {
+    v.field("run_dir", run_dir, "folder for checkpoints and logs");
+    v.field("device", device, "auto, cpu, cuda or cuda:N");
+    v.choice("precision", precision, {"fp32", "tf32", "bf16", "fp16"}, "arithmetic precision");
+    v.field("seed", seed, "seed of initialization, dropout and batch order");
+    v.field("max_epochs", max_epochs, "epochs to train; 0 = no limit");
+    v.field("max_steps", max_steps, "updates to train; 0 = no limit");
+    v.field("update_freq", update_freq, "batches accumulated per update");
+    v.field("log_interval", log_interval, "updates between log lines");
+    v.field("validate_interval", validate_interval, "updates between validation losses; 0 = per epoch");
+    v.field("save_interval", save_interval, "updates between checkpoint saves; 0 = per epoch");
+    v.field("validate_bleu", validate_bleu, "beam-search BLEU on the validation split each epoch");
+  }
+};
+
+struct TrainConfig {
+  ModelConfig model;
+  DataConfig data;
+  LabelSmoothingOptions criterion;
+  OptimizerOptions optim;
+  LrScheduleOptions schedule;
+  GradientClippingOptions clipping;
+  LossScalerOptions loss_scaler;  // used with precision fp16
+  TrainOptions train;
+  BeamSearchOptions validation_search;  // for the validation BLEU
+
+  void visit(ConfigVisitor& v) {
+    v.section("model", model);
+    v.section("data", data);
+    v.section("criterion", criterion);
+    v.section("optim", optim);
+    v.section("schedule", schedule);
+    v.section("clipping", clipping);
+    v.section("loss_scaler", loss_scaler);
+    v.section("train", train);
+    v.section("validation_search", validation_search);
+  }
+  ConfigFields fields() {
+    return [this](ConfigVisitor& v) { visit(v); };
+  }
+};
+
+}  // namespace mixseq

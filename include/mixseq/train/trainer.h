@@ -1,0 +1,42 @@
+// The training loop for translation models, shared by every architecture the registry builds.
+//
+// One update: set the learning rate for the step, run update_freq batches forward (under
+// autocast for bf16/fp16) and backward, with the loss normalised by the target tokens of the
+// whole update; unscale the gradients (fp16), skip the step if they overflowed, clip them on
+// the fp32 values, step the optimizer. Every log_interval updates it logs epoch, step, lr,
+// ms per update, tok/s (source + target tokens, as NVIDIA's GNMT counts), loss and perplexity
+// per target token and the loss scale, to the console and as JSON lines to
+// <run_dir>/metrics.jsonl. It validates (loss, and beam-search BLEU on the raw references) at
+// epoch ends, saves <run_dir>/checkpoint_last.pt and, when the BLEU improves,
+// checkpoint_best.pt.
+//
+// Resume: checkpoint_last.pt holds the model, the optimizer, the loss scaler, the random
+// generator and the position in the epoch; since batch order is a pure function of the seed
+// and the epoch, a killed run resumed from it computes the same updates as one that never
+// stopped.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mixseq/train/train_config.h"
+
+namespace mixseq {
+
+struct TrainSummary {
+  int64_t steps = 0;         // updates done in total (across resumes)
+  int64_t epochs = 0;        // epochs completed
+  double best_bleu = -1;     // best validation BLEU; -1 when never measured
+  double last_valid_loss = 0;  // per target token, at the last validation
+  double seconds = 0;        // wall time of this invocation
+};
+
+// Trains from scratch, or, with resume and an existing <run_dir>/checkpoint_last.pt, continues
+// it. SIGINT or SIGTERM end the run after the current update, with checkpoint_last.pt saved.
+TrainSummary train_translation_model(const TrainConfig& config, bool resume);
+
+// "<run_dir>/checkpoint_last.pt" and "<run_dir>/checkpoint_best.pt".
+std::string last_checkpoint_path(const std::string& run_dir);
+std::string best_checkpoint_path(const std::string& run_dir);
+
+}  // namespace mixseq

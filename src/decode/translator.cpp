@@ -1,0 +1,76 @@
+#include "mixseq/decode/translator.h"
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include <algorithm>
+
+#include "mixseq/data/token_batching.h"
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+
+Translator::Translator(Seq2SeqModelImpl& model, const Vocabulary& vocabulary, const Tokenizer& tokenizer,
+                       torch::Device device, Precision precision)
+    : model_(model), vocabulary_(vocabulary), tokenizer_(tokenizer), device_(device), precision_(precision) {}
+
+std::vector<std::vector<Hypothesis>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources,
+                                                               const TranslateOptions& options) {
+  std::vector<std::vector<Hypothesis>> results(sources.size());
+  if (sources.empty()) return results;
+  std::vector<int64_t> lengths(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) lengths[i] = static_cast<int64_t>(sources[i].size()) + 1;  // + </s>
+
+  BatchingOptions batching;
+  batching.max_tokens = std::max(options.max_tokens, *std::max_element(lengths.begin(), lengths.end()));
+  batching.shuffle = false;
+  const auto plan = plan_epoch_batches(lengths, {}, batching, /*epoch=*/1);
+
+  const bool was_training = model_.is_training();
+  model_.eval();
+  for (const auto& batch : plan.batches) {
+    int64_t width = 0;
+    for (const int64_t i : batch) width = std::max(width, lengths[i]);
+    auto source = at::full({static_cast<int64_t>(batch.size()), width}, kPadId, at::kLong);  // [B, S]
+    auto source_lengths = at::empty({static_cast<int64_t>(batch.size())}, at::kLong);      // [B]
+    for (size_t row = 0; row < batch.size(); ++row) {
+      const auto& ids = sources[batch[row]];
+      auto* out = source.data_ptr<int64_t>() + row * width;
+      std::copy(ids.begin(), ids.end(), out);
+      out[ids.size()] = kEosId;
+      source_lengths[row] = lengths[batch[row]];
+    }
+    const AutocastScope autocast(precision_, device_);
+    auto hypotheses = beam_search(model_, source.to(device_), source_lengths.to(device_), options.search);
+    for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(hypotheses[row]);
+  }
+  model_.train(was_training);
+  return results;
+}
+
+std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector<std::string>& sources,
+                                                               const TranslateOptions& options) {
+  std::vector<std::vector<int64_t>> ids;
+  std::vector<size_t> nonempty;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    auto pieces = tokenizer_.encode(sources[i]);
+    if (pieces.empty()) continue;
+    nonempty.push_back(i);
+    ids.push_back(vocabulary_.encode(pieces));
+  }
+  const auto hypotheses = translate_ids(ids, options);
+  std::vector<std::vector<TextHypothesis>> results(sources.size(), {TextHypothesis{}});
+  for (size_t k = 0; k < nonempty.size(); ++k) {
+    auto& texts = results[nonempty[k]];
+    texts.clear();
+    for (const auto& hypothesis : hypotheses[k])
+      texts.push_back({detokenize(hypothesis.tokens), hypothesis.score, static_cast<int64_t>(hypothesis.tokens.size())});
+  }
+  return results;
+}
+
+std::string Translator::detokenize(const std::vector<int64_t>& ids) const {
+  return tokenizer_.decode(vocabulary_.decode(ids));
+}
+
+}  // namespace mixseq

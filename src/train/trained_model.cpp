@@ -1,0 +1,55 @@
+#include "mixseq/train/trained_model.h"
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "mixseq/models/registry.h"
+#include "mixseq/train/checkpoint.h"
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+// Vocabulary and tokenizer load from files: the checkpoint's copies are written to a private
+// folder that is removed once they are loaded.
+class ScratchFolder {
+ public:
+  ScratchFolder()
+      : path_(std::filesystem::temp_directory_path() / ("mixseq-model-" + std::to_string(std::random_device{}()))) {
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    const auto file = (path_ / name).string();
+    std::ofstream(file, std::ios::binary) << bytes;
+    return file;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device) {
+  const auto contents = read_checkpoint_contents(checkpoint_path);
+  TrainConfig config;
+  read_config_yaml(contents.config_yaml, checkpoint_path + " (stored config)", config.fields());
+  const ScratchFolder scratch;
+  auto vocabulary = Vocabulary::load(scratch.write("vocab.txt", contents.vocabulary_text));
+  auto tokenizer = contents.tokenizer_kind == "none"
+                       ? load_tokenizer("none")
+                       : load_tokenizer(contents.tokenizer_kind + ":" +
+                                        scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
+  auto model = build_model(config.model, vocabulary.size());
+  load_model_weights(checkpoint_path, *model);
+  model->to(device);
+  model->eval();
+  return {std::move(config), std::move(vocabulary), std::move(tokenizer), std::move(model)};
+}
+
+}  // namespace mixseq

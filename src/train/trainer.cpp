@@ -1,0 +1,354 @@
+#include "mixseq/train/trainer.h"
+
+#include <ATen/ATen.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <mutex>
+
+#include "mixseq/data/prepared_data.h"
+#include "mixseq/data/token_batching.h"
+#include "mixseq/data/translation_batch.h"
+#include "mixseq/decode/translator.h"
+#include "mixseq/models/registry.h"
+#include "mixseq/nn/parameter_count.h"
+#include "mixseq/text/bleu.h"
+#include "mixseq/train/checkpoint.h"
+#include "mixseq/train/mixed_precision.h"
+#include "mixseq/util/error.h"
+#include "mixseq/util/line_reader.h"
+#include "mixseq/util/log.h"
+#include "mixseq/util/metrics_log.h"
+#include "mixseq/util/output_file.h"
+#include "mixseq/util/stop_request.h"
+
+namespace mixseq {
+
+std::string last_checkpoint_path(const std::string& run_dir) { return run_dir + "/checkpoint_last.pt"; }
+std::string best_checkpoint_path(const std::string& run_dir) { return run_dir + "/checkpoint_best.pt"; }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Losses and token counts summed over the updates since the last log line. Sums stay on the
+// device until logged, so a GPU run does not wait for every update's loss.
+struct IntervalSums {
+  torch::Tensor loss, nll;
+  int64_t target_tokens = 0, source_tokens = 0, updates = 0, skipped = 0;
+  Clock::time_point start = Clock::now();
+};
+
+struct ValidationResult {
+  double loss = 0;        // per target token
+  double perplexity = 0;  // exp(nll per target token)
+};
+
+at::Generator& cpu_generator() {
+  static at::Generator generator = at::detail::getDefaultCPUGenerator();
+  return generator;
+}
+
+void save_rng_state(const torch::Device& device, TrainingProgress& progress) {
+  {
+    std::lock_guard<std::mutex> lock(cpu_generator().mutex());
+    progress.cpu_rng_state = cpu_generator().get_state();
+  }
+  if (device.is_cuda()) {
+    auto generator = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    progress.cuda_rng_state = generator.get_state();
+  }
+}
+
+void restore_rng_state(const torch::Device& device, const TrainingProgress& progress) {
+  if (progress.cpu_rng_state.defined()) {
+    std::lock_guard<std::mutex> lock(cpu_generator().mutex());
+    cpu_generator().set_state(progress.cpu_rng_state);
+  }
+  if (device.is_cuda() && progress.cuda_rng_state.defined()) {
+    auto generator = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(progress.cuda_rng_state);
+  }
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  MIXSEQ_CHECK(in.is_open(), "cannot open '", path, "'");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Checkpoint contents besides the tensors: the config, vocabulary and tokenizer model, so the
+// checkpoint alone can translate.
+CheckpointContents describe_run(const std::string& config_yaml, const std::string& data_dir,
+                                const std::string& tokenizer_spec) {
+  CheckpointContents contents;
+  contents.config_yaml = config_yaml;
+  contents.vocabulary_text = read_whole_file(data_dir + "/vocab.txt");
+  const auto colon = tokenizer_spec.find(':');
+  contents.tokenizer_kind = tokenizer_spec.substr(0, colon);
+  if (colon != std::string::npos) contents.tokenizer_model = read_whole_file(tokenizer_spec.substr(colon + 1));
+  return contents;
+}
+
+ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& data, const TrainConfig& config,
+                                 const torch::Device& device, Precision precision) {
+  const auto& source = data.source("valid");
+  const auto& target = data.target("valid");
+  BatchingOptions batching;
+  batching.max_tokens = config.data.valid_max_tokens;
+  batching.shuffle = false;
+  const auto plan = plan_epoch_batches(model_lengths(source), model_lengths(target), batching, 1);
+  torch::NoGradGuard no_grad;
+  model.eval();
+  auto loss = torch::zeros({}, torch::device(device)), nll = torch::zeros({}, torch::device(device));
+  int64_t tokens = 0;
+  for (const auto& indices : plan.batches) {
+    const auto batch = make_translation_batch(source, &target, indices).to(device);
+    const AutocastScope autocast(precision, device);
+    const auto logits = model.forward(batch.source, batch.source_lengths, batch.target_input);  // [B, T, V]
+    const auto sums = label_smoothed_cross_entropy(logits, batch.target_output, config.criterion);
+    loss += sums.loss;
+    nll += sums.nll;
+    tokens += batch.target_tokens;
+  }
+  model.train();
+  const double per_token = tokens > 0 ? 1.0 / static_cast<double>(tokens) : 0.0;
+  return {loss.item<double>() * per_token, std::exp(nll.item<double>() * per_token)};
+}
+
+BleuScore validation_bleu(Seq2SeqModelImpl& model, const PreparedData& data, const Tokenizer& tokenizer,
+                          const TrainConfig& config, const torch::Device& device, Precision precision) {
+  const auto& source = data.source("valid");
+  std::vector<std::vector<int64_t>> sources(source.size());
+  for (int64_t i = 0; i < source.size(); ++i) sources[i] = source.sequence(i);
+  Translator translator(model, data.vocabulary(), tokenizer, device, precision);
+  TranslateOptions options;
+  options.search = config.validation_search;
+  options.search.nbest = 1;
+  options.max_tokens = config.data.valid_max_tokens;
+  const auto hypotheses = translator.translate_ids(sources, options);
+  std::vector<std::string> texts;
+  texts.reserve(hypotheses.size());
+  for (const auto& best : hypotheses) texts.push_back(best.empty() ? "" : translator.detokenize(best.front().tokens));
+  return corpus_bleu(texts, {read_lines(data.references_path("valid"))}, BleuOptions{});
+}
+
+int64_t planned_total_steps(const TrainOptions& options, int64_t updates_per_epoch) {
+  const int64_t by_epochs = options.max_epochs * updates_per_epoch;
+  if (options.max_steps == 0) return by_epochs;
+  return options.max_epochs == 0 ? options.max_steps : std::min(options.max_steps, by_epochs);
+}
+
+void check_options(const TrainConfig& config) {
+  const auto& train = config.train;
+  MIXSEQ_CHECK(train.max_epochs > 0 || train.max_steps > 0,
+               "train.max_epochs and train.max_steps are both 0: set one of them to say when to stop");
+  MIXSEQ_CHECK(train.max_epochs >= 0 && train.max_steps >= 0, "train.max_epochs (", train.max_epochs,
+               ") and train.max_steps (", train.max_steps, ") must not be negative");
+  MIXSEQ_CHECK(train.update_freq >= 1, "train.update_freq (", train.update_freq, ") must be at least 1");
+  MIXSEQ_CHECK(train.log_interval >= 1, "train.log_interval (", train.log_interval, ") must be at least 1");
+  MIXSEQ_CHECK(!config.data.dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare`");
+}
+
+}  // namespace
+
+TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
+  const auto started = Clock::now();
+  check_options(config);
+  const TrainOptions& options = config.train;
+  const auto device = resolve_device(options.device);
+  const auto precision = parse_precision(options.precision);
+  configure_precision(precision, device);
+  std::filesystem::create_directories(options.run_dir);
+  watch_stop_signals();
+
+  const PreparedData data(config.data.dir);
+  MIXSEQ_CHECK(!data.monolingual(), "'", config.data.dir, "' holds a monolingual corpus; translation needs pairs");
+  MIXSEQ_CHECK(data.has_split("train"), "'", config.data.dir, "' has no training split");
+  const auto tokenizer = load_tokenizer(data.tokenizer());
+  const bool can_validate = data.has_split("valid");
+
+  torch::manual_seed(static_cast<uint64_t>(options.seed));
+  auto model = build_model(config.model, data.vocabulary().size());
+  model->to(device);
+  auto optimizer = build_optimizer(config.optim, model->parameters());
+  DynamicLossScaler scaler(config.loss_scaler);
+  const bool scaling = precision == Precision::kFp16;
+
+  TrainConfig resolved = config;
+  const std::string config_yaml = config_to_yaml(resolved.fields());
+  CheckpointContents checkpoint = describe_run(config_yaml, config.data.dir, data.tokenizer());
+  TrainingProgress& progress = checkpoint.progress;
+  const std::string last_path = last_checkpoint_path(options.run_dir);
+  if (resume && std::filesystem::exists(last_path)) {
+    load_model_weights(last_path, *model);
+    load_optimizer_state(last_path, *optimizer);
+    progress = read_checkpoint_contents(last_path).progress;
+    restore_rng_state(device, progress);
+    if (scaling && progress.loss_scale > 0) scaler.load_state({progress.loss_scale, progress.loss_scale_clean_steps});
+    log_info("train: resuming from ", last_path, " at update ", progress.step, ", epoch ", progress.epoch, " batch ",
+             progress.epoch_batches);
+  } else if (resume) {
+    log_info("train: --resume given but ", last_path, " does not exist; starting from scratch");
+  }
+  OutputFile config_file(options.run_dir + "/config.yaml");
+  config_file.stream() << config_yaml;
+  config_file.commit();
+  log_info("train: configuration\n", config_yaml);
+  log_info("train: ", config.model.arch, " with ", count_parameters(*model), " parameters, vocabulary ",
+           data.vocabulary().size(), ", device ", device.str(), ", precision ", options.precision);
+
+  const auto& train_source = data.source("train");
+  const auto& train_target = data.target("train");
+  const auto source_lengths = model_lengths(train_source), target_lengths = model_lengths(train_target);
+  BatchingOptions batching;
+  batching.max_tokens = config.data.max_tokens;
+  batching.max_sentences = config.data.max_sentences;
+  batching.max_length = config.data.max_length;
+  batching.sentence_multiple = config.data.sentence_multiple;
+  batching.seed = static_cast<uint64_t>(options.seed);
+  const auto first_plan = plan_epoch_batches(source_lengths, target_lengths, batching, 1);
+  const int64_t updates_per_epoch = static_cast<int64_t>(first_plan.batches.size()) / options.update_freq;
+  MIXSEQ_CHECK(updates_per_epoch > 0, "the training split makes ", first_plan.batches.size(),
+               " batches, fewer than train.update_freq (", options.update_freq, ")");
+  if (first_plan.skipped_too_long > 0)
+    log_info("train: skipping ", first_plan.skipped_too_long, " pairs longer than data.max_length (",
+             config.data.max_length, ")");
+  const int64_t total_steps = planned_total_steps(options, updates_per_epoch);
+  const LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
+
+  MetricsLog metrics(options.run_dir + "/metrics.jsonl");
+  TrainSummary summary;
+  IntervalSums interval;
+  const auto zero = [&] { return torch::zeros({}, torch::device(device)); };
+  interval.loss = zero(), interval.nll = zero();
+  const auto parameters = model->parameters();
+  const int64_t first_step = progress.step;
+  const auto save_last = [&] {
+    save_rng_state(device, progress);
+    if (scaling) progress.loss_scale = scaler.state().scale, progress.loss_scale_clean_steps = scaler.state().clean_steps;
+    save_checkpoint(last_path, checkpoint, *model, optimizer.get());
+  };
+  const auto validate = [&](bool with_bleu) {
+    const auto valid = validation_loss(*model, data, config, device, precision);
+    summary.last_valid_loss = valid.loss;
+    nlohmann::json record = {{"kind", "valid"}, {"epoch", progress.epoch}, {"step", progress.step},
+                             {"loss", valid.loss}, {"ppl", valid.perplexity}};
+    std::string line = str_cat("valid | epoch ", progress.epoch, " | step ", progress.step, " | loss ", valid.loss,
+                               " | ppl ", valid.perplexity);
+    if (with_bleu) {
+      const auto bleu = validation_bleu(*model, data, *tokenizer, config, device, precision);
+      record["bleu"] = bleu.score;
+      line += str_cat(" | bleu ", format_decimal(bleu.score, 2));
+      if (bleu.score > progress.best_score) {
+        progress.best_score = bleu.score;
+        save_rng_state(device, progress);
+        save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
+        line += " (best)";
+      }
+      summary.best_bleu = progress.best_score;
+    }
+    metrics.write(record, line);
+  };
+
+  model->train();
+  bool stopping = false;
+  while (progress.step < total_steps && !stopping) {
+    const auto plan = plan_epoch_batches(source_lengths, target_lengths, batching, progress.epoch).batches;
+    const auto batches_in_epoch = static_cast<int64_t>(plan.size());
+    while (progress.epoch_batches + options.update_freq <= batches_in_epoch && progress.step < total_steps) {
+      const double lr = schedule.lr_at(progress.step);
+      set_learning_rate(*optimizer, lr);
+      std::vector<TranslationBatch> batches;
+      int64_t update_tokens = 0;
+      for (int64_t micro = 0; micro < options.update_freq; ++micro) {
+        batches.push_back(make_translation_batch(train_source, &train_target, plan[progress.epoch_batches + micro]));
+        update_tokens += batches.back().target_tokens;
+      }
+      for (const auto& cpu_batch : batches) {
+        const auto batch = cpu_batch.to(device);
+        CrossEntropySums sums;
+        {
+          const AutocastScope autocast(precision, device);
+          const auto logits = model->forward(batch.source, batch.source_lengths, batch.target_input);  // [B, T, V]
+          sums = label_smoothed_cross_entropy(logits, batch.target_output, config.criterion);
+        }
+        const auto loss = sums.loss / static_cast<double>(update_tokens);  // per target token of the update
+        (scaling ? scaler.scale(loss) : loss).backward();
+        interval.loss += sums.loss.detach();
+        interval.nll += sums.nll;
+        interval.target_tokens += batch.target_tokens;
+        interval.source_tokens += batch.source_tokens;
+      }
+      bool overflow = false;
+      if (scaling) {
+        scaler.unscale_(parameters);
+        overflow = DynamicLossScaler::found_inf(parameters);
+        scaler.update(overflow);
+      }
+      if (!overflow) {
+        clip_gradient_norm(parameters, config.clipping);
+        optimizer->step();
+      }
+      optimizer->zero_grad();
+      ++progress.step;
+      progress.epoch_batches += options.update_freq;
+      ++interval.updates;
+      interval.skipped += overflow;
+
+      const double elapsed = seconds_since(interval.start);
+      const double tokens_per_second = (interval.source_tokens + interval.target_tokens) / std::max(elapsed, 1e-9);
+      const double eta = seconds_since(started) / (progress.step - first_step) * (total_steps - progress.step);
+      if (progress.step % options.log_interval == 0 || progress.step == total_steps) {
+        const double per_token = 1.0 / std::max<int64_t>(interval.target_tokens, 1);
+        const double loss = interval.loss.item<double>() * per_token;
+        const double perplexity = std::exp(interval.nll.item<double>() * per_token);
+        const double ms_per_update = elapsed * 1e3 / interval.updates;
+        nlohmann::json record = {{"kind", "train"}, {"epoch", progress.epoch}, {"step", progress.step},
+                                 {"lr", lr}, {"ms_per_update", ms_per_update}, {"tok_per_s", tokens_per_second},
+                                 {"loss", loss}, {"ppl", perplexity}, {"skipped_updates", interval.skipped}};
+        if (scaling) record["loss_scale"] = scaler.current_scale();
+        metrics.write(record, str_cat("train | epoch ", progress.epoch, " | step ", progress.step, "/", total_steps,
+                                      " | lr ", lr, " | ", format_decimal(ms_per_update, 1), " ms/update | ",
+                                      format_decimal(tokens_per_second, 0), " tok/s | loss ", format_decimal(loss, 4),
+                                      " | ppl ", format_decimal(perplexity, 2),
+                                      scaling ? str_cat(" | loss scale ", scaler.current_scale()) : "",
+                                      " | ETA ", format_duration(eta)));
+        interval = IntervalSums{};
+        interval.loss = zero(), interval.nll = zero();
+      } else {
+        metrics.progress(str_cat("epoch ", progress.epoch, " step ", progress.step, "/", total_steps, " | ",
+                                 format_decimal(tokens_per_second, 0), " tok/s | ETA ", format_duration(eta)));
+      }
+      if (can_validate && options.validate_interval > 0 && progress.step % options.validate_interval == 0)
+        validate(/*with_bleu=*/false);
+      if (options.save_interval > 0 && progress.step % options.save_interval == 0) save_last();
+      if (stop_requested()) {
+        log_info("train: stop requested; saving ", last_path);
+        stopping = true;
+        break;
+      }
+    }
+    if (progress.epoch_batches + options.update_freq > batches_in_epoch) {  // the epoch is complete
+      if (can_validate) validate(options.validate_bleu);
+      summary.epochs = progress.epoch;
+      ++progress.epoch;
+      progress.epoch_batches = 0;
+    }
+    save_last();
+  }
+  summary.steps = progress.step;
+  summary.best_bleu = progress.best_score;
+  summary.seconds = seconds_since(started);
+  return summary;
+}
+
+}  // namespace mixseq
