@@ -30,6 +30,7 @@ const std::vector<void (*)(CLI::App&, CommandTable&)> kCommands = {
     add_chrf_command,
     add_train_command,
     add_translate_command,
+    add_bench_command,
 };
 
 // sacreBLEU spells some flags with one dash and several letters ("-lc", "-tok"), which no option

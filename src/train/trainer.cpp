@@ -17,6 +17,7 @@
 #include "mixseq/text/bleu.h"
 #include "mixseq/train/checkpoint.h"
 #include "mixseq/train/mixed_precision.h"
+#include "mixseq/train/update_step.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
@@ -180,8 +181,9 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   auto model = build_model(config.model, data.vocabulary().size());
   model->to(device);
   auto optimizer = build_optimizer(config.optim, model->parameters());
-  DynamicLossScaler scaler(config.loss_scaler);
-  const bool scaling = precision == Precision::kFp16;
+  UpdateStep update_step(*model, *optimizer, config.criterion, config.clipping, config.loss_scaler, precision, device);
+  DynamicLossScaler& scaler = update_step.loss_scaler();
+  const bool scaling = update_step.scaling();
 
   TrainConfig resolved = config;
   const std::string config_yaml = config_to_yaml(resolved.fields());
@@ -230,7 +232,6 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   IntervalSums interval;
   const auto zero = [&] { return torch::zeros({}, torch::device(device)); };
   interval.loss = zero(), interval.nll = zero();
-  const auto parameters = model->parameters();
   const int64_t first_step = progress.step;
   const auto save_last = [&] {
     save_rng_state(device, progress);
@@ -268,41 +269,17 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
       const double lr = schedule.lr_at(progress.step);
       set_learning_rate(*optimizer, lr);
       std::vector<TranslationBatch> batches;
-      int64_t update_tokens = 0;
-      for (int64_t micro = 0; micro < options.update_freq; ++micro) {
+      for (int64_t micro = 0; micro < options.update_freq; ++micro)
         batches.push_back(make_translation_batch(train_source, &train_target, plan[progress.epoch_batches + micro]));
-        update_tokens += batches.back().target_tokens;
-      }
-      for (const auto& cpu_batch : batches) {
-        const auto batch = cpu_batch.to(device);
-        CrossEntropySums sums;
-        {
-          const AutocastScope autocast(precision, device);
-          const auto logits = model->forward(batch.source, batch.source_lengths, batch.target_input);  // [B, T, V]
-          sums = label_smoothed_cross_entropy(logits, batch.target_output, config.criterion);
-        }
-        const auto loss = sums.loss / static_cast<double>(update_tokens);  // per target token of the update
-        (scaling ? scaler.scale(loss) : loss).backward();
-        interval.loss += sums.loss.detach();
-        interval.nll += sums.nll;
-        interval.target_tokens += batch.target_tokens;
-        interval.source_tokens += batch.source_tokens;
-      }
-      bool overflow = false;
-      if (scaling) {
-        scaler.unscale_(parameters);
-        overflow = DynamicLossScaler::found_inf(parameters);
-        scaler.update(overflow);
-      }
-      if (!overflow) {
-        clip_gradient_norm(parameters, config.clipping);
-        optimizer->step();
-      }
-      optimizer->zero_grad();
+      const auto update = update_step.run(batches);
+      interval.loss += update.loss;
+      interval.nll += update.nll;
+      interval.source_tokens += update.source_tokens;
+      interval.target_tokens += update.target_tokens;
       ++progress.step;
       progress.epoch_batches += options.update_freq;
       ++interval.updates;
-      interval.skipped += overflow;
+      interval.skipped += update.skipped;
 
       const double elapsed = seconds_since(interval.start);
       const double tokens_per_second = (interval.source_tokens + interval.target_tokens) / std::max(elapsed, 1e-9);

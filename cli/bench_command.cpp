@@ -1,0 +1,193 @@
+// mixseq bench: one model's speed on random token ids, comparable side by side with other
+// implementations of the same shapes.
+//   mixseq bench train --model gnmt --vocab 2000 --hidden 256 --layers 4 --batch 32 --seq-len 30 \
+//                      --steps 20 --warmup-steps 3 --precision bf16
+//   mixseq bench translate --model gnmt ... --beam 5 --batch 16 --batches 4 --max-len 30
+// Each prints one JSON line. Training steps are whole updates: forward, label-smoothed loss,
+// backward, clipping, Adam. Translation suppresses </s>, so every hypothesis runs --max-len
+// steps: a fixed workload.
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+#include <torch/cuda.h>
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "mixseq/data/translation_batch.h"
+#include "mixseq/decode/beam_search.h"
+#include "mixseq/models/registry.h"
+#include "mixseq/nn/parameter_count.h"
+#include "mixseq/optim/optimizer.h"
+#include "mixseq/text/vocabulary.h"
+#include "mixseq/train/mixed_precision.h"
+#include "mixseq/train/update_step.h"
+#include "mixseq/util/memory_usage.h"
+
+namespace mixseq::cli {
+
+namespace {
+
+struct BenchArguments {
+  std::string model = "gnmt";
+  int64_t vocab = 2000;
+  int64_t hidden = 256;
+  int64_t layers = 4;
+  int64_t batch = 32;
+  int64_t seq_len = 30;
+  int64_t steps = 20;
+  int64_t warmup_steps = 3;
+  std::string precision = "fp32";
+  std::string device = "auto";
+  int64_t beam = 5;
+  int64_t batches = 4;
+  int64_t max_len = 30;
+};
+
+ModelConfig model_config(const BenchArguments& arguments) {
+  ModelConfig config;
+  config.arch = arguments.model;
+  config.gnmt.hidden_size = arguments.hidden;
+  config.gnmt.num_layers = arguments.layers;
+  return config;
+}
+
+// Random ids above the special symbols; every sentence has seq_len tokens plus its marker.
+TranslationBatch random_batch(const BenchArguments& arguments) {
+  TranslationBatch batch;
+  const int64_t B = arguments.batch, S = arguments.seq_len;
+  const auto words = [&] { return at::randint(kSpecialSymbolCount, arguments.vocab, {B, S}, at::kLong); };
+  const auto eos = at::full({B, 1}, kEosId, at::kLong), bos = at::full({B, 1}, kBosId, at::kLong);
+  batch.source = at::cat({words(), eos}, 1);                                     // [B, S + 1]
+  batch.source_lengths = at::full({B}, S + 1, at::kLong);                        // [B]
+  const auto target = words();                                                   // [B, T]
+  batch.target_input = at::cat({bos, target}, 1);                                // [B, T + 1]
+  batch.target_output = at::cat({target, eos}, 1);                               // [B, T + 1]
+  batch.source_tokens = batch.target_tokens = B * (S + 1);
+  return batch;
+}
+
+void synchronize(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize();
+}
+
+nlohmann::json common_fields(const BenchArguments& arguments, const Seq2SeqModelImpl& model,
+                             const torch::Device& device, int threads) {
+  return {{"model", arguments.model},     {"params", count_parameters(model)},
+          {"vocab", arguments.vocab},     {"hidden", arguments.hidden},
+          {"layers", arguments.layers},   {"batch", arguments.batch},
+          {"precision", arguments.precision}, {"device", device.str()},
+          {"threads", threads}};
+}
+
+int bench_train(const BenchArguments& arguments, int threads) {
+  const auto device = resolve_device(arguments.device);
+  const auto precision = parse_precision(arguments.precision);
+  configure_precision(precision, device);
+  torch::manual_seed(1);
+  auto model = build_model(model_config(arguments), arguments.vocab);
+  model->to(device);
+  model->train();
+  OptimizerOptions optimizer_options;
+  auto optimizer = build_optimizer(optimizer_options, model->parameters());
+  UpdateStep update(*model, *optimizer, LabelSmoothingOptions{}, GradientClippingOptions{}, LossScalerOptions{},
+                    precision, device);
+  const std::vector<TranslationBatch> batch = {random_batch(arguments).to(device)};
+  for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(batch);
+  synchronize(device);
+  reset_peak_device_memory(device);
+  const auto start = std::chrono::steady_clock::now();
+  int64_t tokens = 0;
+  for (int64_t step = 0; step < arguments.steps; ++step) {
+    const auto result = update.run(batch);
+    tokens += result.source_tokens + result.target_tokens;
+  }
+  synchronize(device);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto record = common_fields(arguments, *model, device, threads);
+  record.update({{"bench", "train"},
+                 {"seq_len", arguments.seq_len},
+                 {"steps", arguments.steps},
+                 {"tok_per_s", tokens / seconds},
+                 {"tok_per_s_counts", "source + target tokens, as NVIDIA's GNMT"},
+                 {"ms_per_step", seconds * 1e3 / arguments.steps},
+                 {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
+                 {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
+  std::cout << record.dump() << std::endl;
+  return 0;
+}
+
+int bench_translate(const BenchArguments& arguments, int threads) {
+  const auto device = resolve_device(arguments.device);
+  const auto precision = parse_precision(arguments.precision);
+  configure_precision(precision, device);
+  torch::manual_seed(1);
+  auto model = build_model(model_config(arguments), arguments.vocab);
+  model->to(device);
+  model->eval();
+  BeamSearchOptions search;
+  search.beam_size = arguments.beam;
+  search.suppress_eos = true;
+  search.max_len_a = 0;
+  search.max_len_b = arguments.max_len;
+  const auto run = [&] {
+    const auto batch = random_batch(arguments).to(device);
+    const AutocastScope autocast(precision, device);
+    beam_search(*model, batch.source, batch.source_lengths, search);
+  };
+  run();  // warm-up
+  synchronize(device);
+  reset_peak_device_memory(device);
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < arguments.batches; ++i) run();
+  synchronize(device);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double sentences = static_cast<double>(arguments.batches * arguments.batch);
+  auto record = common_fields(arguments, *model, device, threads);
+  record.update({{"bench", "translate"},
+                 {"beam", arguments.beam},
+                 {"max_len", arguments.max_len},
+                 {"batches", arguments.batches},
+                 {"sent_per_s", sentences / seconds},
+                 {"tok_per_s", sentences * arguments.max_len / seconds},
+                 {"tok_per_s_counts", "output tokens"},
+                 {"ms_per_batch", seconds * 1e3 / arguments.batches},
+                 {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
+                 {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
+  std::cout << record.dump() << std::endl;
+  return 0;
+}
+
+void add_shape_options(CLI::App* command, BenchArguments& arguments) {
+  command->add_option("--model", arguments.model, "Architecture")->capture_default_str();
+  command->add_option("--vocab", arguments.vocab, "Vocabulary size")->capture_default_str();
+  command->add_option("--hidden", arguments.hidden, "Hidden size (GNMT)")->capture_default_str();
+  command->add_option("--layers", arguments.layers, "Layers")->capture_default_str();
+  command->add_option("--batch", arguments.batch, "Sentences per batch")->capture_default_str();
+  command->add_option("--seq-len", arguments.seq_len, "Source and target words per sentence")->capture_default_str();
+  command->add_option("--precision", arguments.precision, "fp32, tf32, bf16 or fp16")->capture_default_str();
+  command->add_option("--device", arguments.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, CommandTable& table) {
+  auto* bench = app.add_subcommand("bench", "Measure a model's training or translation speed on random data");
+  bench->require_subcommand(1);
+  auto arguments = std::make_shared<BenchArguments>();
+  auto* train = bench->add_subcommand("train", "Full training steps: forward, loss, backward, clipping, Adam");
+  add_shape_options(train, *arguments);
+  train->add_option("--steps", arguments->steps, "Timed steps")->capture_default_str();
+  train->add_option("--warmup-steps", arguments->warmup_steps, "Untimed steps first")->capture_default_str();
+  auto* translate = bench->add_subcommand("translate", "Beam search with </s> suppressed (fixed workload)");
+  add_shape_options(translate, *arguments);
+  translate->add_option("--beam", arguments->beam, "Beam size")->capture_default_str();
+  translate->add_option("--batches", arguments->batches, "Timed batches")->capture_default_str();
+  translate->add_option("--max-len", arguments->max_len, "Output tokens per hypothesis")->capture_default_str();
+  const auto threads = [&app] { return app.get_option("--threads")->as<int>(); };
+  table.add(train, [=] { return bench_train(*arguments, threads()); });
+  table.add(translate, [=] { return bench_translate(*arguments, threads()); });
+}
+
+}  // namespace mixseq::cli
