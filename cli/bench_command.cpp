@@ -185,9 +185,8 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
   translate->add_option("--beam", arguments->beam, "Beam size")->capture_default_str();
   translate->add_option("--batches", arguments->batches, "Timed batches")->capture_default_str();
   translate->add_option("--max-len", arguments->max_len, "Output tokens per hypothesis")->capture_default_str();
-  const auto threads = [&app] { return app.get_option("--threads")->as<int>(); };
-  table.add(train, [=] { return bench_train(*arguments, threads()); });
-  table.add(translate, [=] { return bench_translate(*arguments, threads()); });
+  table.add(train, [=] { return bench_train(*arguments, at::get_num_threads()); });
+  table.add(translate, [=] { return bench_translate(*arguments, at::get_num_threads()); });
 }
 
 }  // namespace mixseq::cli
