@@ -18,8 +18,8 @@
 //                  t >= remain:  lr · decay_factor^min((t - remain) / decay_interval + 1, decay_steps)
 //                  otherwise:    lr
 //                (integer division; warmup is cut to remain when it is larger, as there).
-//                NVIDIA counts only updates that were applied (it skips the scheduler together
-//                with an fp16 step that overflowed); pass the same count to match it exactly.
+//                (NVIDIA's manual_fp16 path does not count an update skipped for overflow, its
+//                default apex path does: pass the count the compared run used.)
 //   inverse_sqrt fairseq's inverse_square_root_schedule.py, update `step` at num_updates = step:
 //                  step < warmup_updates:  warmup_init_lr + step · (lr - warmup_init_lr) / warmup_updates
 //                  otherwise:              lr · sqrt(warmup_updates / step)
