@@ -3,7 +3,12 @@
 #pragma once
 
 #include <ATen/autocast_mode.h>
+#include <ATen/core/Tensor.h>
 #include <torch/version.h>
+
+#include <sstream>
+#include <string>
+#include <type_traits>
 
 #define MIXSEQ_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -33,6 +38,21 @@ inline bool is_autocast_enabled(c10::DeviceType device) {
 #else
   return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
 #endif
+}
+
+// The key of a parameter in torch::optim::Optimizer::state(). LibTorch 1.13 keys that map by the
+// text of the parameter's TensorImpl address (c10::guts::to_string, which prints it through an
+// ostringstream), PyTorch 2.x by the address itself. Chosen by the map's key type rather than by
+// version number, so `optimizer_state_key(state_, p)` is right wherever the change happened.
+template <typename StateMap>
+typename StateMap::key_type optimizer_state_key(const StateMap& /*state*/, const at::Tensor& parameter) {
+  if constexpr (std::is_same_v<typename StateMap::key_type, std::string>) {
+    std::ostringstream text;
+    text << parameter.unsafeGetTensorImpl();
+    return text.str();
+  } else {
+    return parameter.unsafeGetTensorImpl();
+  }
 }
 
 }  // namespace mixseq::compat

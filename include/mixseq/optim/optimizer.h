@@ -1,0 +1,50 @@
+// Optimizers by name, built from OptimizerOptions (the optimizer section of a training config):
+//
+//   adam  LibTorch's torch::optim::Adam, the algorithm of torch.optim.Adam that NVIDIA's GNMT
+//         trains with (Kingma & Ba 2015, Algorithm 1, with bias correction). weight_decay is an L2
+//         penalty added to the gradient before the moments, as in torch.optim.Adam (not AdamW's
+//         decoupled decay); amsgrad is off.
+//   lamb  mixseq::Lamb (lamb.h), Transformer-XL's; weight_decay is added to the Adam step.
+//   sgd   LibTorch's torch::optim::SGD: momentum without dampening or Nesterov, weight_decay as L2.
+//
+// `lr` is the peak learning rate; LrSchedule (lr_schedule.h) sets the rate of every update.
+// The optimizer holds the parameters it is given (shared tensors, not copies).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mixseq/util/config.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace mixseq {
+
+struct OptimizerOptions {
+  std::string name = "adam";                 // adam | lamb | sgd
+  double lr = 2e-3;                          // peak learning rate (NVIDIA GNMT --lr 2.00e-3)
+  std::vector<double> betas = {0.9, 0.999};  // adam, lamb: decay rates of the first and second moments
+  double eps = 1e-8;                         // adam, lamb: added to sqrt(v) (NVIDIA's LAMB uses 1e-6)
+  double weight_decay = 0;                   // see above for how each optimizer applies it; 0 disables
+  double momentum = 0;                       // sgd only; 0 = plain SGD
+
+  void visit(ConfigVisitor& v) {
+    v.choice("name", name, {"adam", "lamb", "sgd"}, "optimizer");
+    v.field("lr", lr, "peak learning rate");
+    v.field("betas", betas, "adam, lamb: moment decay rates beta1, beta2");
+    v.field("eps", eps, "adam, lamb: added to sqrt(v)");
+    v.field("weight_decay", weight_decay, "weight decay; 0 disables");
+    v.field("momentum", momentum, "sgd only: momentum; 0 = plain SGD");
+  }
+};
+
+// Throws mixseq::Error for an unknown name (listing the known ones) or invalid options.
+std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimizerOptions& options,
+                                                         std::vector<at::Tensor> parameters);
+
+}  // namespace mixseq

@@ -1,0 +1,64 @@
+#include "mixseq/optim/optimizer.h"
+
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+
+#include <functional>
+#include <map>
+#include <tuple>
+
+#include "mixseq/optim/lamb.h"
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+using OptimizerBuilder =
+    std::function<std::unique_ptr<torch::optim::Optimizer>(const OptimizerOptions&, std::vector<at::Tensor>)>;
+
+std::tuple<double, double> betas_of(const OptimizerOptions& options) {
+  MIXSEQ_CHECK(options.betas.size() == 2, "optimizer ", options.name, " needs two betas (beta1, beta2); got ",
+               options.betas.size());
+  for (const double beta : options.betas) {
+    MIXSEQ_CHECK(beta >= 0.0 && beta < 1.0, "optimizer ", options.name, ": betas must lie in [0, 1); got ", beta);
+  }
+  return {options.betas[0], options.betas[1]};
+}
+
+// The only place that names every optimizer.
+const std::map<std::string, OptimizerBuilder> kOptimizerBuilders = {
+    {"adam",
+     [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
+       const auto options =
+           torch::optim::AdamOptions(o.lr).betas(betas_of(o)).eps(o.eps).weight_decay(o.weight_decay).amsgrad(false);
+       return std::make_unique<torch::optim::Adam>(std::move(parameters), options);
+     }},
+    {"lamb",
+     [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
+       const auto options = LambOptions(o.lr).betas(betas_of(o)).eps(o.eps).weight_decay(o.weight_decay);
+       return std::make_unique<Lamb>(std::move(parameters), options);
+     }},
+    {"sgd",
+     [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
+       MIXSEQ_CHECK(o.momentum >= 0.0, "sgd momentum (", o.momentum, ") must not be negative");
+       const auto options = torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay);
+       return std::make_unique<torch::optim::SGD>(std::move(parameters), options);
+     }},
+};
+
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimizerOptions& options,
+                                                         std::vector<at::Tensor> parameters) {
+  const auto builder = kOptimizerBuilders.find(options.name);
+  if (builder == kOptimizerBuilders.end()) {
+    std::string known;
+    for (const auto& entry : kOptimizerBuilders) known += (known.empty() ? "" : ", ") + entry.first;
+    throw Error(str_cat("unknown optimizer '", options.name, "'; known: ", known));
+  }
+  MIXSEQ_CHECK(options.lr >= 0.0 && options.eps >= 0.0 && options.weight_decay >= 0.0, "optimizer: lr (", options.lr,
+               "), eps (", options.eps, ") and weight_decay (", options.weight_decay, ") must not be negative");
+  return builder->second(options, std::move(parameters));
+}
+
+}  // namespace mixseq

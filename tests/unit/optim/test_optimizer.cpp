@@ -1,0 +1,113 @@
+#include "mixseq/optim/optimizer.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+
+#include "mixseq/optim/lamb.h"
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+std::vector<at::Tensor> make_parameters() {
+  at::manual_seed(7);
+  return {at::randn({4, 3}).requires_grad_(), at::randn({3}).requires_grad_()};
+}
+
+std::vector<at::Tensor> copies(const std::vector<at::Tensor>& parameters) {
+  std::vector<at::Tensor> result;
+  for (const auto& p : parameters) result.push_back(p.detach().clone().requires_grad_());
+  return result;
+}
+
+// Runs `steps` updates of both optimizers with the same pseudo-random gradients and expects the
+// same parameters, bit for bit.
+void expect_same_trajectory(torch::optim::Optimizer& a, const std::vector<at::Tensor>& a_parameters,
+                            torch::optim::Optimizer& b, const std::vector<at::Tensor>& b_parameters, int steps) {
+  for (int step = 0; step < steps; ++step) {
+    for (size_t i = 0; i < a_parameters.size(); ++i) {
+      const auto gradient = at::randn(a_parameters[i].sizes());
+      a_parameters[i].mutable_grad() = gradient.clone();
+      b_parameters[i].mutable_grad() = gradient.clone();
+    }
+    a.step();
+    b.step();
+  }
+  for (size_t i = 0; i < a_parameters.size(); ++i) {
+    EXPECT_TRUE(a_parameters[i].equal(b_parameters[i])) << "parameter " << i;
+    EXPECT_FALSE(a_parameters[i].equal(make_parameters()[i])) << "parameter " << i << " never moved";
+  }
+}
+
+TEST(BuildOptimizer, AdamIsLibTorchAdamWithGnmtDefaults) {
+  OptimizerOptions options;
+  options.weight_decay = 0.01;
+  const auto ours = make_parameters();
+  const auto optimizer = build_optimizer(options, ours);
+  const auto* adam = dynamic_cast<torch::optim::Adam*>(optimizer.get());
+  ASSERT_NE(adam, nullptr);
+  const auto& built = static_cast<const torch::optim::AdamOptions&>(adam->param_groups()[0].options());
+  EXPECT_EQ(built.lr(), 2e-3);
+  EXPECT_EQ(built.betas(), std::make_tuple(0.9, 0.999));
+  EXPECT_EQ(built.eps(), 1e-8);
+  EXPECT_FALSE(built.amsgrad());
+
+  const auto theirs = copies(ours);
+  torch::optim::Adam direct(theirs, torch::optim::AdamOptions(2e-3).weight_decay(0.01));
+  expect_same_trajectory(*optimizer, ours, direct, theirs, 3);
+}
+
+TEST(BuildOptimizer, SgdIsLibTorchSgdWithMomentum) {
+  OptimizerOptions options;
+  options.name = "sgd";
+  options.lr = 0.1;
+  options.momentum = 0.9;
+  const auto ours = make_parameters();
+  const auto optimizer = build_optimizer(options, ours);
+  ASSERT_NE(dynamic_cast<torch::optim::SGD*>(optimizer.get()), nullptr);
+  const auto theirs = copies(ours);
+  torch::optim::SGD direct(theirs, torch::optim::SGDOptions(0.1).momentum(0.9));
+  expect_same_trajectory(*optimizer, ours, direct, theirs, 3);
+}
+
+TEST(BuildOptimizer, LambGetsTheOptions) {
+  OptimizerOptions options;
+  options.name = "lamb";
+  options.lr = 0.01;
+  options.betas = {0.8, 0.99};
+  options.eps = 1e-6;
+  options.weight_decay = 0.1;
+  const auto optimizer = build_optimizer(options, make_parameters());
+  const auto* lamb = dynamic_cast<Lamb*>(optimizer.get());
+  ASSERT_NE(lamb, nullptr);
+  const auto& built = static_cast<const LambOptions&>(lamb->param_groups()[0].options());
+  EXPECT_EQ(built.lr(), 0.01);
+  EXPECT_EQ(built.betas(), std::make_tuple(0.8, 0.99));
+  EXPECT_EQ(built.eps(), 1e-6);
+  EXPECT_EQ(built.weight_decay(), 0.1);
+}
+
+TEST(BuildOptimizer, UnknownNamesAndBadOptionsAreErrors) {
+  OptimizerOptions options;
+  options.name = "adamw";
+  try {
+    build_optimizer(options, make_parameters());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "unknown optimizer 'adamw'; known: adam, lamb, sgd");
+  }
+  options.name = "adam";
+  options.betas = {0.9};
+  EXPECT_THROW(build_optimizer(options, make_parameters()), Error);
+  options.betas = {0.9, 1.0};
+  EXPECT_THROW(build_optimizer(options, make_parameters()), Error);
+  options.betas = {0.9, 0.999};
+  options.lr = -1;
+  EXPECT_THROW(build_optimizer(options, make_parameters()), Error);
+}
+
+}  // namespace
+}  // namespace mixseq
