@@ -365,6 +365,22 @@ TEST(BeamSearch, FindsWhatGreedyMisses) {
   EXPECT_NEAR(beam[0][0].log_prob, std::log(0.36), 1e-6);
 }
 
+// fairseq ends only hypotheses whose </s> is among the K best candidates. With K = 2 and
+// min_len 0, step 0's candidates are a 0.5, b 0.4, </s> 0.1: the empty output is third, so it
+// does not end; step 1 then ends b </s> (0.36) and a </s> (0.2). Ending the empty output too
+// would have filled the two places with b </s> and </s> (0.1) instead.
+TEST(BeamSearch, OnlyTheFirstKCandidatesEnd) {
+  BeamSearchOptions o;
+  o.beam_size = 2;
+  o.nbest = 2;
+  o.min_len = 0;
+  auto model = make_model(table_logits, table_attention);
+  const auto results = search(*model, {{kA, kEosId}}, o);
+  ASSERT_EQ(results[0].size(), 2u);
+  EXPECT_EQ(results[0][0].tokens, Tokens({kB}));
+  EXPECT_EQ(results[0][1].tokens, Tokens({kA}));
+}
+
 // --- penalties against hand-computed values -------------------------------------------------
 
 // alpha 0.6, c 5, beta 0.1. Both outputs "b </s>" and "a </s>" have |Y| = 2 (</s> counts):
