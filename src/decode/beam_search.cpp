@@ -46,6 +46,7 @@ bool is_last_step(int64_t step, const LiveSentence& s, const BeamSearchOptions& 
   return step == (o.suppress_eos ? s.max_len - 1 : s.max_len);
 }
 
+// A host vector as an int64 tensor on `device`; always a copy, so the vector may go away.
 torch::Tensor upload(const std::vector<int64_t>& values, const torch::Device& device) {
   auto host = at::from_blob(const_cast<int64_t*>(values.data()), {static_cast<int64_t>(values.size())}, at::kLong);
   return host.to(device, at::kLong, /*non_blocking=*/false, /*copy=*/true);
@@ -72,7 +73,7 @@ torch::Tensor next_log_probs(const DecoderStep& out, int64_t step, const std::ve
     if (is_last_step(step, live[j], o))
       for (int64_t r = 0; r < rows_per_sentence; ++r) forced.push_back(static_cast<int64_t>(j) * rows_per_sentence + r);
   if (!forced.empty()) {
-    const auto index = upload(forced, lprobs.device());          // [F]
+    const auto index = upload(forced, lprobs.device());                // [F]
     const auto eos = lprobs.index_select(0, index).select(1, kEosId);  // [F]
     lprobs.index_fill_(0, index, -kInf);
     lprobs.select(1, kEosId).index_copy_(0, index, eos);
@@ -200,7 +201,8 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
         const int64_t row = j * K + index / V, token = index % V;
         const double cp = use_coverage ? host_coverage[row] : 0.0;
         if (token == kEosId) {
-          if (static_cast<int64_t>(ended.size()) < K) ended.push_back(end_hypothesis(history[row], true, host_score[c], cp, o));
+          if (static_cast<int64_t>(ended.size()) < K)
+            ended.push_back(end_hypothesis(history[row], true, host_score[c], cp, o));
         } else if (last && o.suppress_eos) {
           auto tokens_so_far = history[row];
           tokens_so_far.push_back(token);
@@ -254,7 +256,8 @@ void check_options(const BeamSearchOptions& o, int64_t vocab_size) {
 }  // namespace
 
 std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModelImpl& model, const torch::Tensor& source,
-                                                 const torch::Tensor& source_lengths, const BeamSearchOptions& options) {
+                                                 const torch::Tensor& source_lengths,
+                                                 const BeamSearchOptions& options) {
   check_options(options, model.vocab_size());
   MIXSEQ_CHECK(!model.is_training(), "beam_search needs the model in eval() mode (dropout would randomize it)");
   MIXSEQ_CHECK(source.dim() == 2 && source.scalar_type() == at::kLong, "source must be [B, S] int64; got ",

@@ -191,14 +191,15 @@ Scored score_sequence(const LogitsFn& logits, const AttentionFn& attention, cons
   double cp = 0;
   for (const auto c : coverage)
     if (c > 0) cp += std::log(std::min(c, 1.0));
-  s.score = s.log_prob / std::pow((o.length_penalty_const + s.length) / (o.length_penalty_const + 1), o.length_penalty) +
-            o.coverage_penalty * cp;
+  const double lp = std::pow((o.length_penalty_const + s.length) / (o.length_penalty_const + 1), o.length_penalty);
+  s.score = s.log_prob / lp + o.coverage_penalty * cp;
   return s;
 }
 
 // Every output of min_len..max_len words from {<unk>, a, b, c} followed by </s>, best first.
 std::vector<std::pair<Tokens, Scored>> enumerate_all(const LogitsFn& logits, const AttentionFn& attention,
-                                                      const Tokens& source, int64_t max_len, const BeamSearchOptions& o) {
+                                                      const Tokens& source, int64_t max_len,
+                                                      const BeamSearchOptions& o) {
   std::vector<std::pair<Tokens, Scored>> all;
   std::vector<Tokens> layer = {{}};
   for (int64_t length = 0; length <= max_len; ++length) {
@@ -212,7 +213,8 @@ std::vector<std::pair<Tokens, Scored>> enumerate_all(const LogitsFn& logits, con
     }
     layer = std::move(longer);
   }
-  std::stable_sort(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.second.score > y.second.score; });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const auto& x, const auto& y) { return x.second.score > y.second.score; });
   return all;
 }
 
