@@ -1,0 +1,299 @@
+#include "mixseq/decode/beam_search.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "mixseq/text/vocabulary.h"
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// A sentence still being searched.
+struct LiveSentence {
+  int64_t index;    // position in the input batch
+  int64_t max_len;  // tokens before </s>
+};
+
+// Wu et al. 2016, §7, eq. 14. pow(x, 0) = 1, so alpha = 0 disables it.
+double length_penalty(int64_t length, const BeamSearchOptions& o) {
+  return std::pow((o.length_penalty_const + static_cast<double>(length)) / (o.length_penalty_const + 1.0),
+                  o.length_penalty);
+}
+
+// Wu et al. 2016, §7, eq. 14: beta · Σ_i log(min(Σ_j a_ij, 1)). A position never attended
+// (padding) would add log 0 = -inf; it adds 0, as in NVIDIA's GNMT beam_search.py.
+torch::Tensor coverage_penalty(const torch::Tensor& coverage, double beta) {  // [R, S] -> [R]
+  return coverage.clamp_max(1.0).log().masked_fill(coverage == 0, 0.0).sum(1) * beta;
+}
+
+Hypothesis end_hypothesis(std::vector<int64_t> tokens, bool with_eos, double log_prob, double coverage,
+                          const BeamSearchOptions& o) {
+  const int64_t length = static_cast<int64_t>(tokens.size()) + (with_eos ? 1 : 0);
+  return {std::move(tokens), log_prob / length_penalty(length, o) + coverage, log_prob, length};
+}
+
+// The last step of a sentence: the one that forces </s> after max_len tokens, or with
+// suppress_eos the one that makes the max_len-th token.
+bool is_last_step(int64_t step, const LiveSentence& s, const BeamSearchOptions& o) {
+  return step == (o.suppress_eos ? s.max_len - 1 : s.max_len);
+}
+
+// A host vector as an int64 tensor on `device`; always a copy, so the vector may go away.
+torch::Tensor upload(const std::vector<int64_t>& values, const torch::Device& device) {
+  auto host = at::from_blob(const_cast<int64_t*>(values.data()), {static_cast<int64_t>(values.size())}, at::kLong);
+  return host.to(device, at::kLong, /*non_blocking=*/false, /*copy=*/true);
+}
+
+// Log-probabilities of the next token in fp32 (logits may be bf16/fp16 under autocast), with
+// the search's constraints: never <pad> or <s>; no </s> before min_len or with suppress_eos;
+// nothing but </s> for a sentence at its max_len (fairseq). Each sentence owns
+// `rows_per_sentence` consecutive rows.
+torch::Tensor next_log_probs(const DecoderStep& out, int64_t step, const std::vector<LiveSentence>& live,
+                             int64_t rows_per_sentence, int64_t vocab_size, const BeamSearchOptions& o) {
+  const int64_t rows = static_cast<int64_t>(live.size()) * rows_per_sentence;
+  MIXSEQ_CHECK(out.logits.dim() == 2 && out.logits.size(0) == rows && out.logits.size(1) == vocab_size,
+               "Seq2SeqModel::step returned logits of shape ", out.logits.sizes(), "; expected [", rows, ", ",
+               vocab_size, "] (rows fed, vocab_size())");
+  auto lprobs = at::log_softmax(out.logits.to(at::kFloat), -1);  // [R, V]
+  lprobs.select(1, kPadId).fill_(-kInf);
+  lprobs.select(1, kBosId).fill_(-kInf);
+  if (o.suppress_eos || step < o.min_len) lprobs.select(1, kEosId).fill_(-kInf);
+  if (o.suppress_eos) return lprobs;
+
+  std::vector<int64_t> forced;
+  for (size_t j = 0; j < live.size(); ++j)
+    if (is_last_step(step, live[j], o))
+      for (int64_t r = 0; r < rows_per_sentence; ++r) forced.push_back(static_cast<int64_t>(j) * rows_per_sentence + r);
+  if (!forced.empty()) {
+    const auto index = upload(forced, lprobs.device());                // [F]
+    const auto eos = lprobs.index_select(0, index).select(1, kEosId);  // [F]
+    lprobs.index_fill_(0, index, -kInf);
+    lprobs.select(1, kEosId).index_copy_(0, index, eos);
+  }
+  return lprobs;
+}
+
+// The step's attention in fp32, for the coverage penalty.
+torch::Tensor step_attention(const DecoderStep& out, int64_t rows, int64_t source_width, const BeamSearchOptions& o) {
+  MIXSEQ_CHECK(out.attention.defined(), "coverage_penalty ", o.coverage_penalty,
+               " needs the model's attention, but this model reports none; set coverage_penalty to 0");
+  MIXSEQ_CHECK(out.attention.dim() == 2 && out.attention.size(0) == rows && out.attention.size(1) == source_width,
+               "Seq2SeqModel::step returned attention of shape ", out.attention.sizes(), "; expected [", rows, ", ",
+               source_width, "]");
+  return out.attention.to(at::kFloat);  // [R, S]
+}
+
+std::vector<std::vector<Hypothesis>> greedy_search(Seq2SeqModelImpl& model, const torch::Tensor& source,
+                                                   const torch::Tensor& source_lengths,
+                                                   std::vector<LiveSentence> live, const BeamSearchOptions& o) {
+  const int64_t B = source.size(0), S = source.size(1), V = model.vocab_size();
+  const bool use_coverage = o.coverage_penalty != 0;
+  std::vector<std::vector<Hypothesis>> results(B);
+
+  auto state = model.start(source, source_lengths);  // one row per live sentence
+  auto tokens = at::full({B}, kBosId, source.options().dtype(at::kLong));  // [B]
+  auto log_prob = at::zeros({B}, source.options().dtype(at::kFloat));      // [B]
+  torch::Tensor coverage;  // [B, S] attention summed over the steps so far
+  if (use_coverage) coverage = at::zeros({B, S}, source.options().dtype(at::kFloat));
+  std::vector<std::vector<int64_t>> history(B);  // tokens so far, per row
+
+  for (int64_t step = 0; !live.empty(); ++step) {
+    const int64_t n = static_cast<int64_t>(live.size());
+    const DecoderStep out = model.step(*state, tokens);
+    const auto lprobs = next_log_probs(out, step, live, 1, V, o);  // [n, V]
+    const auto [best, token] = lprobs.max(1);                       // [n], [n]
+    log_prob = log_prob + best;                                     // [n]
+    std::vector<torch::Tensor> to_host = {token.to(at::kDouble), log_prob.to(at::kDouble)};
+    if (use_coverage) {
+      coverage = coverage + step_attention(out, n, S, o);                             // [n, S]
+      to_host.push_back(coverage_penalty(coverage, o.coverage_penalty).to(at::kDouble));  // [n]
+    }
+    const auto host = at::cat(to_host).cpu();  // the step's one device-to-host copy
+    const double* host_token = host.data_ptr<double>();
+    const double* host_log_prob = host_token + n;
+    const double* host_coverage = host_log_prob + n;
+
+    std::vector<LiveSentence> next_live;
+    std::vector<int64_t> keep;
+    for (int64_t j = 0; j < n; ++j) {
+      const auto t = static_cast<int64_t>(host_token[j]);
+      const double cp = use_coverage ? host_coverage[j] : 0.0;
+      if (t == kEosId) {
+        results[live[j].index].push_back(end_hypothesis(std::move(history[j]), true, host_log_prob[j], cp, o));
+        continue;
+      }
+      history[j].push_back(t);
+      if (is_last_step(step, live[j], o)) {  // only with suppress_eos: otherwise </s> was forced
+        results[live[j].index].push_back(end_hypothesis(std::move(history[j]), false, host_log_prob[j], cp, o));
+        continue;
+      }
+      if (static_cast<int64_t>(keep.size()) != j) history[keep.size()] = std::move(history[j]);
+      keep.push_back(j);
+      next_live.push_back(live[j]);
+    }
+    live = std::move(next_live);
+    history.resize(keep.size());
+    tokens = token;
+    if (live.empty() || static_cast<int64_t>(keep.size()) == n) continue;
+    const auto rows = upload(keep, source.device());  // [n']: finished sentences leave the batch
+    state->select(rows);
+    tokens = tokens.index_select(0, rows);
+    log_prob = log_prob.index_select(0, rows);
+    if (use_coverage) coverage = coverage.index_select(0, rows);
+  }
+  return results;
+}
+
+std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model, const torch::Tensor& source,
+                                                         const torch::Tensor& source_lengths,
+                                                         std::vector<LiveSentence> live, const BeamSearchOptions& o) {
+  const int64_t B = source.size(0), S = source.size(1), V = model.vocab_size(), K = o.beam_size;
+  const bool use_coverage = o.coverage_penalty != 0;
+  const auto device = source.device();
+  std::vector<std::vector<Hypothesis>> results(B);
+
+  // Rows j·K .. j·K + K-1 hold the K beams of live sentence j.
+  auto state = model.start(source, source_lengths);
+  state->select(at::arange(B, source.options().dtype(at::kLong)).repeat_interleave(K));  // B -> B·K rows
+  auto tokens = at::full({B * K}, kBosId, source.options().dtype(at::kLong));  // [B·K]
+  // At step 0 every beam would extend the same <s>: only beam 0 is live, the others start at -inf.
+  auto scores = at::full({B, K}, -kInf, source.options().dtype(at::kFloat));  // [B, K] log P of each beam
+  scores.select(1, 0).fill_(0);
+  scores = scores.view({B * K});  // [B·K]
+  torch::Tensor coverage;  // [B·K, S] attention summed over each beam's steps
+  if (use_coverage) coverage = at::zeros({B * K, S}, source.options().dtype(at::kFloat));
+  std::vector<std::vector<int64_t>> history(B * K);  // tokens so far, per row
+
+  for (int64_t step = 0; !live.empty(); ++step) {
+    const int64_t n = static_cast<int64_t>(live.size());
+    const DecoderStep out = model.step(*state, tokens);
+    const auto lprobs = next_log_probs(out, step, live, K, V, o);  // [n·K, V]
+    // 2K candidates: at most K of them end in </s> (one per beam), so K others can go on.
+    const auto [cand_scores, cand_index] = (scores.unsqueeze(1) + lprobs).view({n, K * V}).topk(2 * K);  // [n, 2K]
+    std::vector<torch::Tensor> to_host = {cand_scores.flatten().to(at::kDouble), cand_index.flatten().to(at::kDouble)};
+    if (use_coverage) {
+      coverage = coverage + step_attention(out, n * K, S, o);                            // [n·K, S]
+      to_host.push_back(coverage_penalty(coverage, o.coverage_penalty).to(at::kDouble));  // [n·K]
+    }
+    const auto host = at::cat(to_host).cpu();  // the step's one device-to-host copy
+    const double* host_score = host.data_ptr<double>();
+    const double* host_index = host_score + n * 2 * K;
+    const double* host_coverage = host_index + n * 2 * K;
+
+    std::vector<LiveSentence> next_live;
+    std::vector<int64_t> next;  // rows to keep (repeats allowed), then their new tokens, then candidate positions
+    std::vector<int64_t> next_tokens, next_candidates;
+    std::vector<std::vector<int64_t>> next_history;
+    for (int64_t j = 0; j < n; ++j) {
+      auto& ended = results[live[j].index];
+      const bool last = is_last_step(step, live[j], o);
+      // fairseq: only candidates among the first K may end a hypothesis; -inf ones are dead beams.
+      for (int64_t c = j * 2 * K; c < j * 2 * K + K && host_score[c] != -kInf; ++c) {
+        const auto index = static_cast<int64_t>(host_index[c]);
+        const int64_t row = j * K + index / V, token = index % V;
+        const double cp = use_coverage ? host_coverage[row] : 0.0;
+        if (token == kEosId) {
+          if (static_cast<int64_t>(ended.size()) < K)
+            ended.push_back(end_hypothesis(history[row], true, host_score[c], cp, o));
+        } else if (last && o.suppress_eos) {
+          auto tokens_so_far = history[row];
+          tokens_so_far.push_back(token);
+          ended.push_back(end_hypothesis(std::move(tokens_so_far), false, host_score[c], cp, o));
+        }
+      }
+      if (last || static_cast<int64_t>(ended.size()) >= K) continue;
+      next_live.push_back(live[j]);
+      // When fewer than K continuations are possible (step 0 with a tiny vocabulary), the
+      // rest are -inf beams: they fill the K rows, feed whatever token, and never end.
+      for (int64_t c = j * 2 * K, kept = 0; kept < K; ++c) {
+        const auto index = static_cast<int64_t>(host_index[c]);
+        const int64_t row = j * K + index / V, token = index % V;
+        if (token == kEosId) continue;
+        next.push_back(row);
+        next_tokens.push_back(token);
+        next_candidates.push_back(c);
+        next_history.push_back(history[row]);
+        next_history.back().push_back(token);
+        ++kept;
+      }
+    }
+    live = std::move(next_live);
+    if (live.empty()) break;
+    history = std::move(next_history);
+    const int64_t rows_left = static_cast<int64_t>(next.size());
+    next.insert(next.end(), next_tokens.begin(), next_tokens.end());
+    next.insert(next.end(), next_candidates.begin(), next_candidates.end());
+    const auto next_device = upload(next, device).view({3, rows_left});  // the step's one host-to-device copy
+    const auto rows = next_device[0];                                    // [n'·K]
+    state->select(rows);  // reorders beams and drops finished sentences
+    tokens = next_device[1];                                             // [n'·K]
+    scores = cand_scores.flatten().index_select(0, next_device[2]);       // [n'·K]
+    if (use_coverage) coverage = coverage.index_select(0, rows);        // [n'·K, S]
+  }
+  return results;
+}
+
+void check_options(const BeamSearchOptions& o, int64_t vocab_size) {
+  MIXSEQ_CHECK(o.beam_size >= 1, "beam_size must be at least 1 (1 = greedy search); got ", o.beam_size);
+  MIXSEQ_CHECK(o.nbest >= 1 && o.nbest <= o.beam_size, "nbest (", o.nbest, ") must be between 1 and beam_size (",
+               o.beam_size, ")");
+  MIXSEQ_CHECK(o.length_penalty_const > -1.0, "length_penalty_const must be above -1 so that lp > 0; got ",
+               o.length_penalty_const);
+  MIXSEQ_CHECK(o.coverage_penalty >= 0, "coverage_penalty must be >= 0 (0 disables); got ", o.coverage_penalty);
+  MIXSEQ_CHECK(o.min_len >= 0, "min_len must be >= 0 (0 = no limit); got ", o.min_len);
+  MIXSEQ_CHECK(vocab_size > kSpecialSymbolCount, "the model's vocabulary has ", vocab_size,
+               " entries, only special symbols; search needs at least one word");
+}
+
+}  // namespace
+
+std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModelImpl& model, const torch::Tensor& source,
+                                                 const torch::Tensor& source_lengths,
+                                                 const BeamSearchOptions& options) {
+  check_options(options, model.vocab_size());
+  MIXSEQ_CHECK(!model.is_training(), "beam_search needs the model in eval() mode (dropout would randomize it)");
+  MIXSEQ_CHECK(source.dim() == 2 && source.scalar_type() == at::kLong, "source must be [B, S] int64; got ",
+               source.sizes(), " ", source.scalar_type());
+  MIXSEQ_CHECK(source_lengths.dim() == 1 && source_lengths.scalar_type() == at::kLong &&
+                   source_lengths.size(0) == source.size(0),
+               "source_lengths must be [B] int64 with B = ", source.size(0), "; got ", source_lengths.sizes(), " ",
+               source_lengths.scalar_type());
+  const int64_t B = source.size(0);
+  if (B == 0) return {};
+
+  const auto lengths = source_lengths.cpu();
+  std::vector<LiveSentence> live;
+  for (int64_t i = 0; i < B; ++i) {
+    const int64_t length = lengths[i].item<int64_t>();
+    MIXSEQ_CHECK(length >= 1 && length <= source.size(1), "source_lengths[", i, "] = ", length,
+                 " is outside [1, S = ", source.size(1), "]");
+    const auto max_len = static_cast<int64_t>(
+        std::floor(options.max_len_a * static_cast<double>(length) + static_cast<double>(options.max_len_b)));
+    const int64_t least = std::max<int64_t>(options.min_len, options.suppress_eos ? 1 : 0);
+    MIXSEQ_CHECK(max_len >= least, "sentence ", i, " (source length ", length, ") gets max_len = floor(",
+                 options.max_len_a, " * ", length, " + ", options.max_len_b, ") = ", max_len,
+                 ", below min_len (", options.min_len, ")", options.suppress_eos ? " or 1 (suppress_eos)" : "",
+                 "; raise max_len_a / max_len_b or lower min_len");
+    live.push_back({i, max_len});
+  }
+
+  at::NoGradGuard no_grad;
+  auto results = options.beam_size == 1 ? greedy_search(model, source, source_lengths, std::move(live), options)
+                                        : batched_beam_search(model, source, source_lengths, std::move(live), options);
+  for (auto& hypotheses : results) {
+    std::stable_sort(hypotheses.begin(), hypotheses.end(),
+                     [](const Hypothesis& a, const Hypothesis& b) { return a.score > b.score; });
+    if (static_cast<int64_t>(hypotheses.size()) > options.nbest) hypotheses.resize(options.nbest);
+  }
+  return results;
+}
+
+}  // namespace mixseq
