@@ -5,6 +5,7 @@
 
 namespace mixseq::cli {
 
+void add_demo_command(CLI::App& app, CommandTable& table);
 void add_synth_command(CLI::App& app, CommandTable& table);
 void add_prepare_command(CLI::App& app, CommandTable& table);
 void add_spm_command(CLI::App& app, CommandTable& table);

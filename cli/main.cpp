@@ -22,6 +22,7 @@ int CommandTable::run_chosen() const {
 namespace {
 
 const std::vector<void (*)(CLI::App&, CommandTable&)> kCommands = {
+    add_demo_command,
     add_synth_command,
     add_prepare_command,
     add_spm_command,
