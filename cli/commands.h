@@ -6,5 +6,6 @@
 namespace mixseq::cli {
 
 void add_synth_command(CLI::App& app, CommandTable& table);
+void add_bpe_command(CLI::App& app, CommandTable& table);
 
 }  // namespace mixseq::cli

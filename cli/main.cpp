@@ -22,6 +22,7 @@ namespace {
 
 const std::vector<void (*)(CLI::App&, CommandTable&)> kCommands = {
     add_synth_command,
+    add_bpe_command,
 };
 
 // sacreBLEU spells its lowercase flag "-lc", which no option parser reads as one short flag.
