@@ -4,10 +4,13 @@
 #include "mixseq/text/bpe_applier.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
-#include <climits>
 #include <exception>
+#include <functional>
+#include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
@@ -42,7 +45,7 @@ std::string_view drop_last_chars(std::string_view text, size_t count) {
   return text.substr(0, end);
 }
 
-// Runs fn(worker, i) for every i in [0, n) on `workers` threads (the caller is worker 0); blocks of
+// Runs fn(i) for every i in [0, n) on `workers` threads (the caller is one of them); blocks of
 // lines are handed out in turn, so a slow block does not hold the others up.
 template <typename Fn>
 void parallel_for(size_t n, int workers, const Fn& fn) {
@@ -50,31 +53,82 @@ void parallel_for(size_t n, int workers, const Fn& fn) {
   std::atomic<size_t> next{0};
   std::exception_ptr error;
   std::atomic<bool> failed{false};
-  const auto work = [&](int worker) {
+  const auto work = [&] {
     try {
       for (size_t begin; !failed && (begin = next.fetch_add(kBlock)) < n;)
-        for (size_t i = begin; i < std::min(n, begin + kBlock); ++i) fn(worker, i);
+        for (size_t i = begin; i < std::min(n, begin + kBlock); ++i) fn(i);
     } catch (...) {
       if (!failed.exchange(true)) error = std::current_exception();
     }
   };
   std::vector<std::thread> threads;
   for (int worker = 1; worker < workers && static_cast<size_t>(worker) * kBlock < n; ++worker)
-    threads.emplace_back(work, worker);
-  work(0);
+    threads.emplace_back(work);
+  work();
   for (auto& thread : threads) thread.join();
   if (error) std::rethrow_exception(error);
 }
 
-// Reads up to `max_lines` "\n"-lines, each with its "\n" unless the file ends without one.
-bool read_chunk(LineReader& reader, size_t max_lines, std::vector<std::string>& lines) {
-  lines.clear();
-  for (std::string line; lines.size() < max_lines && reader.next(line);) {
-    if (reader.ended_with_newline()) line.push_back('\n');
-    lines.push_back(std::move(line));
+// Reads `path` ("-": stdin) in chunks of "\n"-lines, each with its "\n" unless the file ends without
+// one, runs fn(line) on `workers` threads and hands the results to sink in input order. The workers
+// check the UTF-8 too (done while reading, it takes two thirds of the reading time); the first
+// malformed line throws "<path>:<line>: malformed UTF-8 at byte <n>".
+template <typename Fn, typename Sink>
+void transform_lines(const std::string& path, int workers, const Fn& fn, const Sink& sink) {
+  LineReader reader(path);
+  reader.check_utf8 = false;
+  std::vector<std::string> lines, results;
+  std::vector<size_t> bad_byte;  // per line: 1-based offset of its first malformed byte; 0 if none
+  for (int64_t first_line = 1;; first_line += static_cast<int64_t>(lines.size())) {
+    lines.clear();
+    for (std::string line; lines.size() < kLinesPerWorkerChunk * workers && reader.next(line);) {
+      if (reader.ended_with_newline()) line.push_back('\n');
+      lines.push_back(std::move(line));
+    }
+    if (lines.empty()) return;
+    results.assign(lines.size(), std::string());
+    bad_byte.assign(lines.size(), 0);
+    parallel_for(lines.size(), workers, [&](size_t i) {
+      if (const auto bad = find_invalid_utf8(lines[i]))
+        bad_byte[i] = *bad + 1;
+      else
+        results[i] = fn(lines[i]);
+    });
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (bad_byte[i] != 0)
+        throw input_error(reader.path(), first_line + static_cast<int64_t>(i), "malformed UTF-8 at byte ", bad_byte[i]);
+      sink(results[i]);
+    }
   }
-  return !lines.empty();
 }
+
+// Segmented words shared by all threads: the words are spread over shards, each a map behind its
+// own mutex, so threads seldom wait for each other. Entries are never changed or removed, and map
+// nodes do not move, so a returned reference stays valid without the lock.
+class WordCache {
+ public:
+  template <typename Segment>
+  const std::vector<std::string>& get(std::string_view word, const Segment& segment) {
+    Shard& shard = shards_[std::hash<std::string_view>()(word) % kShards];
+    std::string key(word);
+    {
+      std::lock_guard<std::mutex> lock(shard.mutex);
+      const auto it = shard.words.find(key);
+      if (it != shard.words.end()) return it->second;
+    }
+    auto pieces = segment(word);  // outside the lock; two threads may both segment a new word
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    return shard.words.try_emplace(std::move(key), std::move(pieces)).first->second;
+  }
+
+ private:
+  static constexpr size_t kShards = 64;
+  struct Shard {
+    std::mutex mutex;
+    std::unordered_map<std::string, std::vector<std::string>> words;
+  };
+  std::array<Shard, kShards> shards_;
+};
 
 }  // namespace
 
@@ -83,6 +137,10 @@ class BpeApplier::Impl {
   Impl(BpeCodes codes, const BpeApplyOptions& options);
 
   std::vector<std::string> segment_word(std::string_view word) const;
+  // segment_word through the cache.
+  const std::vector<std::string>& cached_pieces(std::string_view word) const {
+    return cache_.get(word, [this](std::string_view w) { return segment_word(w); });
+  }
 
   BpeCodes codes;
   BpeApplyOptions options;
@@ -111,6 +169,7 @@ class BpeApplier::Impl {
   std::unordered_set<std::string> vocabulary_;
   std::vector<Glossary> glossaries_;
   std::optional<PythonRegex> any_glossary_;  // re.compile('^(' + '|'.join(glossaries) + ')$').match
+  mutable WordCache cache_;
 };
 
 BpeApplier::Impl::Impl(BpeCodes codes_in, const BpeApplyOptions& options_in)
@@ -148,7 +207,8 @@ BpeApplier::Impl::Impl(BpeCodes codes_in, const BpeApplyOptions& options_in)
   }
   std::string alternatives;
   for (const auto& glossary : options.glossaries) {
-    glossaries_.push_back({PythonRegex("^" + glossary + "$"), PythonRegex(glossary), PythonRegex("(" + glossary + ")")});
+    PythonRegex anywhere(glossary);  // first, so that a syntax error names the glossary as given
+    glossaries_.push_back({PythonRegex("^" + glossary + "$"), std::move(anywhere), PythonRegex("(" + glossary + ")")});
     alternatives += (alternatives.empty() ? "" : "|") + glossary;
   }
   if (!options.glossaries.empty()) any_glossary_.emplace("^(" + alternatives + ")$");
@@ -212,7 +272,8 @@ std::vector<std::string> BpeApplier::Impl::encode(const std::string& word) const
     symbols.back().end = text.size();  // the last character carries "</w>"
   else
     symbols.push_back({word.size(), text.size(), 0});
-  for (auto& symbol : symbols) symbol.id = symbol_id(std::string_view(text).substr(symbol.begin, symbol.end - symbol.begin));
+  for (auto& symbol : symbols)
+    symbol.id = symbol_id(std::string_view(text).substr(symbol.begin, symbol.end - symbol.begin));
 
   std::vector<Symbol> merged_symbols;
   while (symbols.size() > 1) {
@@ -305,26 +366,29 @@ BpeApplier& BpeApplier::operator=(BpeApplier&&) noexcept = default;
 const BpeCodes& BpeApplier::codes() const { return impl_->codes; }
 const BpeApplyOptions& BpeApplier::options() const { return impl_->options; }
 
-std::vector<std::string> BpeApplier::segment_word(std::string_view word) const { return impl_->segment_word(word); }
+std::vector<std::string> BpeApplier::segment_word(std::string_view word) const { return impl_->cached_pieces(word); }
 
-std::vector<std::string> BpeApplier::segment_line(std::string_view line, WordCache& cache) const {
+std::vector<std::string> BpeApplier::segment_line(std::string_view line) const {
   std::vector<std::string> pieces;
   for (const std::string_view word : split_on_space(strip_subword_nmt(line))) {
     if (word.empty()) continue;  // "eliminate double spaces"
-    auto it = cache.find(std::string(word));
-    if (it == cache.end()) it = cache.emplace(word, impl_->segment_word(word)).first;
-    pieces.insert(pieces.end(), it->second.begin(), it->second.end());
+    const auto& word_pieces = impl_->cached_pieces(word);
+    pieces.insert(pieces.end(), word_pieces.begin(), word_pieces.end());
   }
   return pieces;
 }
 
-std::string BpeApplier::process_line(std::string_view line, WordCache& cache) const {
+std::string BpeApplier::process_line(std::string_view line) const {
   const size_t leading = leading_strip_chars(line);
   std::string out(line.substr(0, leading));
-  const auto pieces = segment_line(line, cache);
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    if (i) out += ' ';
-    out += pieces[i];
+  bool first = true;
+  for (const std::string_view word : split_on_space(strip_subword_nmt(line))) {
+    if (word.empty()) continue;
+    for (const auto& piece : impl_->cached_pieces(word)) {
+      if (!first) out += ' ';
+      out += piece;
+      first = false;
+    }
   }
   const size_t trailing = trailing_strip_chars(line);
   if (trailing != 0 && trailing != line.size()) out += line.substr(line.size() - trailing);
@@ -332,44 +396,39 @@ std::string BpeApplier::process_line(std::string_view line, WordCache& cache) co
 }
 
 void BpeApplier::apply_file(const std::string& input, const std::string& output) const {
-  const int workers = resolve_threads(impl_->options.threads);
-  std::vector<WordCache> caches(workers);
-  LineReader reader(input);
   OutputFile out(output);
-  std::vector<std::string> lines, segmented;
-  while (read_chunk(reader, kLinesPerWorkerChunk * workers, lines)) {
-    segmented.assign(lines.size(), std::string());
-    parallel_for(lines.size(), workers, [&](int worker, size_t i) {
-      for (const std::string_view line : split_python_lines(lines[i])) segmented[i] += process_line(line, caches[worker]);
-    });
-    for (const auto& text : segmented) out.stream() << text;
-  }
+  transform_lines(
+      input, resolve_threads(impl_->options.threads),
+      [this](const std::string& text) {
+        std::string segmented;
+        for (const std::string_view line : split_python_lines(text)) segmented += process_line(line);
+        return segmented;
+      },
+      [&](const std::string& segmented) { out.stream() << segmented; });
   out.commit();
 }
 
 WordCounts BpeApplier::count_output_words(const std::string& input) const {
-  const int workers = resolve_threads(impl_->options.threads);
-  std::vector<WordCache> caches(workers);
-  LineReader reader(input);
   WordCounts counts;
-  std::vector<std::string> lines, segmented;
-  while (read_chunk(reader, kLinesPerWorkerChunk * workers, lines)) {
-    segmented.assign(lines.size(), std::string());
-    parallel_for(lines.size(), workers, [&](int worker, size_t i) {
-      // BPE.process_lines opens the file with open(), whose universal newlines end lines at \n, \r
-      // and \r\n and turn each into "\n".
-      std::string_view rest = lines[i];
-      for (size_t cr; (cr = rest.find('\r')) != std::string_view::npos;) {
-        segmented[i] += process_line(std::string(rest.substr(0, cr)) + "\n", caches[worker]);
-        rest.remove_prefix(cr + 1);
-        if (rest == "\n") rest = {};  // "\r\n" is one line end
-      }
-      if (!rest.empty()) segmented[i] += process_line(rest, caches[worker]);
-    });
-    // get_vocabulary reads the segmented text back through codecs, which cuts lines as str.splitlines.
-    for (const auto& text : segmented)
-      for (const std::string_view line : split_python_lines(text)) counts.add_words_of_line(line);
-  }
+  transform_lines(
+      input, resolve_threads(impl_->options.threads),
+      [this](const std::string& text) {
+        // BPE.process_lines opens the file with open(), whose universal newlines end lines at \n, \r
+        // and \r\n and turn each into "\n".
+        std::string segmented;
+        std::string_view rest = text;
+        for (size_t cr; (cr = rest.find('\r')) != std::string_view::npos;) {
+          segmented += process_line(std::string(rest.substr(0, cr)) + "\n");
+          rest.remove_prefix(cr + 1);
+          if (rest == "\n") rest = {};  // "\r\n" is one line end
+        }
+        if (!rest.empty()) segmented += process_line(rest);
+        return segmented;
+      },
+      // get_vocabulary reads the segmented text back through codecs, which cuts lines as str.splitlines.
+      [&](const std::string& segmented) {
+        for (const std::string_view line : split_python_lines(segmented)) counts.add_words_of_line(line);
+      });
   return counts;
 }
 

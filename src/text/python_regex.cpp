@@ -117,7 +117,8 @@ PythonRegex::PythonRegex(const std::string& pattern) : pattern_(pattern) {
   UParseError where{};
   const std::string translated = python_pattern_to_icu(pattern);
   // UREGEX_UNIX_LINES: only "\n" ends a line for ".", "^" and "$", as in Python.
-  compiled_.reset(icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(translated), UREGEX_UNIX_LINES, where, status));
+  compiled_.reset(
+      icu::RegexPattern::compile(icu::UnicodeString::fromUTF8(translated), UREGEX_UNIX_LINES, where, status));
   MIXSEQ_CHECK(U_SUCCESS(status), "invalid regular expression '", pattern, "' (", u_errorName(status),
                " near character ", where.offset + 1, " of its ICU form '", translated,
                "'); escape special characters such as . * + ? ( ) [ ] { } | \\ to match them literally");

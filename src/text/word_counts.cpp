@@ -75,7 +75,8 @@ void for_each_word_count(const std::string& path, const std::function<void(std::
     int64_t count = 0;
     if (space == std::string_view::npos || entry.find(' ', space + 1) != std::string_view::npos ||
         !parse_python_int(entry.substr(space + 1), count))
-      reader.fail("expected \"<word> <count>\" (one space, integer count), got '", line.substr(0, line.size() - trailing_strip_chars(line)),
+      reader.fail("expected \"<word> <count>\" (one space, integer count), got '",
+                  line.substr(0, line.size() - trailing_strip_chars(line)),
                   "'; vocabulary files are written by `mixseq bpe learn --write-vocabulary`");
     fn(entry.substr(0, space), count);
   }

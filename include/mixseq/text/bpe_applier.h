@@ -13,9 +13,10 @@
 // non-final pieces) be split back by undoing merges until the parts are known or single characters;
 // glossaries (Python regular expressions) cut matching parts out of words and keep them whole.
 //
-// Threading: a BpeApplier is immutable after construction; its const methods may be called from
-// several threads at once, each with its own WordCache. apply_file and count_output_words spread
-// lines over `threads` workers and keep the input order.
+// Threading: the const methods may be called from several threads at once. They share one cache
+// of segmented words (like apply_bpe.py's, never cleared), split into shards behind their own
+// mutexes. apply_file and count_output_words spread lines over `threads` workers and keep the
+// input order.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "mixseq/text/bpe_codes.h"
@@ -44,10 +44,6 @@ struct BpeApplyOptions {
 
 class BpeApplier {
  public:
-  // Already segmented words and their pieces; one per thread, reused across calls, never cleared
-  // (like apply_bpe.py's cache).
-  using WordCache = std::unordered_map<std::string, std::vector<std::string>>;
-
   // Reads options.vocabulary and compiles options.glossaries; throws mixseq::Error on a bad file
   // line ("<path>:<line>: ...") or a bad regular expression.
   BpeApplier(BpeCodes codes, const BpeApplyOptions& options);
@@ -59,11 +55,11 @@ class BpeApplier {
   std::vector<std::string> segment_word(std::string_view word) const;
 
   // The pieces of every word of a line, in order (apply_bpe.py's segment, before the join).
-  std::vector<std::string> segment_line(std::string_view line, WordCache& cache) const;
+  std::vector<std::string> segment_line(std::string_view line) const;
 
   // apply_bpe.py's process_line: the segmented words joined by spaces, with the "\r\n " characters
   // that lead and trail `line` kept; a line of only such characters comes back unchanged.
-  std::string process_line(std::string_view line, WordCache& cache) const;
+  std::string process_line(std::string_view line) const;
 
   // `apply_bpe.py -c codes -i input -o output`: "-" is stdin / stdout; the output is written
   // atomically. Lines are cut as apply_bpe.py cuts them (at \n, \r, and the other line boundaries

@@ -3,10 +3,9 @@
 // encode(line) gives the pieces apply_bpe.py would write for the line, separator included
 // ("the lowest" -> {"the", "low@@", "est"}); decode(pieces) joins them with spaces and removes the
 // separator as `sed -r 's/(@@ )|(@@ ?$)//g'` does, so decode(encode(x)) is x with its words
-// separated by single spaces. Thread-safe: encode shares one word cache behind a mutex.
+// separated by single spaces. Thread-safe; threads share the applier's cache of segmented words.
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,8 +25,6 @@ class BpeTokenizer : public Tokenizer {
 
  private:
   BpeApplier applier_;
-  mutable std::mutex cache_mutex_;
-  mutable BpeApplier::WordCache cache_;
 };
 
 }  // namespace mixseq

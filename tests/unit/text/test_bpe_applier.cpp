@@ -92,14 +92,16 @@ TEST(BpeApplier, GlossariesIsolateMatchesAndKeepThemWhole) {
             (std::vector<std::string>{"1@@", "9@@", "3@@", "4@@", "USA@@", "B@@", "USA"}));
   // 'likeword' -> ['like', 'word'] (apply_bpe.py 0.3.9 would keep only 'w' of the ending).
   EXPECT_EQ(applier.segment_word("likeword"), (std::vector<std::string>{"like@@", "w@@", "o@@", "r@@", "d"}));
-  EXPECT_EQ(applier.segment_word("<country>Schweiz</country>"), (std::vector<std::string>{"<country>Schweiz</country>"}));
+  EXPECT_EQ(applier.segment_word("<country>Schweiz</country>"),
+            (std::vector<std::string>{"<country>Schweiz</country>"}));
 }
 
 TEST(BpeApplier, MalformedUtf8NamesFileAndLine) {
   test::TempDir dir;
   const BpeApplier applier(sennrich_codes(), BpeApplyOptions{});
   const auto input = dir.write("in.txt", "lowest\nne\xFFwer\n");
-  EXPECT_NE(error_of([&] { applier.apply_file(input, dir.path("out.txt")); }).find(input + ":2: malformed UTF-8 at byte 3"),
+  EXPECT_NE(error_of([&] { applier.apply_file(input, dir.path("out.txt")); })
+                .find(input + ":2: malformed UTF-8 at byte 3"),
             std::string::npos);
 }
 
@@ -107,7 +109,8 @@ TEST(BpeApplier, BadVocabularyLineNamesFileAndLine) {
   test::TempDir dir;
   BpeApplyOptions options;
   options.vocabulary = dir.write("vocab", "lo@@ 5\nw@@\n");
-  EXPECT_NE(error_of([&] { BpeApplier(sennrich_codes(), options); }).find(options.vocabulary + ":2:"), std::string::npos);
+  EXPECT_NE(error_of([&] { BpeApplier(sennrich_codes(), options); }).find(options.vocabulary + ":2:"),
+            std::string::npos);
 }
 
 // A corpus of random words from a fixed seed: frequent and rare words, some non-ASCII.

@@ -34,7 +34,8 @@ TEST(BpeTokenizer, DecodeRemovesTheSeparatorLikeSed) {
 
 TEST(BpeTokenizer, EncodesTheSameFromSeveralThreads) {
   std::vector<std::string> lines;
-  for (int i = 0; i < 50; ++i) lines.push_back("lowest newest slowest w" + std::to_string(i) + " nest" + std::to_string(i % 7));
+  for (int i = 0; i < 50; ++i)
+    lines.push_back("lowest newest slowest w" + std::to_string(i) + " nest" + std::to_string(i % 7));
   std::vector<std::vector<std::string>> expected;
   for (const auto& line : lines) expected.push_back(BpeTokenizer(example_codes(), BpeApplyOptions{}).encode(line));
   const BpeTokenizer shared(example_codes(), BpeApplyOptions{});
