@@ -6,7 +6,6 @@
 // words, so a tab or a no-break space is part of a word.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,8 +32,7 @@ class PythonLineReader {
   // The next line, valid until the following call; false at the end of the file.
   bool next(std::string_view& line);
 
-  const std::string& path() const { return reader_.path(); }
-  int64_t line_number() const { return reader_.line_number(); }
+  // "<path>:<line>: <what>" for the current "\n"-line.
   template <typename... Args>
   [[noreturn]] void fail(const Args&... what) const {
     reader_.fail(what...);

@@ -83,6 +83,16 @@ TEST(BpeApplier, VocabularySplitsBackUnknownPieces) {
   EXPECT_EQ(BpeApplier(sennrich_codes(), options).segment_word("lowest"), (std::vector<std::string>{"lo@@", "west"}));
 }
 
+TEST(BpeApplier, SplittingBackUndoesTheMergeApplyBpePyPicksAmongDuplicates) {
+  // "abc" is made by "a bc" (lines 2 and 5) and "ab c" (line 4). bpe_codes_reverse keeps the pair
+  // whose last occurrence comes first: "ab c". Expected output printed by apply_bpe.py.
+  test::TempDir dir;
+  BpeApplyOptions options;
+  options.vocabulary = dir.write("vocab", "ab@@ 1\nc@@ 1\nx 1\n");
+  const BpeApplier applier(BpeCodes({{"b", "c"}, {"a", "bc"}, {"a", "b"}, {"ab", "c"}, {"a", "bc"}}), options);
+  EXPECT_EQ(applier.segment_word("abcx"), (std::vector<std::string>{"ab@@", "c@@", "x"}));
+}
+
 TEST(BpeApplier, GlossariesIsolateMatchesAndKeepThemWhole) {
   BpeApplyOptions options;
   options.glossaries = {"USA", "like", "<country>\\w*</country>"};

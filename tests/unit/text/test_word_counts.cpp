@@ -50,5 +50,16 @@ TEST(WordCounts, BadVocabularyLineNamesFileAndLine) {
   }
 }
 
+TEST(WordCounts, MalformedUtf8NamesFileAndLine) {
+  test::TempDir dir;
+  const auto path = dir.write("text.txt", "fine\nalso fine\nbad \xC3(\n");
+  try {
+    count_words({path});
+    FAIL() << "accepted malformed UTF-8";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":3: malformed UTF-8 at byte 5"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace mixseq
