@@ -10,7 +10,7 @@
 //
 // Options, as apply_bpe.py's: a vocabulary ("<word> <count>" lines, e.g. from
 // `bpe learn --write-vocabulary`) makes every piece that is not in it (with the separator for
-// non-final pieces) be split back by undoing merges until the parts are known or single characters;
+// non-final pieces) be split back by undoing merges until the parts are known or cannot be split;
 // glossaries (Python regular expressions) cut matching parts out of words and keep them whole.
 //
 // Threading: the const methods may be called from several threads at once. They share one cache
@@ -37,7 +37,7 @@ struct BpeApplyOptions {
   std::optional<int64_t> vocabulary_threshold;  // vocabulary entries counted fewer times are left out;
                                                 // nullopt keeps every entry. Left with no entry, the
                                                 // vocabulary filters nothing (as in apply_bpe.py)
-  std::vector<std::string> glossaries;  // Python regular expressions (see python_regex.h for the subset
+  std::vector<std::string> glossaries;  // Python regular expressions (docs/bpe.md lists the syntax
                                         // supported) for words or parts of words never split; empty disables
   int threads = 0;                      // workers of apply_file and count_output_words; 0 = one per core
 };
