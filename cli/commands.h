@@ -15,5 +15,6 @@ void add_chrf_command(CLI::App& app, CommandTable& table);
 void add_train_command(CLI::App& app, CommandTable& table);
 void add_translate_command(CLI::App& app, CommandTable& table);
 void add_bench_command(CLI::App& app, CommandTable& table);
+void add_bpe_command(CLI::App& app, CommandTable& table);
 
 }  // namespace mixseq::cli

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "mixseq/text/bpe_tokenizer.h"
 #include "mixseq/text/sentencepiece_tokenizer.h"
 #include "mixseq/text/utf8.h"
 #include "mixseq/util/error.h"
@@ -33,6 +34,7 @@ using TokenizerFactory = std::function<std::unique_ptr<Tokenizer>(const std::str
 
 const std::map<std::string, TokenizerFactory>& tokenizer_kinds() {
   static const std::map<std::string, TokenizerFactory> kinds = {
+      {"bpe", [](const std::string& path) { return std::make_unique<BpeTokenizer>(BpeCodes::load(path), BpeApplyOptions{}); }},
       {"spm", [](const std::string& path) { return std::make_unique<SentencePieceTokenizer>(path); }},
   };
   return kinds;

@@ -186,4 +186,42 @@ std::string_view strip_whitespace(std::string_view text) {
   return rstrip_whitespace(text.substr(begin));
 }
 
+namespace {
+
+// Byte length of the line boundary at text[pos] (see split_python_lines), or 0 when there is none.
+size_t python_line_boundary_length(std::string_view text, size_t pos) {
+  const unsigned char lead = static_cast<unsigned char>(text[pos]);
+  switch (lead) {
+    case '\r':
+      return pos + 1 < text.size() && text[pos + 1] == '\n' ? 2 : 1;
+    case '\n': case 0x0B: case 0x0C: case 0x1C: case 0x1D: case 0x1E:
+      return 1;
+    case 0xC2:  // U+0085 NEXT LINE
+      return pos + 1 < text.size() && static_cast<unsigned char>(text[pos + 1]) == 0x85 ? 2 : 0;
+    case 0xE2:  // U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR
+      return text.compare(pos, 3, "\xE2\x80\xA8") == 0 || text.compare(pos, 3, "\xE2\x80\xA9") == 0 ? 3 : 0;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string_view> split_python_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t start = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t boundary = python_line_boundary_length(text, pos);
+    if (boundary == 0) {
+      ++pos;
+      continue;
+    }
+    pos += boundary;
+    lines.push_back(text.substr(start, pos - start));
+    start = pos;
+  }
+  if (start < text.size()) lines.push_back(text.substr(start));
+  return lines;
+}
+
 }  // namespace mixseq

@@ -41,4 +41,9 @@ std::string_view strip_whitespace(std::string_view text);
 // Python's str.rstrip() with no argument (Unicode whitespace at the end only).
 std::string_view rstrip_whitespace(std::string_view text);
 
+// Python's str.splitlines(keepends=True): splits after each line boundary (\n, \r, \r\n, \v, \f,
+// \x1c, \x1d, \x1e, U+0085, U+2028, U+2029), keeping it; no empty field at the end. This is how
+// Python's codecs readers (subword-nmt's codecs.open) cut a file into lines.
+std::vector<std::string_view> split_python_lines(std::string_view text);
+
 }  // namespace mixseq

@@ -24,6 +24,9 @@ class LineReader {
 
   const std::string& path() const { return path_; }
   int64_t line_number() const { return line_number_; }  // 1-based number of the last line read
+  // False only for a last line that the file ends without "\n"; tools that copy lines use it
+  // to reproduce the input's ending byte for byte.
+  bool ended_with_newline() const { return ended_with_newline_; }
   bool check_utf8 = true;
 
   // "<path>:<line>: <what>" for the line last read.
@@ -37,6 +40,7 @@ class LineReader {
   std::unique_ptr<std::ifstream> file_;
   std::istream* in_;
   int64_t line_number_ = 0;
+  bool ended_with_newline_ = true;
 };
 
 // Reads a whole text file into lines (checking UTF-8); "-" reads stdin.

@@ -68,5 +68,16 @@ TEST(Utf8, RstripKeepsLeadingWhitespace) {
   EXPECT_EQ(rstrip_whitespace("  "), "");
 }
 
+TEST(Utf8, SplitPythonLinesKeepsEveryBoundaryPythonKnows) {
+  // Python: "a\r\nb\rc\x0cd\x1ce\u2028f\x85g\n\nh".splitlines(keepends=True)
+  const auto lines = split_python_lines("a\r\nb\rc\x0c" "d\x1c" "e\xE2\x80\xA8" "f\xC2\x85" "g\n\nh");
+  const std::vector<std::string_view> expected = {"a\r\n", "b\r", "c\x0c", "d\x1c", "e\xE2\x80\xA8",
+                                                  "f\xC2\x85", "g\n", "\n", "h"};
+  EXPECT_EQ(lines, expected);
+  EXPECT_TRUE(split_python_lines("").empty());
+  // U+00A0 (C2 A0) and U+2027 (E2 80 A7) share lead bytes with boundaries but are none.
+  EXPECT_EQ(split_python_lines("x\xC2\xA0y\xE2\x80\xA7z\n").size(), 1u);
+}
+
 }  // namespace
 }  // namespace mixseq
