@@ -1,0 +1,53 @@
+#include "mixseq/nn/bahdanau_attention.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <limits>
+
+namespace mixseq {
+namespace {
+
+torch::nn::Linear make_projection(int64_t in, int64_t out, double init_range) {
+  torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(false));
+  torch::NoGradGuard no_grad;
+  linear->weight.uniform_(-init_range, init_range);
+  return linear;
+}
+
+}  // namespace
+
+BahdanauAttentionImpl::BahdanauAttentionImpl(const BahdanauAttentionOptions& options)
+    : query_proj_(register_module("query_proj",
+                                  make_projection(options.query_size, options.num_units, options.init_range))),
+      key_proj_(register_module("key_proj", make_projection(options.key_size, options.num_units, options.init_range))),
+      score_v_(register_parameter("score_v", at::empty({options.num_units}).uniform_(-options.init_range,
+                                                                                      options.init_range))),
+      // g starts at 1/sqrt(D) as in TensorFlow and NVIDIA's GNMT: ||v̂|| = g and ||tanh(.)|| <= sqrt(D),
+      // so every initial score lies in [-1, 1] whatever D is (Cauchy-Schwarz).
+      score_g_(register_parameter("score_g", at::full({1}, 1.0 / std::sqrt(static_cast<double>(options.num_units))))),
+      score_bias_(register_parameter("score_bias", at::zeros({options.num_units}))) {}
+
+torch::Tensor BahdanauAttentionImpl::project_keys(const torch::Tensor& keys) {
+  return key_proj_(keys);  // [B, S, D]
+}
+
+std::tuple<torch::Tensor, torch::Tensor> BahdanauAttentionImpl::forward(const torch::Tensor& query,
+                                                                        const torch::Tensor& keys,
+                                                                        const torch::Tensor& projected_keys,
+                                                                        const torch::Tensor& pad_mask) {
+  const auto projected_query = query_proj_(query);  // [B, T, D]
+  // The fp32 parameters are cast to the projections' dtype: added as they are, they would
+  // promote the [B, T, S, D] sum below to fp32 under autocast.
+  const auto dtype = projected_query.scalar_type();
+  const auto v_hat = score_g_ * score_v_ / score_v_.norm();  // [D]
+  const auto hidden = at::tanh(projected_query.unsqueeze(2) + projected_keys.unsqueeze(1) +
+                               score_bias_.to(dtype));          // [B, T, S, D]
+  auto scores = at::matmul(hidden, v_hat.to(dtype));            // [B, T, S]
+  scores = scores.masked_fill(pad_mask.unsqueeze(1), -std::numeric_limits<double>::infinity());
+  const auto weights = at::softmax(scores, /*dim=*/-1, at::promote_types(scores.scalar_type(), at::kFloat));
+  const auto context = at::bmm(weights.to(keys.scalar_type()), keys);  // [B, T, key_size]
+  return {context, weights};
+}
+
+}  // namespace mixseq
