@@ -1,12 +1,13 @@
 // mixseq bench: one model's speed on random token ids, comparable side by side with other
 // implementations of the same shapes.
-//   mixseq bench train --model gnmt --vocab 2000 --hidden 256 --layers 4 --batch 32 --seq-len 30 \
+//   mixseq bench train --model gnmt --vocab 2000 --hidden 256 --layers 4 --batch 32 --seq-len 30
 //                      --steps 20 --warmup-steps 3 --precision bf16
 //   mixseq bench translate --model gnmt ... --beam 5 --batch 16 --batches 4 --max-len 30
 // Each prints one JSON line. Training steps are whole updates: forward, label-smoothed loss,
 // backward, clipping, Adam. Translation suppresses </s>, so every hypothesis runs --max-len
 // steps: a fixed workload.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 #include <torch/cuda.h>
 
