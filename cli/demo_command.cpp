@@ -63,8 +63,7 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
   command->add_option("--train-size", arguments->train_size, "Training pairs of the built-in task")
       ->capture_default_str();
   command->add_option("--bpe-merges", arguments->bpe_merges, "Joint BPE merges")->capture_default_str();
-  command->allow_extras();  // --train.max_epochs 2 and other TrainConfig overrides
-  table.add(command, [=] {
+  table.add_with_overrides(command, [=, &table] {
     const auto started = std::chrono::steady_clock::now();
     const std::string& dir = arguments->work_dir;
     const std::string raw = dir + "/raw";
@@ -89,7 +88,7 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
     log_info("demo: 3/5 prepared ", prepare.output_dir);
 
     TrainConfig config = demo_config(dir);
-    apply_config_overrides(parse_config_overrides(command->remaining()), config.fields());
+    apply_config_overrides(parse_config_overrides(table.extra_arguments()), config.fields());
     const auto summary = train_translation_model(config, /*resume=*/false);
     log_info("demo: 4/5 trained ", summary.steps, " updates in ", summary.seconds, " s, best validation BLEU ",
              summary.best_bleu);

@@ -14,8 +14,14 @@
 namespace mixseq::cli {
 
 int CommandTable::run_chosen() const {
-  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it)
-    if (it->first->parsed()) return it->second();
+  for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+    if (!it->command->parsed()) continue;
+    if (!it->takes_overrides && !extra_arguments_.empty())
+      throw mixseq::Error(mixseq::str_cat("unexpected argument '", extra_arguments_.front(), "' for mixseq ",
+                                          it->command->get_name(), "; see mixseq ", it->command->get_name(),
+                                          " --help"));
+    return it->run();
+  }
   return 1;
 }
 
@@ -52,6 +58,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mixseq: train, translate and score sequence models with mixed precision"};
   app.require_subcommand(1);
   app.fallthrough();
+  app.allow_extras();  // subcommands that take config overrides read them; the others reject extras below
   int threads = 0;
   app.add_option("--threads", threads, "CPU threads for LibTorch and OpenBLAS (0: one per core)");
   CommandTable table;
@@ -64,6 +71,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
+    table.set_extra_arguments(app.remaining());
     mixseq::configure_threads(threads);
     return table.run_chosen();
   } catch (const std::exception& e) {

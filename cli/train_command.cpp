@@ -44,9 +44,8 @@ void add_train_command(CLI::App& app, CommandTable& table) {
   command->add_option("-c,--config", arguments->config_path, "YAML config (configs/*.yaml)");
   command->add_flag("--resume", arguments->resume, "Continue <run_dir>/checkpoint_last.pt if it exists");
   command->add_flag("--print-config", arguments->print_config, "Print the resolved config and exit");
-  command->allow_extras();
-  table.add(command, [=] {
-    const auto config = resolve_config(*arguments, parse_config_overrides(command->remaining()));
+  table.add_with_overrides(command, [=, &table] {
+    const auto config = resolve_config(*arguments, parse_config_overrides(table.extra_arguments()));
     if (arguments->print_config) {
       TrainConfig printable = config;
       std::cout << config_to_yaml(printable.fields());

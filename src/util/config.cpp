@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -207,11 +208,13 @@ class YamlWriter : public ConfigVisitor {
   }
 
   void field(const char* key, int64_t& value, const char* help) override { write(key, value, help); }
-  void field(const char* key, double& value, const char* help) override { write(key, value, help); }
+  void field(const char* key, double& value, const char* help) override { write(key, shortest(value), help); }
   void field(const char* key, bool& value, const char* help) override { write(key, value, help); }
   void field(const char* key, std::string& value, const char* help) override { write(key, value, help); }
   void field(const char* key, std::vector<double>& value, const char* help) override {
-    out_ << YAML::Key << key << YAML::Value << YAML::Flow << value << YAML::Comment(help);
+    out_ << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const double number : value) out_ << shortest(number);
+    out_ << YAML::EndSeq << YAML::Comment(help);
   }
   void choice(const char* key, std::string& value, std::initializer_list<const char*>, const char* help) override {
     write(key, value, help);
@@ -226,6 +229,12 @@ class YamlWriter : public ConfigVisitor {
   void write(const char* key, const T& value, const char* help) {
     out_ << YAML::Key << key << YAML::Value << value;
     if (help && *help) out_ << YAML::Comment(help);
+  }
+  // The shortest text that reads back as the same double ("0.1", not "0.10000000000000001").
+  static std::string shortest(double value) {
+    char text[32];
+    const auto result = std::to_chars(text, text + sizeof text, value);
+    return std::string(text, result.ptr);
   }
   YAML::Emitter out_;
 };

@@ -94,6 +94,8 @@ TEST(Config, WritesYamlThatReadsBackToTheSameValues) {
   options.betas = {0.5};
   const std::string yaml = config_to_yaml(options.fields());
   EXPECT_NE(yaml.find("hidden_size: 7"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("dropout: 0.2  #"), std::string::npos) << yaml;  // shortest round-trip digits
+  EXPECT_NE(yaml.find("betas: [0.5]"), std::string::npos) << yaml;
   RootOptions again;
   read_config_yaml(yaml, "written", again.fields());
   EXPECT_EQ(again.arch, "transformer");
