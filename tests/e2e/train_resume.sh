@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Exact resume: a training run killed with SIGKILL and resumed with --resume from
+# checkpoint_last.pt logs the same loss at every update as a run that never stopped.
+#   train_resume.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work"
+
+"$mixseq" synth -o "$work/raw" --train-size 400 --valid-size 20 --test-size 20
+"$mixseq" prepare --train "$work/raw/train" --valid "$work/raw/valid" -o "$work/data" --tokenizer none >/dev/null
+train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
+       --model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --model.gnmt.dropout 0.2
+       --train.max_epochs 0 --train.max_steps 150 --train.log_interval 1 --train.save_interval 1
+       --train.validate_bleu false)
+
+"${train[@]}" --train.run_dir "$work/straight" 2>"$work/straight.log"
+
+"${train[@]}" --train.run_dir "$work/killed" 2>"$work/killed.log" &
+pid=$!
+updates() {
+  local count
+  count=$(grep -c '"kind":"train"' "$work/killed/metrics.jsonl" 2>/dev/null || true)
+  echo "${count:-0}"
+}
+while [ "$(updates)" -lt 40 ]; do
+  kill -0 "$pid" 2>/dev/null || { echo "FAIL: the run ended before it could be killed"; exit 1; }
+  sleep 0.02
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+echo "killed after $(updates) logged updates"
+
+"${train[@]}" --train.run_dir "$work/killed" --resume 2>"$work/resumed.log"
+grep -q "resuming from" "$work/resumed.log" || { echo "FAIL: the second run did not resume"; exit 1; }
+
+# The last loss logged for each update (a resumed run logs again the updates after its checkpoint).
+losses() {
+  sed -n 's/.*"kind":"train".*"loss":\([^,}]*\).*"step":\([0-9]*\).*/\2 \1/p' "$1" |
+    awk '{ loss[$1] = $2 } END { for (s in loss) print s, loss[s] }' | sort -n
+}
+losses "$work/straight/metrics.jsonl" >"$work/straight.losses"
+losses "$work/killed/metrics.jsonl" >"$work/killed.losses"
+[ "$(wc -l <"$work/straight.losses")" -eq 150 ] || { echo "FAIL: expected 150 logged updates"; exit 1; }
+if ! diff "$work/straight.losses" "$work/killed.losses" >"$work/diff.txt"; then
+  echo "FAIL: per-update losses differ after resume:"; head "$work/diff.txt"; exit 1
+fi
+echo "PASS: 150 updates, identical losses with and without the kill"
