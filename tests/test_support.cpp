@@ -6,6 +6,8 @@
 #include <random>
 #include <sstream>
 
+#include "mixseq/util/error.h"
+
 namespace mixseq::test {
 
 TempDir::TempDir() {
@@ -29,6 +31,8 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
   return file;
 }
 
+std::string TempDir::read(const std::string& name) const { return read_file(path(name)); }
+
 void write_file(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;
@@ -44,6 +48,15 @@ std::string read_file(const std::string& path) {
   std::ostringstream content;
   content << in.rdbuf();
   return content.str();
+}
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 }  // namespace mixseq::test

@@ -1,8 +1,9 @@
-// Helpers shared by the test suites: temporary folders and small files.
+// Helpers shared by the test suites: temporary folders, small files, error messages.
 #pragma once
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ class TempDir {
   std::string path(const std::string& name) const { return (root_ / name).string(); }
   // Writes `content` byte for byte to <dir>/<name> and returns its path.
   std::string write(const std::string& name, const std::string& content) const;
+  // The bytes of <dir>/<name>.
+  std::string read(const std::string& name) const;
   const std::filesystem::path& root() const { return root_; }
 
  private:
@@ -29,5 +32,8 @@ void write_file(const std::string& path, const std::string& content);
 // Writes the lines, each followed by "\n".
 void write_lines(const std::string& path, const std::vector<std::string>& lines);
 std::string read_file(const std::string& path);
+
+// The message of the mixseq::Error that `action` throws, or "" when it throws none.
+std::string error_of(const std::function<void()>& action);
 
 }  // namespace mixseq::test

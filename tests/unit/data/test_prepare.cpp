@@ -9,17 +9,11 @@
 namespace mixseq {
 namespace {
 
+using test::error_of;
+
 using test::TempDir;
 using test::write_lines;
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 PrepareOptions parallel_options(const TempDir& dir) {
   PrepareOptions options;

@@ -6,10 +6,12 @@
 
 #include "mixseq/text/bpe_learner.h"
 #include "mixseq/util/error.h"
-#include "temp_dir.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
+
+using test::error_of;
 
 // Codes learnt from Sennrich et al. 2016's example (see test_bpe_learner.cpp): s t</w>, e st</w>,
 // l o, w est</w>, n e, ne west</w>, lo w</w>, w i, wi d, wid est</w>.
@@ -30,15 +32,6 @@ std::string apply_text(const BpeApplier& applier, const std::string& text) {
   return dir.read("out.txt");
 }
 
-template <typename Fn>
-std::string error_of(const Fn& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(BpeApplier, SegmentsWordsByMergePriority) {
   const BpeApplier applier(sennrich_codes(), BpeApplyOptions{});

@@ -3,21 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "mixseq/util/error.h"
-#include "temp_dir.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
 
-// The message of the mixseq::Error that fn throws, or "" when it throws none.
-template <typename Fn>
-std::string error_of(const Fn& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
+
 
 TEST(BpeCodes, LoadsVersion02AndSavesItBack) {
   test::TempDir dir;

@@ -11,7 +11,7 @@
 
 #include "mixseq/text/bpe_applier.h"
 #include "mixseq/text/bpe_learner.h"
-#include "temp_dir.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {

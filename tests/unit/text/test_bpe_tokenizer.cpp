@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "temp_dir.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {

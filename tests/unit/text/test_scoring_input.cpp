@@ -1,10 +1,6 @@
 #include "mixseq/text/scoring_input.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -13,42 +9,23 @@
 #include "mixseq/text/bleu.h"
 #include "mixseq/text/chrf.h"
 #include "mixseq/util/error.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A fresh folder under the system temp folder, removed with everything in it at the end.
 class ScoringInputTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / (std::string("mixseq_scoring_input_") + info->name() + "_" +
-                                        std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string write(const std::string& name, const std::string& bytes) {
-    const fs::path path = dir_ / name;
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path.string();
-  }
+  std::string write(const std::string& name, const std::string& bytes) { return dir_.write(name, bytes); }
 
   // The message of the mixseq::Error that reading throws.
   std::string error_of(const std::string& hyp, const std::vector<std::string>& refs) {
-    try {
-      read_scoring_input(hyp, refs);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "expected mixseq::Error";
-    return "";
+    const std::string message = test::error_of([&] { read_scoring_input(hyp, refs); });
+    if (message.empty()) ADD_FAILURE() << "expected mixseq::Error";
+    return message;
   }
 
-  fs::path dir_;
+  test::TempDir dir_;
 };
 
 std::string with_version(std::string line) {
@@ -125,7 +102,7 @@ TEST_F(ScoringInputTest, MalformedUtf8NamesFileAndLine) {
 
 TEST_F(ScoringInputTest, MissingFileIsNamed) {
   const auto ref = write("ref", "a\n");
-  const std::string missing = (dir_ / "no_such_file").string();
+  const std::string missing = dir_.path("no_such_file");
   EXPECT_EQ(error_of(missing, {ref}), "cannot open '" + missing + "' for reading");
   EXPECT_EQ(error_of(ref, {missing}), "cannot open '" + missing + "' for reading");
 }

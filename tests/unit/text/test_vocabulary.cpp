@@ -14,6 +14,8 @@
 namespace mixseq {
 namespace {
 
+using test::error_of;
+
 // Worked by hand. Counts over both files: the 3; a, cat, dog, sat 2; and, mat, on 1 (14 tokens).
 // Order: count descending, ties in byte order.
 const char* const kFileA = "the cat sat on the mat\nthe  dog sat \n";  // a double and a trailing space
@@ -46,14 +48,6 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(Vocabulary, CountsTokensOverSeveralFiles) {
   test::TempDir dir;

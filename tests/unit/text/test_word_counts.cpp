@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "mixseq/util/error.h"
-#include "temp_dir.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {

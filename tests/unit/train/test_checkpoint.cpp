@@ -12,14 +12,8 @@
 namespace mixseq {
 namespace {
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
+
 
 CheckpointContents sample_contents() {
   CheckpointContents contents;

@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "mixseq/util/error.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
+
+using test::error_of;
 
 struct InnerOptions {
   int64_t hidden_size = 1024;
@@ -32,14 +35,6 @@ struct RootOptions {
   }
 };
 
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(Config, ReadsYamlAndKeepsDefaultsForMissingKeys) {
   RootOptions options;

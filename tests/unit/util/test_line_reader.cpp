@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "temp_dir.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
