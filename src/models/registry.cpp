@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mixseq/models/gnmt.h"
+#include "mixseq/models/transformer.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -15,6 +16,8 @@ using ModelBuilder = std::function<Seq2SeqModel(const ModelConfig&, int64_t voca
 
 const std::map<std::string, ModelBuilder> kModelRegistry = {
     {"gnmt", [](const ModelConfig& c, int64_t vocab_size) { return GnmtModel(c.gnmt, vocab_size).ptr(); }},
+    {"transformer",
+     [](const ModelConfig& c, int64_t vocab_size) { return TransformerModel(c.transformer, vocab_size).ptr(); }},
 };
 
 std::string known_names() {

@@ -6,6 +6,10 @@
 #include <ATen/core/Tensor.h>
 #include <torch/version.h>
 
+#if TORCH_VERSION_MAJOR >= 2
+#include <ATen/ops/scaled_dot_product_attention.h>
+#endif
+
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -37,6 +41,23 @@ inline bool is_autocast_enabled(c10::DeviceType device) {
   return at::autocast::is_autocast_enabled(device);
 #else
   return device == c10::DeviceType::CPU ? at::autocast::is_cpu_enabled() : at::autocast::is_enabled();
+#endif
+}
+
+// at::scaled_dot_product_attention, PyTorch's fused attention (flash / memory-efficient kernels
+// on the GPU), came in 2.0; 1.13 has only mixseq's plain path (nn/scaled_dot_product_attention.h).
+inline constexpr bool has_fused_attention() { return TORCH_VERSION_MAJOR >= 2; }
+
+// q [B, H, T, Dh], k and v [B, H, S, Dh], keep [B or 1, 1, T or 1, S] bool (true: may attend;
+// undefined: all) -> [B, H, T, Dh], softmax(q k^T / sqrt(Dh)) v. Undefined where
+// has_fused_attention() is false.
+inline at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                  const at::Tensor& keep, double dropout_p) {
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, keep.defined() ? c10::optional<at::Tensor>(keep) : c10::nullopt,
+                                          dropout_p, /*is_causal=*/false);
+#else
+  return {};
 #endif
 }
 

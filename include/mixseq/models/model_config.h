@@ -26,13 +26,50 @@ struct GnmtConfig {
   }
 };
 
+// The Transformer of Vaswani et al. 2017 as fairseq's `transformer` builds it (Ott et al. 2018,
+// "Scaling Neural Machine Translation"); the defaults are the paper's base model.
+struct TransformerConfig {
+  int64_t embed_dim = 512;                       // D: embedding width and width of every layer
+  int64_t ffn_dim = 2048;                        // inner width of the feed-forward networks
+  int64_t heads = 8;                             // attention heads; embed_dim must be a multiple
+  int64_t encoder_layers = 6;                    // encoder layers (at least 1)
+  int64_t decoder_layers = 6;                    // decoder layers (at least 1)
+  double dropout = 0.1;                          // on embeddings and sublayer outputs; 0 disables
+  double attention_dropout = 0.0;                // on attention weights; 0 disables
+  double activation_dropout = 0.0;               // after the feed-forward ReLU; 0 disables
+  bool normalize_before = false;                 // false: post-norm (the paper); true: pre-norm with a final
+                                                 // LayerNorm on the encoder and decoder outputs
+  bool share_all_embeddings = true;              // one matrix for encoder input, decoder input and output
+                                                 // projection (joint vocabulary)
+  bool share_decoder_input_output_embed = true;  // when share_all_embeddings is false: one matrix for the
+                                                 // decoder input and the output projection
+
+  void visit(ConfigVisitor& v) {
+    v.field("embed_dim", embed_dim, "embedding and layer width");
+    v.field("ffn_dim", ffn_dim, "inner width of the feed-forward networks");
+    v.field("heads", heads, "attention heads; embed_dim must be a multiple");
+    v.field("encoder_layers", encoder_layers, "encoder layers");
+    v.field("decoder_layers", decoder_layers, "decoder layers");
+    v.field("dropout", dropout, "dropout on embeddings and sublayer outputs; 0 disables");
+    v.field("attention_dropout", attention_dropout, "dropout on attention weights; 0 disables");
+    v.field("activation_dropout", activation_dropout, "dropout after the feed-forward ReLU; 0 disables");
+    v.field("normalize_before", normalize_before, "pre-norm (true) or post-norm as in the paper (false)");
+    v.field("share_all_embeddings", share_all_embeddings,
+            "one matrix for encoder input, decoder input and output projection");
+    v.field("share_decoder_input_output_embed", share_decoder_input_output_embed,
+            "one matrix for decoder input and output projection (when share_all_embeddings is false)");
+  }
+};
+
 struct ModelConfig {
   std::string arch = "gnmt";  // the architecture, a name in src/models/registry.cpp
   GnmtConfig gnmt;
+  TransformerConfig transformer;
 
   void visit(ConfigVisitor& v) {
-    v.choice("arch", arch, {"gnmt"}, "model architecture");
+    v.choice("arch", arch, {"gnmt", "transformer"}, "model architecture");
     v.section("gnmt", gnmt);
+    v.section("transformer", transformer);
   }
 };
 

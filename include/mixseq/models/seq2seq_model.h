@@ -1,5 +1,5 @@
 // Seq2SeqModel: what the trainer and the search know of an encoder-decoder model. Each
-// architecture (models/gnmt.h, later the Transformer) implements it; nothing outside
+// architecture (models/gnmt.h, models/transformer.h) implements it; nothing outside
 // src/models names an architecture.
 //
 // Training calls forward() on whole target prefixes (teacher forcing). Search calls start()

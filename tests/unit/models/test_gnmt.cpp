@@ -140,7 +140,7 @@ TEST(Gnmt, RegistryBuildsGnmtAndListsKnownNames) {
   EXPECT_NE(std::dynamic_pointer_cast<GnmtModelImpl>(model), nullptr);
   EXPECT_EQ(model->vocab_size(), kVocab);
   config.arch = "gnmt3";
-  EXPECT_EQ(error_message([&] { build_model(config, kVocab); }), "unknown model.arch 'gnmt3'; known: gnmt");
+  EXPECT_EQ(error_message([&] { build_model(config, kVocab); }), "unknown model.arch 'gnmt3'; known: gnmt, transformer");
 }
 
 TEST(Gnmt, ForwardShapes) {

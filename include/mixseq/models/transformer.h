@@ -1,0 +1,99 @@
+// TransformerModel: the encoder-decoder Transformer of Vaswani et al. 2017 as fairseq's
+// `transformer` architecture builds it (Ott et al. 2018, "Scaling Neural Machine Translation").
+//
+//   embeddings  tokens scaled by sqrt(D) plus sinusoidal positions (positions 0, 1, ...;
+//               nn/sinusoidal_positional_embedding.h), then dropout. With
+//               share_all_embeddings one V x D matrix serves the encoder input, the decoder
+//               input and the output projection (mixseq's vocabulary is always joint); else
+//               share_decoder_input_output_embed ties the last two.
+//   encoder     encoder_layers x (self-attention, FFN) (nn/transformer_encoder_layer.h)
+//   decoder     decoder_layers x (causal self-attention, encoder-decoder attention, FFN)
+//               (nn/transformer_decoder_layer.h), then the output projection (no bias)
+//   norm        post-norm (the paper) or, with normalize_before, pre-norm plus a final
+//               LayerNorm on the encoder and the decoder outputs, as fairseq does
+//
+// Init as fairseq: embeddings normal(0, D^-1/2) with the <pad> row zero (lookups give it no
+// gradient), linear layers xavier_uniform with zero biases, LayerNorms 1 and 0.
+//
+// Padding: source padding is never attended to; the decoder sees no later target position.
+// Search: start() runs the encoder and projects its output into each decoder layer's
+// encoder-attention keys and values once; step() runs one position of every decoder layer
+// against cached self-attention keys and values, so it costs one position, and gives the
+// logits forward() gives at that position up to rounding. DecoderStep.attention is the last
+// decoder layer's encoder attention averaged over heads.
+//
+// Mixed precision: run under autocast with fp32 parameters; attention softmaxes run in fp32;
+// the logits come out in the autocast dtype. Not thread-safe; use one model per thread.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "mixseq/models/model_config.h"
+#include "mixseq/models/seq2seq_model.h"
+#include "mixseq/nn/multihead_attention.h"
+
+namespace mixseq {
+
+// What TransformerModel::step needs of the past. select() keeps rows of every tensor.
+struct TransformerState : IncrementalState {
+  std::vector<KeyValueCache> self_attention;     // per decoder layer: keys, values [B, H, t, Dh] of the t fed positions
+  std::vector<KeyValueCache> encoder_attention;  // per decoder layer: the encoder output's keys, values [B, H, S, Dh]
+  torch::Tensor encoder_output;                  // [B, S, D]
+  torch::Tensor pad_mask;                        // [B, S] bool, true at source padding
+  int64_t position = 0;                          // t, the position of the next token fed
+
+  void select(const torch::Tensor& rows) override;
+};
+
+class TransformerModelImpl : public Seq2SeqModelImpl {
+ public:
+  // Throws mixseq::Error for invalid config values or vocab_size < 4.
+  TransformerModelImpl(const TransformerConfig& config, int64_t vocab_size);
+
+  torch::Tensor forward(const torch::Tensor& source, const torch::Tensor& source_lengths,
+                        const torch::Tensor& target_input) override;
+  std::unique_ptr<IncrementalState> start(const torch::Tensor& source, const torch::Tensor& source_lengths) override;
+  DecoderStep step(IncrementalState& state, const torch::Tensor& tokens) override;
+  int64_t vocab_size() const override { return vocab_size_; }
+
+  // The matrices in use, [V, D]; the same tensor where they are shared.
+  const torch::Tensor& encoder_embedding_weight() const { return encoder_embedding_->weight; }
+  const torch::Tensor& decoder_embedding_weight() const { return decoder_embedding_->weight; }
+  const torch::Tensor& output_projection_weight() const;
+
+ private:
+  TransformerState encode(const torch::Tensor& source, const torch::Tensor& source_lengths);
+  // tokens [B, T] at positions state.position.. -> logits [B, T, V], and with need_weights the
+  // last layer's encoder attention averaged over heads [B, T, S]; advances state by T positions.
+  std::tuple<torch::Tensor, torch::Tensor> decode(const torch::Tensor& tokens, TransformerState& state,
+                                                  bool need_weights);
+  // tokens [B, T] -> sqrt(D) * embedding + positions first.., after dropout [B, T, D]
+  torch::Tensor embed(torch::nn::Embedding& embedding, const torch::Tensor& tokens, int64_t first);
+
+  int64_t vocab_size_;
+  int64_t embed_dim_;
+  bool normalize_before_;
+  // Registered as "embedding" when all are shared, else "encoder_embedding" and "decoder_embedding".
+  torch::nn::Embedding encoder_embedding_;
+  torch::nn::Embedding decoder_embedding_;  // the same module as encoder_embedding_ when shared
+  torch::nn::ModuleList encoder_layers_;    // TransformerEncoderLayer
+  torch::nn::LayerNorm encoder_layer_norm_;  // pre-norm only, else empty
+  torch::nn::ModuleList decoder_layers_;     // TransformerDecoderLayer
+  torch::nn::LayerNorm decoder_layer_norm_;  // pre-norm only, else empty
+  torch::nn::Linear output_projection_;      // only when not tied to the decoder embedding, else empty
+  torch::nn::Dropout dropout_;
+};
+TORCH_MODULE(TransformerModel);
+
+}  // namespace mixseq

@@ -1,0 +1,62 @@
+// MultiheadAttention: Vaswani et al. 2017, §3.2.2, as fairseq's MultiheadAttention builds it:
+// separate q, k and v projections (each D -> D with bias), H heads of Dh = D / H, scaled
+// dot-product attention per head (nn/scaled_dot_product_attention.h), out_proj D -> D.
+// Weights start xavier_uniform (gain 1/sqrt(2) for q, k, v as in fairseq), biases at 0.
+//
+// Keys and values are projected apart from the attention itself, so a decoder can project the
+// encoder output once per batch and keep the keys and values of earlier target positions in a
+// KeyValueCache instead of recomputing them at every step.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <tuple>
+
+#include "mixseq/nn/scaled_dot_product_attention.h"
+
+namespace mixseq {
+
+struct MultiheadAttentionOptions {
+  int64_t embed_dim = 0;  // D, the width of queries, keys, values and output
+  int64_t num_heads = 1;  // H; D must be a multiple of H
+  double dropout = 0.0;   // on the attention weights in training; 0 disables
+};
+
+// Projected keys and values, each [B, H, S, Dh]; undefined while empty.
+struct KeyValueCache {
+  torch::Tensor keys;
+  torch::Tensor values;
+};
+
+class MultiheadAttentionImpl : public torch::nn::Module {
+ public:
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
+
+  // x [B, S, D] -> keys and values [B, H, S, Dh].
+  KeyValueCache project_key_value(const torch::Tensor& x);
+
+  // query [B, T, D] attends over key_value (from project_key_value); key_padding_mask [B, S]
+  // bool (true at padding) or undefined; causal as in scaled_dot_product_attention.h.
+  // -> output [B, T, D], and with need_weights the weights [B, H, T, S] (at least fp32; this
+  // forces the plain kernel), else undefined.
+  std::tuple<torch::Tensor, torch::Tensor> forward(const torch::Tensor& query, const KeyValueCache& key_value,
+                                                   const torch::Tensor& key_padding_mask, bool causal,
+                                                   bool need_weights = false,
+                                                   AttentionKernel kernel = AttentionKernel::kAuto);
+
+ private:
+  torch::Tensor split_heads(const torch::Tensor& x) const;  // [B, T, D] -> [B, H, T, Dh]
+
+  int64_t num_heads_;
+  double dropout_;
+  torch::nn::Linear q_proj_;
+  torch::nn::Linear k_proj_;
+  torch::nn::Linear v_proj_;
+  torch::nn::Linear out_proj_;
+};
+TORCH_MODULE(MultiheadAttention);
+
+}  // namespace mixseq

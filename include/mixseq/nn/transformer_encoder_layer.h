@@ -1,0 +1,41 @@
+// TransformerEncoderLayer: self-attention then a position-wise feed-forward network
+// (Vaswani et al. 2017, §3.1 and §3.3), each wrapped as in fairseq's TransformerEncoderLayer:
+//
+//   post-norm (paper):  x = LayerNorm(x + Dropout(Sublayer(x)))
+//   pre-norm:           x = x + Dropout(Sublayer(LayerNorm(x)))
+//
+// with Sublayer = SelfAttention, then FFN(x) = fc2(ActivationDropout(ReLU(fc1(x)))).
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include "mixseq/nn/multihead_attention.h"
+#include "mixseq/nn/transformer_layer_options.h"
+
+namespace mixseq {
+
+class TransformerEncoderLayerImpl : public torch::nn::Module {
+ public:
+  explicit TransformerEncoderLayerImpl(const TransformerLayerOptions& options);
+
+  // x [B, S, D], pad_mask [B, S] bool (true at padding) -> [B, S, D]. Padded positions are
+  // never attended to; their own outputs are meaningless.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& pad_mask);
+
+ private:
+  bool normalize_before_;
+  MultiheadAttention self_attn_;
+  torch::nn::LayerNorm self_attn_layer_norm_;
+  torch::nn::Linear fc1_;
+  torch::nn::Linear fc2_;
+  torch::nn::LayerNorm final_layer_norm_;
+  torch::nn::Dropout dropout_;
+  torch::nn::Dropout activation_dropout_;
+};
+TORCH_MODULE(TransformerEncoderLayer);
+
+}  // namespace mixseq
