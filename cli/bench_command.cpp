@@ -3,9 +3,11 @@
 //   mixseq bench train --model gnmt --vocab 2000 --hidden 256 --layers 4 --batch 32 --seq-len 30
 //                      --steps 20 --warmup-steps 3 --precision bf16
 //   mixseq bench translate --model gnmt ... --beam 5 --batch 16 --batches 4 --max-len 30
+//   mixseq bench train --model transformer --vocab 2000 --d-model 256 --ffn 1024 --heads 4 --layers 3 ...
 // Each prints one JSON line. Training steps are whole updates: forward, label-smoothed loss,
 // backward, clipping, Adam. Translation suppresses </s>, so every hypothesis runs --max-len
-// steps: a fixed workload.
+// steps: a fixed workload. Training tok/s counts source + target tokens for GNMT (as NVIDIA's
+// GNMT does) and target tokens for the Transformer (as fairseq does); the JSON says which.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
@@ -33,8 +35,11 @@ namespace {
 struct BenchArguments {
   std::string model = "gnmt";
   int64_t vocab = 2000;
-  int64_t hidden = 256;
-  int64_t layers = 4;
+  int64_t hidden = 256;   // GNMT
+  int64_t d_model = 512;  // Transformer
+  int64_t ffn = 2048;     // Transformer
+  int64_t heads = 8;      // Transformer
+  int64_t layers = 4;     // GNMT: encoder and decoder layers; Transformer: each of the two stacks
   int64_t batch = 32;
   int64_t seq_len = 30;
   int64_t steps = 20;
@@ -51,8 +56,14 @@ ModelConfig model_config(const BenchArguments& arguments) {
   config.arch = arguments.model;
   config.gnmt.hidden_size = arguments.hidden;
   config.gnmt.num_layers = arguments.layers;
+  config.transformer.embed_dim = arguments.d_model;
+  config.transformer.ffn_dim = arguments.ffn;
+  config.transformer.heads = arguments.heads;
+  config.transformer.encoder_layers = config.transformer.decoder_layers = arguments.layers;
   return config;
 }
+
+bool counts_target_tokens_only(const BenchArguments& arguments) { return arguments.model == "transformer"; }
 
 // Random ids above the special symbols; every sentence has seq_len tokens plus its marker.
 TranslationBatch random_batch(const BenchArguments& arguments) {
@@ -75,11 +86,15 @@ void synchronize(const torch::Device& device) {
 
 nlohmann::json common_fields(const BenchArguments& arguments, const Seq2SeqModelImpl& model,
                              const torch::Device& device, int threads) {
-  return {{"model", arguments.model},     {"params", count_parameters(model)},
-          {"vocab", arguments.vocab},     {"hidden", arguments.hidden},
-          {"layers", arguments.layers},   {"batch", arguments.batch},
-          {"precision", arguments.precision}, {"device", device.str()},
-          {"threads", threads}};
+  nlohmann::json fields = {{"model", arguments.model},         {"params", count_parameters(model)},
+                           {"vocab", arguments.vocab},         {"layers", arguments.layers},
+                           {"batch", arguments.batch},         {"precision", arguments.precision},
+                           {"device", device.str()},           {"threads", threads}};
+  if (arguments.model == "transformer")
+    fields.update({{"d_model", arguments.d_model}, {"ffn", arguments.ffn}, {"heads", arguments.heads}});
+  else
+    fields["hidden"] = arguments.hidden;
+  return fields;
 }
 
 int bench_train(const BenchArguments& arguments, int threads) {
@@ -102,7 +117,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
   int64_t tokens = 0;
   for (int64_t step = 0; step < arguments.steps; ++step) {
     const auto result = update.run(batch);
-    tokens += result.source_tokens + result.target_tokens;
+    tokens += result.target_tokens + (counts_target_tokens_only(arguments) ? 0 : result.source_tokens);
   }
   synchronize(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -111,7 +126,8 @@ int bench_train(const BenchArguments& arguments, int threads) {
                  {"seq_len", arguments.seq_len},
                  {"steps", arguments.steps},
                  {"tok_per_s", tokens / seconds},
-                 {"tok_per_s_counts", "source + target tokens, as NVIDIA's GNMT"},
+                 {"tok_per_s_counts", counts_target_tokens_only(arguments) ? "target tokens, as fairseq"
+                                                                           : "source + target tokens, as NVIDIA's GNMT"},
                  {"ms_per_step", seconds * 1e3 / arguments.steps},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
@@ -164,7 +180,11 @@ void add_shape_options(CLI::App* command, BenchArguments& arguments) {
   command->add_option("--model", arguments.model, "Architecture")->capture_default_str();
   command->add_option("--vocab", arguments.vocab, "Vocabulary size")->capture_default_str();
   command->add_option("--hidden", arguments.hidden, "Hidden size (GNMT)")->capture_default_str();
-  command->add_option("--layers", arguments.layers, "Layers")->capture_default_str();
+  command->add_option("--d-model", arguments.d_model, "Model width (Transformer)")->capture_default_str();
+  command->add_option("--ffn", arguments.ffn, "Feed-forward width (Transformer)")->capture_default_str();
+  command->add_option("--heads", arguments.heads, "Attention heads (Transformer)")->capture_default_str();
+  command->add_option("--layers", arguments.layers, "Layers (Transformer: in the encoder and in the decoder)")
+      ->capture_default_str();
   command->add_option("--batch", arguments.batch, "Sentences per batch")->capture_default_str();
   command->add_option("--seq-len", arguments.seq_len, "Source and target words per sentence")->capture_default_str();
   command->add_option("--precision", arguments.precision, "fp32, tf32, bf16 or fp16")->capture_default_str();
