@@ -1,10 +1,12 @@
 #include "mixseq/train/checkpoint_average.h"
 
+#include <torch/nn/module.h>
 #include <torch/types.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "mixseq/train/checkpoint.h"
@@ -99,7 +101,7 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
       if (!inserted) it->second += value;
     }
   }
-  // Integer buffers keep the last checkpoint's values, loaded above.
+  // Integer buffers are counts, not weights: they keep the last checkpoint's values, loaded above.
   const double count = static_cast<double>(paths.size());
   for (auto& [name, tensor] : named_tensors(model))
     if (tensor.is_floating_point()) tensor.copy_(sums.at(name) / count);  // copy_ casts back to the tensor's type

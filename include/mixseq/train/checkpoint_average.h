@@ -25,9 +25,10 @@ std::vector<std::string> last_numbered_checkpoints(const std::string& run_dir, i
 
 // Writes to output_path, atomically, a checkpoint whose model tensors are the mean of those of
 // `paths`: floating-point tensors are summed in fp64 and cast back to their type; integer
-// buffers come from the last checkpoint, as fairseq does. Config, vocabulary, tokenizer and
-// training progress are the last checkpoint's; there is no optimizer state, so the result
-// translates but cannot resume training. All checkpoints must share the model section of the
+// buffers (counts, not weights) come from the last checkpoint, where fairseq's script would
+// floor-divide their sum. Config, vocabulary, tokenizer and training progress are the last
+// checkpoint's; there is no optimizer state, so the result translates but cannot resume
+// training. All checkpoints must share the model section of the
 // config, the tensor names and shapes, and the vocabulary; mixseq::Error names the file that
 // differs.
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& output_path);
