@@ -16,6 +16,7 @@
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/bleu.h"
 #include "mixseq/train/checkpoint.h"
+#include "mixseq/train/checkpoint_average.h"
 #include "mixseq/train/mixed_precision.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/error.h"
@@ -156,6 +157,8 @@ void check_options(const TrainConfig& config) {
                ") and train.max_steps (", train.max_steps, ") must not be negative");
   MIXSEQ_CHECK(train.update_freq >= 1, "train.update_freq (", train.update_freq, ") must be at least 1");
   MIXSEQ_CHECK(train.log_interval >= 1, "train.log_interval (", train.log_interval, ") must be at least 1");
+  MIXSEQ_CHECK(train.keep_last_checkpoints >= 0, "train.keep_last_checkpoints (", train.keep_last_checkpoints,
+               ") must be 0 (none) or positive");
   MIXSEQ_CHECK(!config.data.dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare`");
 }
 
@@ -237,6 +240,12 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
     save_rng_state(device, progress);
     if (scaling) progress.loss_scale = scaler.state().scale, progress.loss_scale_clean_steps = scaler.state().clean_steps;
     save_checkpoint(last_path, checkpoint, *model, optimizer.get());
+    if (options.keep_last_checkpoints == 0) return;
+    // Numbered copies for averaging (mixseq average-checkpoints); resume reads checkpoint_last only.
+    save_checkpoint(numbered_checkpoint_path(options.run_dir, progress.step), checkpoint, *model, optimizer.get());
+    const auto numbered = numbered_checkpoints(options.run_dir);
+    for (size_t i = 0; i + static_cast<size_t>(options.keep_last_checkpoints) < numbered.size(); ++i)
+      std::filesystem::remove(numbered[i]);
   };
   const auto validate = [&](bool with_bleu) {
     const auto valid = validation_loss(*model, data, config, device, precision);

@@ -46,6 +46,7 @@ struct TrainOptions {
   int64_t log_interval = 50;           // updates between log lines
   int64_t validate_interval = 0;       // updates between validation-loss checks; 0 = at epoch ends only
   int64_t save_interval = 0;           // updates between saves of checkpoint_last; 0 = at epoch ends only
+  int64_t keep_last_checkpoints = 0;   // also save checkpoint_<update>.pt at each save, keeping the newest N; 0 = none
   bool validate_bleu = true;           // beam-search BLEU on the validation split at each epoch end
 
   void visit(ConfigVisitor& v) {
@@ -59,6 +60,7 @@ struct TrainOptions {
     v.field("log_interval", log_interval, "updates between log lines");
     v.field("validate_interval", validate_interval, "updates between validation losses; 0 = per epoch");
     v.field("save_interval", save_interval, "updates between checkpoint saves; 0 = per epoch");
+    v.field("keep_last_checkpoints", keep_last_checkpoints, "numbered checkpoints kept, for averaging; 0 = none");
     v.field("validate_bleu", validate_bleu, "beam-search BLEU on the validation split each epoch");
   }
 };

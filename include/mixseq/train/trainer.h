@@ -8,7 +8,9 @@
 // per target token and the loss scale, to the console and as JSON lines to
 // <run_dir>/metrics.jsonl. It validates (loss, and beam-search BLEU on the raw references) at
 // epoch ends, saves <run_dir>/checkpoint_last.pt and, when the BLEU improves,
-// checkpoint_best.pt.
+// checkpoint_best.pt. With train.keep_last_checkpoints N > 0 each save also writes
+// checkpoint_<update>.pt and deletes all but the newest N of those, for averaging
+// (train/checkpoint_average.h).
 //
 // Resume: checkpoint_last.pt holds the model, the optimizer, the loss scaler, the random
 // generator and the position in the epoch; since batch order is a pure function of the seed

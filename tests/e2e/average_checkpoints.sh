@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Checkpoint averaging end to end: training with train.keep_last_checkpoints 3 leaves exactly 3
+# numbered checkpoints, `mixseq average-checkpoints --run-dir --num 3` averages them, and
+# `mixseq translate` translates with the result alone.
+#   average_checkpoints.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work"
+
+"$mixseq" synth -o "$work/raw" --train-size 400 --valid-size 20 --test-size 20
+"$mixseq" prepare --train "$work/raw/train" --valid "$work/raw/valid" -o "$work/data" --tokenizer none >/dev/null
+"$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256 \
+  --model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --model.gnmt.dropout 0.2 \
+  --train.max_epochs 0 --train.max_steps 20 --train.log_interval 5 --train.save_interval 4 \
+  --train.keep_last_checkpoints 3 --train.validate_bleu false --train.run_dir "$work/run" 2>"$work/train.log" ||
+  { tail -20 "$work/train.log"; exit 1; }
+
+numbered=$(find "$work/run" -maxdepth 1 -name 'checkpoint_[0-9]*.pt' | wc -l)
+[ "$numbered" -eq 3 ] || { echo "FAIL: expected 3 numbered checkpoints, found $numbered"; ls "$work/run"; exit 1; }
+[ -f "$work/run/checkpoint_20.pt" ] || { echo "FAIL: the newest numbered checkpoint is missing"; ls "$work/run"; exit 1; }
+
+"$mixseq" average-checkpoints --run-dir "$work/run" --num 3 -o "$work/averaged.pt" 2>"$work/average.log" ||
+  { cat "$work/average.log"; exit 1; }
+[ "$(grep -c 'average-checkpoints: .*checkpoint_[0-9]*\.pt$' "$work/average.log")" -eq 3 ] ||
+  { echo "FAIL: expected the 3 averaged files to be listed"; cat "$work/average.log"; exit 1; }
+
+head -5 "$work/raw/test.en" >"$work/five.en"
+"$mixseq" --threads 1 translate -c "$work/averaged.pt" -i "$work/five.en" -o "$work/five.hyp" --device cpu \
+  2>"$work/translate.log" || { tail -20 "$work/translate.log"; exit 1; }
+[ "$(wc -l <"$work/five.hyp")" -eq 5 ] || { echo "FAIL: translate wrote $(wc -l <"$work/five.hyp") lines for 5"; exit 1; }
+echo "PASS: 3 numbered checkpoints kept, averaged, and the average translates"

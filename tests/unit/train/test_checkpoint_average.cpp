@@ -1,0 +1,124 @@
+#include "mixseq/train/checkpoint_average.h"
+
+#include <gtest/gtest.h>
+#include <torch/optim/sgd.h>
+#include <torch/types.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "mixseq/models/registry.h"
+#include "mixseq/train/checkpoint.h"
+#include "mixseq/train/train_config.h"
+#include "mixseq/train/trained_model.h"
+#include "test_support.h"
+
+namespace mixseq {
+namespace {
+
+using test::error_of;
+
+constexpr int64_t kVocabSize = 12;
+
+TrainConfig tiny_gnmt(int64_t hidden_size) {
+  TrainConfig config;
+  config.model.arch = "gnmt";
+  config.model.gnmt.hidden_size = hidden_size;
+  config.model.gnmt.num_layers = 2;
+  return config;
+}
+
+// A loadable checkpoint description: the 4 special symbols and 8 letters, no tokenizer.
+CheckpointContents contents_of(TrainConfig config, int64_t step, char first_letter = 'a') {
+  CheckpointContents contents;
+  contents.config_yaml = config_to_yaml(config.fields());
+  contents.vocabulary_text = "<pad> 0\n<unk> 0\n<s> 0\n</s> 0\n";
+  for (int64_t i = 0; i < kVocabSize - 4; ++i)
+    contents.vocabulary_text += std::string(1, static_cast<char>(first_letter + i)) + " 1\n";
+  contents.tokenizer_kind = "none";
+  contents.progress.step = step;
+  return contents;
+}
+
+std::vector<std::string> file_names(const std::vector<std::string>& paths) {
+  std::vector<std::string> names;
+  for (const auto& path : paths) names.push_back(std::filesystem::path(path).filename().string());
+  return names;
+}
+
+TEST(CheckpointAverage, AveragesEveryTensorToTheHandComputedMean) {
+  test::TempDir dir;
+  const auto config = tiny_gnmt(8);
+  auto model = build_model(config.model, kVocabSize);
+  const std::string special = model->named_parameters().begin()->key();
+  // Every parameter is a constant per file, except the first 4 values of `special`.
+  const std::vector<double> constants = {1, 2, 6};                  // mean 3
+  const std::vector<std::vector<float>> special_values = {{0.5F, -1.0F, 3.0F, 0.1F},
+                                                          {1.5F, 2.0F, -3.0F, 0.7F},
+                                                          {-0.5F, 2.0F, 6.0F, 0.35F}};
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < constants.size(); ++i) {
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : model->named_parameters()) parameter.value().fill_(constants[i]);
+    model->named_parameters()[special].view({-1}).slice(0, 0, 4).copy_(torch::tensor(special_values[i]));
+    paths.push_back(dir.path("checkpoint_" + std::to_string(10 * (i + 1)) + ".pt"));
+    save_checkpoint(paths.back(), contents_of(config, 10 * static_cast<int64_t>(i + 1)), *model, nullptr);
+  }
+  const auto output = dir.path("averaged.pt");
+  average_checkpoints(paths, output);
+
+  // By hand: (0.5+1.5-0.5)/3, (-1+2+2)/3, (3-3+6)/3, and the fp32 values of 0.1, 0.7, 0.35
+  // summed in fp64 then rounded once to fp32.
+  const float last = static_cast<float>((static_cast<double>(0.1F) + static_cast<double>(0.7F) +
+                                         static_cast<double>(0.35F)) / 3.0);
+  const auto special_mean = torch::tensor(std::vector<float>{0.5F, 1.0F, 2.0F, last});
+  auto averaged = build_model(config.model, kVocabSize);
+  load_model_weights(output, *averaged);
+  for (const auto& parameter : averaged->named_parameters()) {
+    auto expected = torch::full_like(parameter.value(), 3.0);
+    if (parameter.key() == special) expected.view({-1}).slice(0, 0, 4).copy_(special_mean);
+    EXPECT_TRUE(parameter.value().equal(expected)) << parameter.key();
+  }
+
+  const auto contents = read_checkpoint_contents(output);
+  EXPECT_EQ(contents.progress.step, 30);  // the last checkpoint's progress
+  EXPECT_EQ(contents.config_yaml, contents_of(config, 30).config_yaml);
+  torch::optim::SGD optimizer(averaged->parameters(), torch::optim::SGDOptions(0.1));
+  EXPECT_NE(error_of([&] { load_optimizer_state(output, optimizer); }).find("no optimizer state"), std::string::npos);
+  EXPECT_NO_THROW(load_trained_model(output, torch::kCPU));  // what mixseq translate opens
+}
+
+TEST(CheckpointAverage, NamesTheCheckpointThatDiffers) {
+  test::TempDir dir;
+  const auto narrow = tiny_gnmt(8), wide = tiny_gnmt(16);
+  save_checkpoint(dir.path("narrow.pt"), contents_of(narrow, 1), *build_model(narrow.model, kVocabSize), nullptr);
+  save_checkpoint(dir.path("wide.pt"), contents_of(wide, 2), *build_model(wide.model, kVocabSize), nullptr);
+  save_checkpoint(dir.path("other_vocab.pt"), contents_of(narrow, 3, 'k'), *build_model(narrow.model, kVocabSize),
+                  nullptr);
+
+  const auto shape = error_of([&] { average_checkpoints({dir.path("narrow.pt"), dir.path("wide.pt")}, dir.path("o.pt")); });
+  EXPECT_NE(shape.find("wide.pt' has another model config"), std::string::npos) << shape;
+  const auto vocabulary =
+      error_of([&] { average_checkpoints({dir.path("narrow.pt"), dir.path("other_vocab.pt")}, dir.path("o.pt")); });
+  EXPECT_NE(vocabulary.find("other_vocab.pt' has another vocabulary"), std::string::npos) << vocabulary;
+  EXPECT_FALSE(std::filesystem::exists(dir.path("o.pt")));
+}
+
+TEST(CheckpointAverage, FindsTheNewestNumberedCheckpointsInNumericOrder) {
+  test::TempDir dir;
+  for (const char* name : {"checkpoint_10.pt", "checkpoint_9.pt", "checkpoint_100.pt", "checkpoint_8.pt",
+                           "checkpoint_last.pt", "checkpoint_best.pt", "checkpoint_7.pt.tmp", "checkpoint_x1.pt"})
+    dir.write(name, "x");
+  const auto run_dir = dir.root().string();
+  EXPECT_EQ(file_names(last_numbered_checkpoints(run_dir, 3)),
+            (std::vector<std::string>{"checkpoint_9.pt", "checkpoint_10.pt", "checkpoint_100.pt"}));
+  EXPECT_EQ(file_names(numbered_checkpoints(run_dir)),
+            (std::vector<std::string>{"checkpoint_8.pt", "checkpoint_9.pt", "checkpoint_10.pt", "checkpoint_100.pt"}));
+  EXPECT_EQ(numbered_checkpoint_path(run_dir, 42), run_dir + "/checkpoint_42.pt");
+  const auto too_few = error_of([&] { last_numbered_checkpoints(run_dir, 5); });
+  EXPECT_NE(too_few.find("holds 4 numbered checkpoints"), std::string::npos) << too_few;
+}
+
+}  // namespace
+}  // namespace mixseq
