@@ -13,6 +13,8 @@
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
+#include "model_test_support.h"
+#include "test_support.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -29,32 +31,10 @@ GnmtConfig small_config() {
   return config;
 }
 
-// A right-padded batch of random non-special tokens with the given lengths.
-torch::Tensor random_tokens(const std::vector<int64_t>& lengths) {
-  const int64_t width = *std::max_element(lengths.begin(), lengths.end());
-  auto tokens = at::randint(kSpecialSymbolCount, kVocab, {static_cast<int64_t>(lengths.size()), width}, at::kLong);
-  for (size_t i = 0; i < lengths.size(); ++i) tokens[i].slice(0, lengths[i]).fill_(kPadId);
-  return tokens;
-}
+torch::Tensor random_tokens(const std::vector<int64_t>& lengths) { return test::random_tokens(lengths, kVocab); }
 
-// bf16 autocast on the CPU for the guard's lifetime.
-class CpuAutocast {
- public:
-  CpuAutocast() { compat::set_autocast(c10::kCPU, true, at::kBFloat16); }
-  ~CpuAutocast() {
-    compat::set_autocast(c10::kCPU, false, at::kBFloat16);
-    at::autocast::clear_cache();  // the bf16 copies of the weights it made
-  }
-};
+using test::CpuAutocast;
 
-std::string error_message(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no mixseq::Error)";
-}
 
 TEST(Gnmt, ParameterCountMatchesTheReference) {
   GnmtConfig config;
@@ -116,20 +96,20 @@ TEST(Gnmt, InitializesAsTheReference) {
 TEST(Gnmt, RejectsInvalidConfigWithTheValue) {
   auto config = small_config();
   config.num_layers = 1;
-  EXPECT_NE(error_message([&] { GnmtModel(config, kVocab); }).find("model.gnmt.num_layers must be at least 2"),
+  EXPECT_NE(test::error_of([&] { GnmtModel(config, kVocab); }).find("model.gnmt.num_layers must be at least 2"),
             std::string::npos);
   config = small_config();
   config.hidden_size = 0;
-  EXPECT_NE(error_message([&] { GnmtModel(config, kVocab); }).find("model.gnmt.hidden_size must be positive, got 0"),
+  EXPECT_NE(test::error_of([&] { GnmtModel(config, kVocab); }).find("model.gnmt.hidden_size must be positive, got 0"),
             std::string::npos);
   config = small_config();
   config.dropout = 1.0;
-  EXPECT_NE(error_message([&] { GnmtModel(config, kVocab); }).find("model.gnmt.dropout must be in [0, 1), got 1"),
+  EXPECT_NE(test::error_of([&] { GnmtModel(config, kVocab); }).find("model.gnmt.dropout must be in [0, 1), got 1"),
             std::string::npos);
   config = small_config();
   config.dropout = -0.1;
-  EXPECT_NE(error_message([&] { GnmtModel(config, kVocab); }).find("got -0.1"), std::string::npos);
-  EXPECT_NE(error_message([&] { GnmtModel(small_config(), 3); }).find("vocabulary size must be at least 4"),
+  EXPECT_NE(test::error_of([&] { GnmtModel(config, kVocab); }).find("got -0.1"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { GnmtModel(small_config(), 3); }).find("vocabulary size must be at least 4"),
             std::string::npos);
 }
 
@@ -140,7 +120,7 @@ TEST(Gnmt, RegistryBuildsGnmtAndListsKnownNames) {
   EXPECT_NE(std::dynamic_pointer_cast<GnmtModelImpl>(model), nullptr);
   EXPECT_EQ(model->vocab_size(), kVocab);
   config.arch = "gnmt3";
-  EXPECT_EQ(error_message([&] { build_model(config, kVocab); }), "unknown model.arch 'gnmt3'; known: gnmt, transformer");
+  EXPECT_EQ(test::error_of([&] { build_model(config, kVocab); }), "unknown model.arch 'gnmt3'; known: gnmt, transformer");
 }
 
 TEST(Gnmt, ForwardShapes) {

@@ -17,6 +17,7 @@
 #include "mixseq/nn/sinusoidal_positional_embedding.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
+#include "model_test_support.h"
 #include "test_support.h"
 #include "util/torch_compat.h"
 
@@ -40,13 +41,7 @@ TransformerConfig small_config() {
   return config;
 }
 
-// A right-padded batch of random non-special tokens with the given lengths.
-torch::Tensor random_tokens(const std::vector<int64_t>& lengths) {
-  const int64_t width = *std::max_element(lengths.begin(), lengths.end());
-  auto tokens = at::randint(kSpecialSymbolCount, kVocab, {static_cast<int64_t>(lengths.size()), width}, at::kLong);
-  for (size_t i = 0; i < lengths.size(); ++i) tokens[i].slice(0, lengths[i]).fill_(kPadId);
-  return tokens;
-}
+torch::Tensor random_tokens(const std::vector<int64_t>& lengths) { return test::random_tokens(lengths, kVocab); }
 
 // Decoder inputs: <s> then random tokens, right-padded to the longest length.
 torch::Tensor random_target(const std::vector<int64_t>& lengths) {
@@ -55,15 +50,7 @@ torch::Tensor random_target(const std::vector<int64_t>& lengths) {
   return target;
 }
 
-// bf16 autocast on the CPU for the guard's lifetime.
-class CpuAutocast {
- public:
-  CpuAutocast() { compat::set_autocast(c10::kCPU, true, at::kBFloat16); }
-  ~CpuAutocast() {
-    compat::set_autocast(c10::kCPU, false, at::kBFloat16);
-    at::autocast::clear_cache();
-  }
-};
+using test::CpuAutocast;
 
 // softmax(q k^T / sqrt(Dh)) v one batch row and head at a time, with the masks written out
 // position by position: key s is hidden from query t at padding, and under `causal` when
