@@ -16,14 +16,14 @@ UpdateStep::UpdateStep(Seq2SeqModelImpl& model, torch::optim::Optimizer& optimiz
       device_(device),
       parameters_(model.parameters()) {}
 
-UpdateResult UpdateStep::run(const std::vector<TranslationBatch>& batches) {
+UpdateResult UpdateStep::run(const std::vector<TranslationBatch>& batches, int64_t update_tokens) {
   UpdateResult result;
   result.loss = torch::zeros({}, torch::device(device_));
   result.nll = torch::zeros({}, torch::device(device_));
-  int64_t update_tokens = 0;
-  for (const auto& batch : batches) update_tokens += batch.target_tokens;
-  for (const auto& cpu_batch : batches) {
-    const auto batch = cpu_batch.to(device_);
+  if (update_tokens == 0)
+    for (const auto& batch : batches) update_tokens += batch.target_tokens;
+  for (size_t micro = 0; micro < batches.size(); ++micro) {
+    const auto batch = batches[micro].to(device_);
     CrossEntropySums sums;
     {
       const AutocastScope autocast(precision_, device_);
@@ -31,12 +31,14 @@ UpdateResult UpdateStep::run(const std::vector<TranslationBatch>& batches) {
       sums = label_smoothed_cross_entropy(logits, batch.target_output, criterion_);
     }
     const auto loss = sums.loss / static_cast<double>(update_tokens);  // per target token of the update
+    if (reducer_ != nullptr && micro + 1 == batches.size()) reducer_->arm();
     (scaling() ? scaler_.scale(loss) : loss).backward();
     result.loss += sums.loss.detach();
     result.nll += sums.nll;
     result.source_tokens += batch.source_tokens;
     result.target_tokens += batch.target_tokens;
   }
+  if (reducer_ != nullptr) reducer_->finish();  // every rank now holds the same summed gradients
   if (scaling()) {
     scaler_.unscale_(parameters_);
     result.skipped = DynamicLossScaler::found_inf(parameters_);

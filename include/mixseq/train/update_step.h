@@ -3,7 +3,8 @@
 //   forward each batch under autocast, label-smoothed loss normalised by the target tokens of
 //   the whole update, backward (scaled for fp16); then unscale, skip the update if gradients
 //   overflowed (fp16), clip the fp32 gradients, step the optimizer, zero the gradients.
-// The caller sets the learning rate first.
+// The caller sets the learning rate first. In a data-parallel job a GradientReducer sums the
+// gradients of all ranks during the last batch's backward, so every rank takes the same step.
 #pragma once
 
 #include <torch/optim/optimizer.h>
@@ -13,6 +14,7 @@
 
 #include "mixseq/criteria/label_smoothed_cross_entropy.h"
 #include "mixseq/data/translation_batch.h"
+#include "mixseq/distributed/gradient_reducer.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/optim/gradient_clipping.h"
 #include "mixseq/optim/loss_scaler.h"
@@ -34,8 +36,12 @@ class UpdateStep {
              const GradientClippingOptions& clipping, const LossScalerOptions& loss_scaler, Precision precision,
              const torch::Device& device);
 
-  // `batches` may live on the CPU; each is moved to the device in turn.
-  UpdateResult run(const std::vector<TranslationBatch>& batches);
+  // `batches` may live on the CPU; each is moved to the device in turn. `update_tokens`: the
+  // target tokens of the whole update, over all ranks (0: those of `batches`).
+  UpdateResult run(const std::vector<TranslationBatch>& batches, int64_t update_tokens = 0);
+
+  // Data-parallel training: `reducer` (or nullptr) sums the gradients over the ranks.
+  void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
 
   bool scaling() const { return precision_ == Precision::kFp16; }
   DynamicLossScaler& loss_scaler() { return scaler_; }
@@ -49,6 +55,7 @@ class UpdateStep {
   Precision precision_;
   torch::Device device_;
   std::vector<torch::Tensor> parameters_;
+  GradientReducer* reducer_ = nullptr;
 };
 
 }  // namespace mixseq
