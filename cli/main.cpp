@@ -4,11 +4,13 @@
 #include <iostream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "command_table.h"
 #include "commands.h"
 #include "mixseq/util/error.h"
+#include "mixseq/distributed/launch_environment.h"
 #include "mixseq/util/threads.h"
 
 namespace mixseq::cli {
@@ -61,7 +63,8 @@ int main(int argc, char** argv) {
   app.fallthrough();
   app.allow_extras();  // subcommands that take config overrides read them; the others reject extras below
   int threads = 0;
-  app.add_option("--threads", threads, "CPU threads for LibTorch and OpenBLAS (0: one per core)");
+  app.add_option("--threads", threads,
+                 "CPU threads for LibTorch and OpenBLAS (0: one per core, shared out among a node's ranks)");
   CommandTable table;
   for (auto add : kCommands) add(app, table);
 
@@ -73,6 +76,10 @@ int main(int argc, char** argv) {
   }
   try {
     table.set_extra_arguments(app.remaining());
+    // Ranks of a data-parallel job on one node share its cores (docs/distributed.md).
+    const auto launch = mixseq::detect_launch_environment();
+    if (threads == 0 && launch.local_world_size > 1)
+      threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency() / launch.local_world_size));
     mixseq::configure_threads(threads);
     return table.run_chosen();
   } catch (const std::exception& e) {

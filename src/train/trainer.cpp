@@ -12,6 +12,9 @@
 #include "mixseq/data/token_batching.h"
 #include "mixseq/data/translation_batch.h"
 #include "mixseq/decode/translator.h"
+#include "mixseq/distributed/gradient_reducer.h"
+#include "mixseq/distributed/launch_environment.h"
+#include "mixseq/distributed/process_group.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/bleu.h"
@@ -51,6 +54,36 @@ struct ValidationResult {
   double loss = 0;        // per target token
   double perplexity = 0;  // exp(nll per target token)
 };
+
+// The data-parallel side of a run; with one process there is no group and the sums are the
+// rank's own.
+struct DataParallel {
+  std::unique_ptr<ProcessGroup> group;
+  std::unique_ptr<GradientReducer> reducer;
+
+  int64_t rank() const { return group ? group->rank() : 0; }
+  int64_t world_size() const { return group ? group->world_size() : 1; }
+  bool leader() const { return rank() == 0; }
+  std::vector<double> sum(const std::vector<double>& values) const { return group ? group->sum(values) : values; }
+};
+
+// Joins the job's other ranks when a launcher started several; on CUDA each local rank takes
+// its own GPU.
+DataParallel join_data_parallel(const LaunchEnvironment& launch, const DistributedConfig& config,
+                                torch::Device& device) {
+  DataParallel parallel;
+  if (!launch.distributed()) return parallel;
+  if (device.is_cuda()) device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(launch.local_rank));
+  configure_log_lines(str_cat("[rank ", launch.rank, "] "), launch.rank == 0 || config.log_all_ranks);
+  ProcessGroupOptions options;
+  options.backend = config.backend;
+  options.timeout = std::chrono::seconds(config.timeout);
+  parallel.group = std::make_unique<ProcessGroup>(launch, device, options);
+  log_info("train: rank ", launch.rank, " of ", launch.world_size, " (", launch.launcher, ", local rank ",
+           launch.local_rank, ") joined the ", parallel.group->backend(), " group at ", launch.master_addr, ":",
+           launch.master_port);
+  return parallel;
+}
 
 at::Generator& cpu_generator() {
   static at::Generator generator = at::detail::getDefaultCPUGenerator();
@@ -100,8 +133,9 @@ CheckpointContents describe_run(const std::string& config_yaml, const std::strin
   return contents;
 }
 
+// Over all ranks: each takes every world_size-th batch, then the sums are added up.
 ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& data, const TrainConfig& config,
-                                 const torch::Device& device, Precision precision) {
+                                 const torch::Device& device, Precision precision, const DataParallel& parallel) {
   const auto& source = data.source("valid");
   const auto& target = data.target("valid");
   BatchingOptions batching;
@@ -112,8 +146,8 @@ ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& da
   model.eval();
   auto loss = torch::zeros({}, torch::device(device)), nll = torch::zeros({}, torch::device(device));
   int64_t tokens = 0;
-  for (const auto& indices : plan.batches) {
-    const auto batch = make_translation_batch(source, &target, indices).to(device);
+  for (size_t b = parallel.rank(); b < plan.batches.size(); b += parallel.world_size()) {
+    const auto batch = make_translation_batch(source, &target, plan.batches[b]).to(device);
     const AutocastScope autocast(precision, device);
     const auto logits = model.forward(batch.source, batch.source_lengths, batch.target_input);  // [B, T, V]
     const auto sums = label_smoothed_cross_entropy(logits, batch.target_output, config.criterion);
@@ -122,24 +156,55 @@ ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& da
     tokens += batch.target_tokens;
   }
   model.train();
-  const double per_token = tokens > 0 ? 1.0 / static_cast<double>(tokens) : 0.0;
-  return {loss.item<double>() * per_token, std::exp(nll.item<double>() * per_token)};
+  const auto sums = parallel.sum({loss.item<double>(), nll.item<double>(), static_cast<double>(tokens)});
+  const double per_token = sums[2] > 0 ? 1.0 / sums[2] : 0.0;
+  return {sums[0] * per_token, std::exp(sums[1] * per_token)};
 }
 
+// The best hypotheses of all ranks, where rank r translated sentences r, r + world_size, ...:
+// each rank writes its rows (length, then ids) into a zero table, and a sum over ranks joins them.
+std::vector<std::vector<int64_t>> gather_hypotheses(const std::vector<std::vector<int64_t>>& mine, int64_t sentences,
+                                                    const DataParallel& parallel, const torch::Device& device) {
+  if (parallel.world_size() == 1) return mine;
+  int64_t longest = 0;
+  for (const auto& tokens : mine) longest = std::max(longest, static_cast<int64_t>(tokens.size()));
+  auto width = torch::full({1}, longest, torch::kLong).to(device);
+  parallel.group->all_reduce_max(width);
+  auto table = torch::zeros({sentences, width.item<int64_t>() + 1}, torch::kLong);  // [N, 1 + longest]
+  auto rows = table.accessor<int64_t, 2>();
+  for (size_t k = 0; k < mine.size(); ++k) {
+    const int64_t row = parallel.rank() + static_cast<int64_t>(k) * parallel.world_size();
+    rows[row][0] = static_cast<int64_t>(mine[k].size());
+    for (size_t t = 0; t < mine[k].size(); ++t) rows[row][static_cast<int64_t>(t) + 1] = mine[k][t];
+  }
+  table = table.to(device);
+  parallel.group->all_reduce_sum(table);
+  table = table.cpu();
+  rows = table.accessor<int64_t, 2>();
+  std::vector<std::vector<int64_t>> all(sentences);
+  for (int64_t i = 0; i < sentences; ++i)
+    for (int64_t t = 0; t < rows[i][0]; ++t) all[i].push_back(rows[i][t + 1]);
+  return all;
+}
+
+// Over all ranks: each translates every world_size-th sentence; all ranks get the same score.
 BleuScore validation_bleu(Seq2SeqModelImpl& model, const PreparedData& data, const Tokenizer& tokenizer,
-                          const TrainConfig& config, const torch::Device& device, Precision precision) {
+                          const TrainConfig& config, const torch::Device& device, Precision precision,
+                          const DataParallel& parallel) {
   const auto& source = data.source("valid");
-  std::vector<std::vector<int64_t>> sources(source.size());
-  for (int64_t i = 0; i < source.size(); ++i) sources[i] = source.sequence(i);
+  std::vector<std::vector<int64_t>> sources;
+  for (int64_t i = parallel.rank(); i < source.size(); i += parallel.world_size()) sources.push_back(source.sequence(i));
   Translator translator(model, data.vocabulary(), tokenizer, device, precision);
   TranslateOptions options;
   options.search = config.validation_search;
   options.search.nbest = 1;
   options.max_tokens = config.data.valid_max_tokens;
   const auto hypotheses = translator.translate_ids(sources, options);
+  std::vector<std::vector<int64_t>> mine;
+  for (const auto& best : hypotheses) mine.push_back(best.empty() ? std::vector<int64_t>{} : best.front().tokens);
   std::vector<std::string> texts;
-  texts.reserve(hypotheses.size());
-  for (const auto& best : hypotheses) texts.push_back(best.empty() ? "" : translator.detokenize(best.front().tokens));
+  for (const auto& tokens : gather_hypotheses(mine, source.size(), parallel, device))
+    texts.push_back(translator.detokenize(tokens));
   return corpus_bleu(texts, {read_lines(data.references_path("valid"))}, BleuOptions{});
 }
 
@@ -168,7 +233,8 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   const auto started = Clock::now();
   check_options(config);
   const TrainOptions& options = config.train;
-  const auto device = resolve_device(options.device);
+  auto device = resolve_device(options.device);
+  DataParallel parallel = join_data_parallel(detect_launch_environment(), config.distributed, device);
   const auto precision = parse_precision(options.precision);
   configure_precision(precision, device);
   std::filesystem::create_directories(options.run_dir);
@@ -204,9 +270,20 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   } else if (resume) {
     log_info("train: --resume given but ", last_path, " does not exist; starting from scratch");
   }
-  OutputFile config_file(options.run_dir + "/config.yaml");
-  config_file.stream() << config_yaml;
-  config_file.commit();
+  if (parallel.group) {
+    GradientReducerOptions reducer_options;
+    reducer_options.bucket_cap_mb = config.distributed.bucket_cap_mb;
+    reducer_options.overlap = config.distributed.overlap;
+    parallel.reducer = std::make_unique<GradientReducer>(model->parameters(), *parallel.group, reducer_options);
+    update_step.set_gradient_reducer(parallel.reducer.get());
+    log_info("train: gradients all-reduced in ", parallel.reducer->bucket_count(), " buckets of up to ",
+             config.distributed.bucket_cap_mb, " MB", config.distributed.overlap ? ", during backward" : "");
+  }
+  if (parallel.leader()) {
+    OutputFile config_file(options.run_dir + "/config.yaml");
+    config_file.stream() << config_yaml;
+    config_file.commit();
+  }
   log_info("train: configuration\n", config_yaml);
   log_info("train: ", config.model.arch, " with ", count_parameters(*model), " parameters, vocabulary ",
            data.vocabulary().size(), ", device ", device.str(), ", precision ", options.precision);
@@ -220,6 +297,8 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   batching.max_length = config.data.max_length;
   batching.sentence_multiple = config.data.sentence_multiple;
   batching.seed = static_cast<uint64_t>(options.seed);
+  batching.rank = parallel.rank();
+  batching.world_size = parallel.world_size();
   const auto first_plan = plan_epoch_batches(source_lengths, target_lengths, batching, 1);
   const int64_t updates_per_epoch = static_cast<int64_t>(first_plan.batches.size()) / options.update_freq;
   MIXSEQ_CHECK(updates_per_epoch > 0, "the training split makes ", first_plan.batches.size(),
@@ -230,13 +309,14 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   const int64_t total_steps = planned_total_steps(options, updates_per_epoch);
   const LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
 
-  MetricsLog metrics(options.run_dir + "/metrics.jsonl");
+  MetricsLog metrics(parallel.leader() ? options.run_dir + "/metrics.jsonl" : "");
   TrainSummary summary;
   IntervalSums interval;
   const auto zero = [&] { return torch::zeros({}, torch::device(device)); };
   interval.loss = zero(), interval.nll = zero();
   const int64_t first_step = progress.step;
   const auto save_last = [&] {
+    if (!parallel.leader()) return;  // all ranks hold the same model and optimizer state
     save_rng_state(device, progress);
     if (scaling) progress.loss_scale = scaler.state().scale, progress.loss_scale_clean_steps = scaler.state().clean_steps;
     save_checkpoint(last_path, checkpoint, *model, optimizer.get());
@@ -248,20 +328,21 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
       std::filesystem::remove(numbered[i]);
   };
   const auto validate = [&](bool with_bleu) {
-    const auto valid = validation_loss(*model, data, config, device, precision);
+    const auto valid = validation_loss(*model, data, config, device, precision, parallel);
     summary.last_valid_loss = valid.loss;
     nlohmann::json record = {{"kind", "valid"}, {"epoch", progress.epoch}, {"step", progress.step},
                              {"loss", valid.loss}, {"ppl", valid.perplexity}};
     std::string line = str_cat("valid | epoch ", progress.epoch, " | step ", progress.step, " | loss ", valid.loss,
                                " | ppl ", valid.perplexity);
     if (with_bleu) {
-      const auto bleu = validation_bleu(*model, data, *tokenizer, config, device, precision);
+      const auto bleu = validation_bleu(*model, data, *tokenizer, config, device, precision, parallel);
       record["bleu"] = bleu.score;
       line += str_cat(" | bleu ", format_decimal(bleu.score, 2));
       if (bleu.score > progress.best_score) {
         progress.best_score = bleu.score;
         save_rng_state(device, progress);
-        save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
+        if (parallel.leader())
+          save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
         line += " (best)";
       }
       summary.best_bleu = progress.best_score;
@@ -275,12 +356,23 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
     const auto plan = plan_epoch_batches(source_lengths, target_lengths, batching, progress.epoch).batches;
     const auto batches_in_epoch = static_cast<int64_t>(plan.size());
     while (progress.epoch_batches + options.update_freq <= batches_in_epoch && progress.step < total_steps) {
+      std::vector<TranslationBatch> batches;
+      int64_t target_tokens = 0;
+      for (int64_t micro = 0; micro < options.update_freq; ++micro) {
+        batches.push_back(make_translation_batch(train_source, &train_target, plan[progress.epoch_batches + micro]));
+        target_tokens += batches.back().target_tokens;
+      }
+      // One exchange per update: the update's target tokens over all ranks (the loss is per
+      // token of the whole update) and whether any rank was asked to stop (all stop together).
+      const auto agreed = parallel.sum({static_cast<double>(target_tokens), stop_requested() ? 1.0 : 0.0});
+      if (agreed[1] > 0) {
+        log_info("train: stop requested; saving ", last_path);
+        stopping = true;
+        break;
+      }
       const double lr = schedule.lr_at(progress.step);
       set_learning_rate(*optimizer, lr);
-      std::vector<TranslationBatch> batches;
-      for (int64_t micro = 0; micro < options.update_freq; ++micro)
-        batches.push_back(make_translation_batch(train_source, &train_target, plan[progress.epoch_batches + micro]));
-      const auto update = update_step.run(batches);
+      const auto update = update_step.run(batches, static_cast<int64_t>(agreed[0]));
       interval.loss += update.loss;
       interval.nll += update.nll;
       interval.source_tokens += update.source_tokens;
@@ -291,12 +383,15 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
       interval.skipped += update.skipped;
 
       const double elapsed = seconds_since(interval.start);
-      const double tokens_per_second = (interval.source_tokens + interval.target_tokens) / std::max(elapsed, 1e-9);
       const double eta = seconds_since(started) / (progress.step - first_step) * (total_steps - progress.step);
       if (progress.step % options.log_interval == 0 || progress.step == total_steps) {
-        const double per_token = 1.0 / std::max<int64_t>(interval.target_tokens, 1);
-        const double loss = interval.loss.item<double>() * per_token;
-        const double perplexity = std::exp(interval.nll.item<double>() * per_token);
+        const auto sums = parallel.sum({interval.loss.item<double>(), interval.nll.item<double>(),
+                                        static_cast<double>(interval.source_tokens),
+                                        static_cast<double>(interval.target_tokens)});
+        const double per_token = 1.0 / std::max(sums[3], 1.0);
+        const double loss = sums[0] * per_token;
+        const double perplexity = std::exp(sums[1] * per_token);
+        const double tokens_per_second = (sums[2] + sums[3]) / std::max(elapsed, 1e-9);  // all ranks
         const double ms_per_update = elapsed * 1e3 / interval.updates;
         nlohmann::json record = {{"kind", "train"}, {"epoch", progress.epoch}, {"step", progress.step},
                                  {"lr", lr}, {"ms_per_update", ms_per_update}, {"tok_per_s", tokens_per_second},
@@ -310,18 +405,16 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
                                       " | ETA ", format_duration(eta)));
         interval = IntervalSums{};
         interval.loss = zero(), interval.nll = zero();
-      } else {
+      } else if (parallel.leader()) {
+        // This rank's rate times the ranks: an estimate that needs no exchange.
+        const double tokens_per_second = static_cast<double>(interval.source_tokens + interval.target_tokens) *
+                                         static_cast<double>(parallel.world_size()) / std::max(elapsed, 1e-9);
         metrics.progress(str_cat("epoch ", progress.epoch, " step ", progress.step, "/", total_steps, " | ",
                                  format_decimal(tokens_per_second, 0), " tok/s | ETA ", format_duration(eta)));
       }
       if (can_validate && options.validate_interval > 0 && progress.step % options.validate_interval == 0)
         validate(/*with_bleu=*/false);
       if (options.save_interval > 0 && progress.step % options.save_interval == 0) save_last();
-      if (stop_requested()) {
-        log_info("train: stop requested; saving ", last_path);
-        stopping = true;
-        break;
-      }
     }
     if (progress.epoch_batches + options.update_freq > batches_in_epoch) {  // the epoch is complete
       if (can_validate) validate(options.validate_bleu);

@@ -65,6 +65,24 @@ struct TrainOptions {
   }
 };
 
+// Data-parallel training (docs/distributed.md). Rank and world size come from the launcher's
+// environment (distributed/launch_environment.h), not from the config.
+struct DistributedConfig {
+  std::string backend = "auto";  // auto (nccl on CUDA, gloo on CPU) | gloo | nccl
+  double bucket_cap_mb = 25;     // gradient bucket size (distributed/gradient_reducer.h)
+  bool overlap = true;           // all-reduce buckets during backward
+  int64_t timeout = 900;         // seconds a rank waits for the others before it gives up
+  bool log_all_ranks = false;    // false: only rank 0 logs
+
+  void visit(ConfigVisitor& v) {
+    v.choice("backend", backend, {"auto", "gloo", "nccl"}, "collective backend");
+    v.field("bucket_cap_mb", bucket_cap_mb, "gradient bucket size in MB");
+    v.field("overlap", overlap, "all-reduce gradient buckets while backward runs");
+    v.field("timeout", timeout, "seconds to wait for the other ranks before failing");
+    v.field("log_all_ranks", log_all_ranks, "every rank logs to stderr (prefixed by its rank); default rank 0 only");
+  }
+};
+
 struct TrainConfig {
   ModelConfig model;
   DataConfig data;
@@ -75,6 +93,7 @@ struct TrainConfig {
   LossScalerOptions loss_scaler;  // used with precision fp16
   TrainOptions train;
   BeamSearchOptions validation_search;  // for the validation BLEU
+  DistributedConfig distributed;
 
   void visit(ConfigVisitor& v) {
     v.section("model", model);
@@ -86,6 +105,7 @@ struct TrainConfig {
     v.section("loss_scaler", loss_scaler);
     v.section("train", train);
     v.section("validation_search", validation_search);
+    v.section("distributed", distributed);
   }
   ConfigFields fields() {
     return [this](ConfigVisitor& v) { visit(v); };

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Data-parallel `mixseq train` with 2 ranks over Gloo (RANK/WORLD_SIZE/MASTER_* as torchrun sets
+# them), against one process with update_freq 2 on the same batches:
+#   - the same loss at every update (up to float summation order) and the same validation;
+#   - only rank 0 logs and writes metrics and checkpoints; both ranks resume from them;
+#   - a rank killed mid-run ends the other with a clear error, and checkpoint_last stays valid.
+#   train_distributed.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work"
+
+"$mixseq" synth -o "$work/raw" --train-size 400 --valid-size 20 --test-size 20
+"$mixseq" prepare --train "$work/raw/train" --valid "$work/raw/valid" -o "$work/data" --tokenizer none >/dev/null
+train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
+       --model.gnmt.hidden_size 32 --model.gnmt.num_layers 3 --model.gnmt.dropout 0
+       --train.max_epochs 0 --train.log_interval 1 --validation_search.max_len_b 5)
+port=$((20000 + RANDOM % 20000))
+
+# Starts rank $1 of 2 in the background, logging to $work/$2.rank$1.log; the rest are train overrides.
+start_rank() {
+  local rank=$1 name=$2
+  shift 2
+  RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+    "${train[@]}" "$@" 2>"$work/$name.rank$rank.log" &
+}
+fail() { echo "FAIL: $*"; exit 1; }
+
+# Per update, the loss logged in a run's metrics.jsonl.
+losses() { sed -n 's/.*"kind":"train".*"loss":\([^,}]*\).*"step":\([0-9]*\).*/\2 \1/p' "$1"; }
+valid_loss() { sed -n 's/.*"kind":"valid".*"loss":\([^,}]*\).*/\1/p' "$1" | tail -1; }
+same_numbers() {  # two files of "step value" lines, values within a relative 1e-4
+  paste "$1" "$2" | awk '{ if ($1 != $3) bad = 1; d = $2 - $4; if (d < 0) d = -d;
+                           if (d > 1e-4 * ($2 < 0 ? -$2 : $2) + 1e-6) bad = 1 } END { exit bad || NR == 0 }'
+}
+
+# 1. Two ranks with one batch each per update, one process with two: the same updates.
+start_rank 0 pair --train.run_dir "$work/pair" --train.max_steps 30
+start_rank 1 pair --train.run_dir "$work/pair" --train.max_steps 30
+wait %1 || fail "rank 0 failed: $(tail -3 "$work/pair.rank0.log")"
+wait %2 || fail "rank 1 failed: $(tail -3 "$work/pair.rank1.log")"
+"${train[@]}" --train.run_dir "$work/alone" --train.max_steps 30 --train.update_freq 2 2>"$work/alone.log"
+losses "$work/pair/metrics.jsonl" >"$work/pair.losses"
+losses "$work/alone/metrics.jsonl" >"$work/alone.losses"
+[ "$(wc -l <"$work/pair.losses")" -eq 30 ] || fail "expected 30 logged updates from rank 0"
+same_numbers "$work/pair.losses" "$work/alone.losses" ||
+  fail "2 ranks and 1 process with update_freq 2 logged different losses: $(paste "$work/pair.losses" "$work/alone.losses" | head -3)"
+echo "1 $(valid_loss "$work/pair/metrics.jsonl")" >"$work/pair.valid"
+echo "1 $(valid_loss "$work/alone/metrics.jsonl")" >"$work/alone.valid"
+same_numbers "$work/pair.valid" "$work/alone.valid" || fail "validation losses differ: $(cat "$work/pair.valid" "$work/alone.valid")"
+grep -q "joined the gloo group" "$work/pair.rank0.log" || fail "rank 0 did not report the group"
+! grep -q "train |" "$work/pair.rank1.log" || fail "rank 1 logged training lines without distributed.log_all_ranks"
+echo "PASS: 2 ranks x 1 batch = 1 process x 2 batches over 30 updates"
+
+# 2. Both ranks resume from rank 0's checkpoint_last.
+start_rank 0 pair_resumed --train.run_dir "$work/pair" --train.max_steps 40 --resume
+start_rank 1 pair_resumed --train.run_dir "$work/pair" --train.max_steps 40 --resume
+wait %1 || fail "resumed rank 0 failed: $(tail -3 "$work/pair_resumed.rank0.log")"
+wait %2 || fail "resumed rank 1 failed: $(tail -3 "$work/pair_resumed.rank1.log")"
+grep -q "resuming from" "$work/pair_resumed.rank0.log" || fail "rank 0 did not resume"
+grep -q '"step":40' "$work/pair/metrics.jsonl" || fail "the resumed run did not reach update 40"
+echo "PASS: resumed on 2 ranks to update 40"
+
+# 3. Kill rank 1 mid-run: rank 0 must stop with an error naming the failure, soon.
+start_rank 0 killed --train.run_dir "$work/killed" --train.max_steps 100000 --train.save_interval 5 \
+  --distributed.timeout 60
+start_rank 1 killed --train.run_dir "$work/killed" --train.max_steps 100000 --train.save_interval 5 \
+  --distributed.timeout 60
+rank1=$!
+logged_updates() {
+  local count
+  count=$(grep -c '"kind":"train"' "$work/killed/metrics.jsonl" 2>/dev/null || true)
+  echo "${count:-0}"
+}
+for _ in $(seq 600); do
+  [ "$(logged_updates)" -ge 12 ] && break
+  sleep 0.1
+done
+kill -9 "$rank1"
+killed_at=$SECONDS
+wait "$rank1" 2>/dev/null || true
+if wait %1 2>/dev/null; then fail "rank 0 exited cleanly after its peer was killed"; fi
+[ $((SECONDS - killed_at)) -lt 30 ] || fail "rank 0 took $((SECONDS - killed_at)) s to notice"
+grep -q "A peer rank has exited or stopped responding" "$work/killed.rank0.log" ||
+  fail "rank 0's error does not say what happened: $(tail -2 "$work/killed.rank0.log")"
+"$mixseq" --threads 1 translate -c "$work/killed/checkpoint_last.pt" -i "$work/raw/valid.en" -o "$work/killed.hyp" --device cpu \
+  2>"$work/killed.translate.log" || fail "checkpoint_last.pt of the killed run does not load"
+echo "PASS: rank 0 stopped $((SECONDS - killed_at)) s after rank 1 was killed: $(grep -m1 'mixseq: error' "$work/killed.rank0.log")"
