@@ -193,7 +193,8 @@ BleuScore validation_bleu(Seq2SeqModelImpl& model, const PreparedData& data, con
                           const DataParallel& parallel) {
   const auto& source = data.source("valid");
   std::vector<std::vector<int64_t>> sources;
-  for (int64_t i = parallel.rank(); i < source.size(); i += parallel.world_size()) sources.push_back(source.sequence(i));
+  for (int64_t i = parallel.rank(); i < source.size(); i += parallel.world_size())
+    sources.push_back(source.sequence(i));
   Translator translator(model, data.vocabulary(), tokenizer, device, precision);
   TranslateOptions options;
   options.search = config.validation_search;

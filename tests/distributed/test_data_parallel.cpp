@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -257,7 +258,8 @@ std::vector<RankOutcome> run_ranks(int world, const std::string& worker, const t
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  for (int rank = 0; rank < world; ++rank) outcomes[rank].log = test::read_file(dir.path("rank" + std::to_string(rank) + ".log"));
+  for (int rank = 0; rank < world; ++rank)
+    outcomes[rank].log = test::read_file(dir.path("rank" + std::to_string(rank) + ".log"));
   return outcomes;
 }
 
@@ -278,6 +280,22 @@ std::map<std::string, std::string> train_settings(int64_t update_freq, bool over
           {"BUCKET_MB", std::to_string(bucket_mb)}};
 }
 
+// One line of a rank's stats file: what its reducer and group did in one update.
+struct UpdateStats {
+  int64_t buckets = 0, started_during_backward = 0, pending_at_first_start = 0, bytes = 0, collectives = 0;
+};
+
+std::vector<UpdateStats> read_stats(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<UpdateStats> updates;
+  UpdateStats s;
+  while (in >> s.buckets >> s.started_during_backward >> s.pending_at_first_start >> s.bytes >> s.collectives)
+    updates.push_back(s);
+  return updates;
+}
+
+double max_difference(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
+
 class DataParallel : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -289,17 +307,15 @@ TEST_F(DataParallel, TwoRanksTrainLikeOneProcessOnTheConcatenatedBatches) {
   for (const int64_t update_freq : {1, 2}) {
     SCOPED_TRACE("update_freq " + std::to_string(update_freq));
     test::TempDir dir;
-    expect_clean_exits(run_ranks(2, "TrainSteps", dir, train_settings(update_freq, true, 25), std::chrono::seconds(120)));
+    expect_clean_exits(
+        run_ranks(2, "TrainSteps", dir, train_settings(update_freq, true, 25), std::chrono::seconds(120)));
     const auto distributed = read_floats(dir.path("parameters"));
     const auto alone = train_alone(3, 2 * update_freq);
     ASSERT_EQ(distributed.numel(), alone.numel());
-    EXPECT_LT((distributed - alone).abs().max().item<double>(), 2e-6);
-    EXPECT_GT((alone - TinyTraining().flat_parameters()).abs().max().item<double>(), 1e-2);  // it did train
+    EXPECT_LT(max_difference(distributed, alone), 2e-6);
+    EXPECT_GT(max_difference(alone, TinyTraining().flat_parameters()), 1e-2);  // it did train
     // One all-reduce per bucket and update: none for the micro-batches before the last.
-    std::ifstream stats(dir.path("stats.0"));
-    int64_t buckets = 0, during_backward = 0, pending_at_first = 0, bytes = 0, collectives = 0;
-    while (stats >> buckets >> during_backward >> pending_at_first >> bytes >> collectives)
-      EXPECT_EQ(collectives, buckets);
+    for (const auto& update : read_stats(dir.path("stats.0"))) EXPECT_EQ(update.collectives, update.buckets);
   }
 }
 
@@ -307,32 +323,27 @@ TEST_F(DataParallel, BucketsAreAllReducedWhileBackwardRuns) {
   test::TempDir dir;
   // ~2,000 floats per bucket: the tiny model's gradients fill several.
   expect_clean_exits(run_ranks(2, "TrainSteps", dir, train_settings(1, true, 0.008), std::chrono::seconds(120)));
-  std::ifstream stats(dir.path("stats.0"));
-  int64_t buckets = 0, during_backward = 0, pending_at_first = 0, bytes = 0, collectives = 0, updates = 0;
-  while (stats >> buckets >> during_backward >> pending_at_first >> bytes >> collectives) {
-    ++updates;
-    EXPECT_GE(buckets, 3);
-    EXPECT_EQ(during_backward, buckets);  // every bucket started from a gradient hook
-    EXPECT_GT(pending_at_first, 0);       // ... the first while other gradients were still to come
-    EXPECT_EQ(bytes, static_cast<int64_t>(TinyTraining().flat_parameters().numel() * sizeof(float)));
+  const auto updates = read_stats(dir.path("stats.0"));
+  EXPECT_EQ(updates.size(), 3u);
+  for (const auto& update : updates) {
+    EXPECT_GE(update.buckets, 3);
+    EXPECT_EQ(update.started_during_backward, update.buckets);  // every bucket started from a gradient hook
+    EXPECT_GT(update.pending_at_first_start, 0);  // ... the first while other gradients were still to come
+    EXPECT_EQ(update.bytes, static_cast<int64_t>(TinyTraining().flat_parameters().numel() * sizeof(float)));
   }
-  EXPECT_EQ(updates, 3);
-  const auto alone = train_alone(3, 2);
-  EXPECT_LT((read_floats(dir.path("parameters")) - alone).abs().max().item<double>(), 2e-6);
+  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), 2e-6);
 }
 
 TEST_F(DataParallel, WithoutOverlapEveryBucketStartsAfterBackward) {
   test::TempDir dir;
   expect_clean_exits(run_ranks(2, "TrainSteps", dir, train_settings(1, false, 0.008), std::chrono::seconds(120)));
-  std::ifstream stats(dir.path("stats.1"));
-  int64_t buckets = 0, during_backward = 0, pending_at_first = 0, bytes = 0, collectives = 0, updates = 0;
-  while (stats >> buckets >> during_backward >> pending_at_first >> bytes >> collectives) {
-    ++updates;
-    EXPECT_GE(buckets, 3);
-    EXPECT_EQ(during_backward, 0);
+  const auto updates = read_stats(dir.path("stats.1"));
+  EXPECT_EQ(updates.size(), 3u);
+  for (const auto& update : updates) {
+    EXPECT_GE(update.buckets, 3);
+    EXPECT_EQ(update.started_during_backward, 0);
   }
-  EXPECT_EQ(updates, 3);
-  EXPECT_LT((read_floats(dir.path("parameters")) - train_alone(3, 2)).abs().max().item<double>(), 2e-6);
+  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), 2e-6);
 }
 
 TEST_F(DataParallel, AKilledRankEndsTheOtherWithAClearError) {

@@ -8,10 +8,8 @@
 set -euo pipefail
 mixseq=$1
 work=$2
-rm -rf "$work" && mkdir -p "$work"
-
-"$mixseq" synth -o "$work/raw" --train-size 400 --valid-size 20 --test-size 20
-"$mixseq" prepare --train "$work/raw/train" --valid "$work/raw/valid" -o "$work/data" --tokenizer none >/dev/null
+source "$(dirname "$0")/small_task.sh"
+make_small_task "$mixseq" "$work"
 train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
        --model.gnmt.hidden_size 32 --model.gnmt.num_layers 3 --model.gnmt.dropout 0
        --train.max_epochs 0 --train.log_interval 1 --validation_search.max_len_b 5)

@@ -6,10 +6,8 @@
 set -euo pipefail
 mixseq=$1
 work=$2
-rm -rf "$work" && mkdir -p "$work"
-
-"$mixseq" synth -o "$work/raw" --train-size 400 --valid-size 20 --test-size 20
-"$mixseq" prepare --train "$work/raw/train" --valid "$work/raw/valid" -o "$work/data" --tokenizer none >/dev/null
+source "$(dirname "$0")/small_task.sh"
+make_small_task "$mixseq" "$work"
 "$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 512 \
   --model.arch transformer --model.transformer.embed_dim 32 --model.transformer.ffn_dim 64 \
   --model.transformer.heads 4 --model.transformer.encoder_layers 2 --model.transformer.decoder_layers 2 \
