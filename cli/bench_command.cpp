@@ -8,6 +8,10 @@
 // backward, clipping, Adam. Translation suppresses </s>, so every hypothesis runs --max-len
 // steps: a fixed workload. Training tok/s counts source + target tokens for GNMT (as NVIDIA's
 // GNMT does) and target tokens for the Transformer (as fairseq does); the JSON says which.
+// Started by a launcher (RANK/WORLD_SIZE, mpirun, srun), `bench train` runs data-parallel, each
+// rank on its own random batch, and adds the gradient all-reduce figures: buckets, bytes per
+// step, time spent waiting for them after backward; --no-overlap starts every all-reduce after
+// backward instead of during it (docs/distributed.md).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
@@ -20,6 +24,9 @@
 #include "commands.h"
 #include "mixseq/data/translation_batch.h"
 #include "mixseq/decode/beam_search.h"
+#include "mixseq/distributed/gradient_reducer.h"
+#include "mixseq/distributed/launch_environment.h"
+#include "mixseq/distributed/process_group.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/optim/optimizer.h"
@@ -49,6 +56,8 @@ struct BenchArguments {
   int64_t beam = 5;
   int64_t batches = 4;
   int64_t max_len = 30;
+  double bucket_mb = 25;  // data-parallel only
+  bool no_overlap = false;
 };
 
 ModelConfig model_config(const BenchArguments& arguments) {
@@ -98,7 +107,13 @@ nlohmann::json common_fields(const BenchArguments& arguments, const Seq2SeqModel
 }
 
 int bench_train(const BenchArguments& arguments, int threads) {
-  const auto device = resolve_device(arguments.device);
+  auto device = resolve_device(arguments.device);
+  const auto launch = detect_launch_environment();
+  std::unique_ptr<ProcessGroup> group;
+  if (launch.distributed()) {
+    if (device.is_cuda()) device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(launch.local_rank));
+    group = std::make_unique<ProcessGroup>(launch, device, ProcessGroupOptions{});
+  }
   const auto precision = parse_precision(arguments.precision);
   configure_precision(precision, device);
   torch::manual_seed(1);
@@ -109,19 +124,43 @@ int bench_train(const BenchArguments& arguments, int threads) {
   auto optimizer = build_optimizer(optimizer_options, model->parameters());
   UpdateStep update(*model, *optimizer, LabelSmoothingOptions{}, GradientClippingOptions{}, LossScalerOptions{},
                     precision, device);
+  std::unique_ptr<GradientReducer> reducer;
+  if (group) {
+    GradientReducerOptions options;
+    options.bucket_cap_mb = arguments.bucket_mb;
+    options.overlap = !arguments.no_overlap;
+    reducer = std::make_unique<GradientReducer>(model->parameters(), *group, options);
+    update.set_gradient_reducer(reducer.get());
+  }
+  const int64_t world_size = group ? group->world_size() : 1;
+  torch::manual_seed(static_cast<uint64_t>(1 + launch.rank));  // each rank its own batch
   const std::vector<TranslationBatch> batch = {random_batch(arguments).to(device)};
-  for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(batch);
+  const int64_t update_tokens = batch.front().target_tokens * world_size;  // every rank's batch has as many
+  for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(batch, update_tokens);
   synchronize(device);
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
   int64_t tokens = 0;
+  double allreduce_wait_ms = 0;
   for (int64_t step = 0; step < arguments.steps; ++step) {
-    const auto result = update.run(batch);
+    const auto result = update.run(batch, update_tokens);
     tokens += result.target_tokens + (counts_target_tokens_only(arguments) ? 0 : result.source_tokens);
+    if (reducer) allreduce_wait_ms += reducer->last_stats().wait_ms;
   }
   synchronize(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (launch.rank != 0) return 0;
   auto record = common_fields(arguments, *model, device, threads);
+  if (reducer) {
+    record.update({{"world_size", world_size},
+                   {"backend", group->backend()},
+                   {"overlap", !arguments.no_overlap},
+                   {"buckets", reducer->bucket_count()},
+                   {"bucket_mb", arguments.bucket_mb},
+                   {"allreduce_mb_per_step", reducer->last_stats().bytes / 1048576.0},
+                   {"allreduce_wait_ms_per_step", allreduce_wait_ms / arguments.steps}});
+    tokens *= world_size;  // all ranks' tokens (same batch shape on each)
+  }
   record.update({{"bench", "train"},
                  {"seq_len", arguments.seq_len},
                  {"steps", arguments.steps},
@@ -201,6 +240,9 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
   add_shape_options(train, *arguments);
   train->add_option("--steps", arguments->steps, "Timed steps")->capture_default_str();
   train->add_option("--warmup-steps", arguments->warmup_steps, "Untimed steps first")->capture_default_str();
+  train->add_option("--bucket-mb", arguments->bucket_mb, "Data-parallel: gradient bucket size in MB")
+      ->capture_default_str();
+  train->add_flag("--no-overlap", arguments->no_overlap, "Data-parallel: all-reduce only after backward");
   auto* translate = bench->add_subcommand("translate", "Beam search with </s> suppressed (fixed workload)");
   add_shape_options(translate, *arguments);
   translate->add_option("--beam", arguments->beam, "Beam size")->capture_default_str();
