@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Multi30k (task 1) English->German with GNMT: SentencePiece on raw text, then mixseq prepare
-# and mixseq train with configs/gnmt_multi30k.yaml.
-#   scripts/recipes/multi30k_en_de.sh [MULTI30K_DIR] [WORK_DIR] [extra mixseq train overrides...]
+# Multi30k (task 1) English->German: SentencePiece on raw text, then mixseq prepare and mixseq
+# train with configs/gnmt_multi30k.yaml (GNMT) or CONFIG=configs/transformer_multi30k.yaml.
+#   [CONFIG=...] scripts/recipes/multi30k_en_de.sh [MULTI30K_DIR] [WORK_DIR] [extra mixseq train overrides...]
 # MULTI30K_DIR holds train.{en,de}.gz and val.{en,de}.gz as published by the multi30k/dataset
 # repository (data/task1/raw); these machines have a copy in ../shared/data/multi30k.
 #
@@ -14,6 +14,8 @@ source_dir=${1:-$here/../shared/data/multi30k}
 work=${2:-runs/multi30k_en_de}
 shift $(( $# > 2 ? 2 : $# ))
 mixseq=${MIXSEQ:-$here/build/bin/mixseq}
+config=${CONFIG:-$here/configs/gnmt_multi30k.yaml}
+run=$work/$(basename "$config" .yaml)
 
 mkdir -p "$work/raw"
 for side in en de; do
@@ -26,6 +28,6 @@ done
   --model-prefix "$work/raw/spm" --vocab-size 8000 --character-coverage 1.0
 "$mixseq" prepare --source-lang en --target-lang de --train "$work/raw/train" --valid "$work/raw/valid" \
   --tokenizer "spm:$work/raw/spm.model" -o "$work/data"
-"$mixseq" train -c "$here/configs/gnmt_multi30k.yaml" --data.dir "$work/data" --train.run_dir "$work/run" "$@"
-"$mixseq" translate -c "$work/run/checkpoint_best.pt" -i "$work/raw/valid.en" -o "$work/valid.hyp.de"
-"$mixseq" bleu "$work/raw/valid.de" -i "$work/valid.hyp.de"
+"$mixseq" train -c "$config" --data.dir "$work/data" --train.run_dir "$run" "$@"
+"$mixseq" translate -c "$run/checkpoint_best.pt" -i "$work/raw/valid.en" -o "$run/valid.hyp.de"
+"$mixseq" bleu "$work/raw/valid.de" -i "$run/valid.hyp.de"
