@@ -1,7 +1,7 @@
 // TransformerDecoderLayer: masked self-attention, encoder-decoder attention, then a
 // position-wise feed-forward network (Vaswani et al. 2017, §3.1), each wrapped in a residual
 // connection and a LayerNorm after (post-norm) or before (pre-norm) it, as in fairseq's
-// TransformerDecoderLayer and nn/transformer_encoder_layer.h.
+// TransformerDecoderLayer (nn/residual_sublayer.h, nn/positionwise_feed_forward.h).
 //
 // One code path serves training and search: the layer reads the last T target positions and
 // a KeyValueCache of its self-attention keys and values at the positions before them, which it
@@ -10,13 +10,13 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/dropout.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
 #include <tuple>
 
 #include "mixseq/nn/multihead_attention.h"
+#include "mixseq/nn/positionwise_feed_forward.h"
 #include "mixseq/nn/transformer_layer_options.h"
 
 namespace mixseq {
@@ -42,11 +42,9 @@ class TransformerDecoderLayerImpl : public torch::nn::Module {
   torch::nn::LayerNorm self_attn_layer_norm_;
   MultiheadAttention encoder_attn_;
   torch::nn::LayerNorm encoder_attn_layer_norm_;
-  torch::nn::Linear fc1_;
-  torch::nn::Linear fc2_;
+  PositionwiseFeedForward feed_forward_;
   torch::nn::LayerNorm final_layer_norm_;
   torch::nn::Dropout dropout_;
-  torch::nn::Dropout activation_dropout_;
 };
 TORCH_MODULE(TransformerDecoderLayer);
 

@@ -4,16 +4,17 @@
 //   post-norm (paper):  x = LayerNorm(x + Dropout(Sublayer(x)))
 //   pre-norm:           x = x + Dropout(Sublayer(LayerNorm(x)))
 //
-// with Sublayer = SelfAttention, then FFN(x) = fc2(ActivationDropout(ReLU(fc1(x)))).
+// with Sublayer = SelfAttention, then the feed-forward network (nn/residual_sublayer.h,
+// nn/positionwise_feed_forward.h).
 #pragma once
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/dropout.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
 #include "mixseq/nn/multihead_attention.h"
+#include "mixseq/nn/positionwise_feed_forward.h"
 #include "mixseq/nn/transformer_layer_options.h"
 
 namespace mixseq {
@@ -30,11 +31,9 @@ class TransformerEncoderLayerImpl : public torch::nn::Module {
   bool normalize_before_;
   MultiheadAttention self_attn_;
   torch::nn::LayerNorm self_attn_layer_norm_;
-  torch::nn::Linear fc1_;
-  torch::nn::Linear fc2_;
+  PositionwiseFeedForward feed_forward_;
   torch::nn::LayerNorm final_layer_norm_;
   torch::nn::Dropout dropout_;
-  torch::nn::Dropout activation_dropout_;
 };
 TORCH_MODULE(TransformerEncoderLayer);
 

@@ -1,0 +1,20 @@
+// The residual wrapping of every Transformer sublayer (attention, feed-forward), as fairseq's
+// encoder and decoder layers do it:
+//
+//   post-norm (paper):  LayerNorm(x + Dropout(Sublayer(x)))
+//   pre-norm:           x + Dropout(Sublayer(LayerNorm(x)))
+#pragma once
+
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/normalization.h>
+
+#include <functional>
+
+namespace mixseq {
+
+// x [..., D] -> [..., D]; `sublayer` maps [..., D] to [..., D].
+torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& norm, torch::nn::Dropout& dropout,
+                                bool normalize_before,
+                                const std::function<torch::Tensor(const torch::Tensor&)>& sublayer);
+
+}  // namespace mixseq

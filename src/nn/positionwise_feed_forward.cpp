@@ -1,0 +1,19 @@
+#include "mixseq/nn/positionwise_feed_forward.h"
+
+#include <ATen/ATen.h>
+
+#include "mixseq/nn/xavier_linear.h"
+
+namespace mixseq {
+
+PositionwiseFeedForward::PositionwiseFeedForward(torch::nn::Module& layer, const TransformerLayerOptions& options)
+    : fc1_(layer.register_module("fc1", xavier_linear(options.embed_dim, options.ffn_dim))),
+      fc2_(layer.register_module("fc2", xavier_linear(options.ffn_dim, options.embed_dim))),
+      activation_dropout_(
+          layer.register_module("activation_dropout", torch::nn::Dropout(options.activation_dropout))) {}
+
+torch::Tensor PositionwiseFeedForward::operator()(const torch::Tensor& x) {
+  return fc2_(activation_dropout_(at::relu(fc1_(x))));
+}
+
+}  // namespace mixseq
