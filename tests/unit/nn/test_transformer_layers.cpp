@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <torch/nn/modules/transformerlayer.h>
 
+#include <limits>
+#include <string>
+
 #include "mixseq/nn/transformer_decoder_layer.h"
 #include "mixseq/nn/transformer_encoder_layer.h"
 
@@ -75,7 +78,8 @@ TEST(TransformerLayers, EncoderLayerEqualsLibTorchs) {
 
   const auto x = at::randn({2, 5, kWidth});                            // [B, S, D]
   const auto pad = at::tensor({0, 0, 0, 0, 0, 0, 0, 0, 1, 1}).to(at::kBool).view({2, 5});  // [B, S]
-  const auto expected = theirs->forward(x.transpose(0, 1), /*src_mask=*/torch::Tensor(), pad).transpose(0, 1);  // LibTorch: [S, B, D]
+  // LibTorch's layers take [S, B, D].
+  const auto expected = theirs->forward(x.transpose(0, 1), /*src_mask=*/torch::Tensor(), pad).transpose(0, 1);
   const auto actual = ours(x, pad);
   const auto real = pad.logical_not().unsqueeze(-1);  // padded positions' outputs are meaningless
   EXPECT_TRUE(at::allclose(actual.masked_fill(~real, 0), expected.masked_fill(~real, 0), 1e-5, 1e-5))
@@ -102,9 +106,11 @@ TEST(TransformerLayers, DecoderLayerEqualsLibTorchs) {
   const auto target = at::randn({2, T, kWidth});                                    // [B, T, D]
   const auto memory = at::randn({2, 6, kWidth});                                    // [B, S, D]
   const auto source_pad = at::tensor({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}).to(at::kBool).view({2, 6});
-  const auto causal = at::full({T, T}, -std::numeric_limits<float>::infinity()).triu(1);  // [T, T]
-  const auto expected = theirs->forward(target.transpose(0, 1), memory.transpose(0, 1), causal, /*memory_mask=*/torch::Tensor(),
-                               /*tgt_key_padding_mask=*/torch::Tensor(), source_pad)
+  const auto causal = at::full({T, T}, -std::numeric_limits<float>::infinity()).triu(1);  // [T, T] additive
+  const auto expected = theirs
+                            ->forward(target.transpose(0, 1), memory.transpose(0, 1), causal,
+                                      /*memory_mask=*/torch::Tensor(), /*tgt_key_padding_mask=*/torch::Tensor(),
+                                      source_pad)
                             .transpose(0, 1);
   KeyValueCache self_cache;
   const auto actual = std::get<0>(ours(target, self_cache, ours->project_encoder_output(memory), source_pad));
