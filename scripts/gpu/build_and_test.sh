@@ -26,3 +26,10 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_LIBRARY_PATH="$arch_libs"
 cmake --build "$build_dir" -j "$(nproc)"
 ctest --test-dir "$build_dir" --output-on-failure -j 4 "$@"
+
+# The NCCL path on this GPU: a one-rank job (world size 1) through c10d, with and without overlap.
+for overlap in "" --no-overlap; do
+  RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29511 \
+    "$build_dir/bin/mixseq" bench train --device cuda --precision bf16 --model transformer --vocab 32000 \
+    --d-model 512 --ffn 2048 --heads 8 --layers 6 --batch 128 --seq-len 30 --steps 20 $overlap
+done

@@ -319,6 +319,12 @@ TEST_F(DataParallel, TwoRanksTrainLikeOneProcessOnTheConcatenatedBatches) {
   }
 }
 
+TEST_F(DataParallel, OneRankUnderALauncherTrainsAsAProcessAlone) {
+  test::TempDir dir;
+  expect_clean_exits(run_ranks(1, "TrainSteps", dir, train_settings(2, true, 25), std::chrono::seconds(120)));
+  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), 2e-6);
+}
+
 TEST_F(DataParallel, BucketsAreAllReducedWhileBackwardRuns) {
   test::TempDir dir;
   // ~2,000 floats per bucket: the tiny model's gradients fill several.

@@ -25,7 +25,9 @@ struct LaunchEnvironment {
   std::string master_addr = "127.0.0.1";
   int64_t master_port = 29500;
 
-  bool distributed() const { return world_size > 1; }
+  // Started by a launcher, even as its only rank (world size 1 still runs the c10d path, as
+  // DistributedDataParallel does under torchrun --nproc_per_node 1).
+  bool distributed() const { return launcher != "none"; }
 };
 
 // `lookup` returns a variable's value or nullptr (std::getenv by default).

@@ -37,6 +37,13 @@ TEST(LaunchEnvironment, TorchrunVariables) {
   EXPECT_TRUE(env.distributed());
 }
 
+TEST(LaunchEnvironment, ALauncherWithOneRankIsStillDistributed) {
+  const auto env = detect_launch_environment(environment({{"RANK", "0"}, {"WORLD_SIZE", "1"}}));
+  EXPECT_EQ(env.world_size, 1);
+  EXPECT_TRUE(env.distributed());
+  EXPECT_EQ(env.master_addr, "127.0.0.1");
+}
+
 TEST(LaunchEnvironment, OpenMpiOnOneNodeMeetsOnThisHost) {
   const auto env = detect_launch_environment(environment({{"OMPI_COMM_WORLD_RANK", "2"},
                                                           {"OMPI_COMM_WORLD_SIZE", "4"},
@@ -89,6 +96,7 @@ TEST(LaunchEnvironment, SlurmBatchScriptWithoutSrunIsOneProcess) {
   // sbatch sets SLURM_PROCID and SLURM_NTASKS for the script itself; only srun starts ranks.
   const auto env = detect_launch_environment(environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}}));
   EXPECT_EQ(env.world_size, 1);
+  EXPECT_FALSE(env.distributed());
 }
 
 TEST(LaunchEnvironment, TorchrunVariablesWinOverTheLauncherOnes) {
