@@ -226,6 +226,10 @@ void check_options(const TrainConfig& config) {
   MIXSEQ_CHECK(train.keep_last_checkpoints >= 0, "train.keep_last_checkpoints (", train.keep_last_checkpoints,
                ") must be 0 (none) or positive");
   MIXSEQ_CHECK(!config.data.dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare`");
+  MIXSEQ_CHECK(config.distributed.timeout >= 1, "distributed.timeout (", config.distributed.timeout,
+               ") must be at least 1 second");
+  MIXSEQ_CHECK(config.distributed.bucket_cap_mb > 0, "distributed.bucket_cap_mb (", config.distributed.bucket_cap_mb,
+               ") must be positive");
 }
 
 }  // namespace
