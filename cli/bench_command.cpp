@@ -170,6 +170,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
                  {"ms_per_step", seconds * 1e3 / arguments.steps},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
+  record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
   return 0;
 }
@@ -211,6 +212,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
                  {"ms_per_batch", seconds * 1e3 / arguments.batches},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
+  record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "mixseq/util/error.h"
 #include "mixseq/distributed/launch_environment.h"
+#include "mixseq/util/allocator.h"
 #include "mixseq/util/threads.h"
 
 namespace mixseq::cli {
@@ -58,13 +59,15 @@ std::vector<std::string> spell_out_sacrebleu_flags(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace mixseq::cli;
+  mixseq::keep_freed_memory_for_reuse();
   CLI::App app{"mixseq: train, translate and score sequence models with mixed precision"};
   app.require_subcommand(1);
   app.fallthrough();
   app.allow_extras();  // subcommands that take config overrides read them; the others reject extras below
   int threads = 0;
   app.add_option("--threads", threads,
-                 "CPU threads for LibTorch and OpenBLAS (0: one per core, shared out among a node's ranks)");
+                 "CPU threads for LibTorch and OpenBLAS (0: every usable core, shared out among a node's ranks, "
+                 "fewer while other processes keep cores busy; docs/threads.md)");
   CommandTable table;
   for (auto add : kCommands) add(app, table);
 
@@ -78,9 +81,7 @@ int main(int argc, char** argv) {
     table.set_extra_arguments(app.remaining());
     // Ranks of a data-parallel job on one node share its cores (docs/distributed.md).
     const auto launch = mixseq::detect_launch_environment();
-    if (threads == 0 && launch.local_world_size > 1)
-      threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency() / launch.local_world_size));
-    mixseq::configure_threads(threads);
+    mixseq::configure_threads(threads, static_cast<int>(launch.local_world_size));
     return table.run_chosen();
   } catch (const std::exception& e) {
     std::cerr << "mixseq: error: " << e.what() << '\n';

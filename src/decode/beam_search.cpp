@@ -10,6 +10,7 @@
 
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/threads.h"
 
 namespace mixseq {
 namespace {
@@ -106,6 +107,7 @@ std::vector<std::vector<Hypothesis>> greedy_search(Seq2SeqModelImpl& model, cons
   std::vector<std::vector<int64_t>> history(B);  // tokens so far, per row
 
   for (int64_t step = 0; !live.empty(); ++step) {
+    adapt_threads_to_load();
     const int64_t n = static_cast<int64_t>(live.size());
     const DecoderStep out = model.step(*state, tokens);
     const auto lprobs = next_log_probs(out, step, live, 1, V, o);  // [n, V]
@@ -173,6 +175,7 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
   std::vector<std::vector<int64_t>> history(B * K);  // tokens so far, per row
 
   for (int64_t step = 0; !live.empty(); ++step) {
+    adapt_threads_to_load();
     const int64_t n = static_cast<int64_t>(live.size());
     const DecoderStep out = model.step(*state, tokens);
     const auto lprobs = next_log_probs(out, step, live, K, V, o);  // [n·K, V]

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "mixseq/util/threads.h"
+
 namespace mixseq {
 
 UpdateStep::UpdateStep(Seq2SeqModelImpl& model, torch::optim::Optimizer& optimizer,
@@ -23,6 +25,7 @@ UpdateResult UpdateStep::run(const std::vector<TranslationBatch>& batches, int64
   if (update_tokens == 0)
     for (const auto& batch : batches) update_tokens += batch.target_tokens;
   for (size_t micro = 0; micro < batches.size(); ++micro) {
+    adapt_threads_to_load();
     const auto batch = batches[micro].to(device_);
     CrossEntropySums sums;
     {

@@ -1,12 +1,41 @@
-// CPU threads. LibTorch on Debian starts with one intra-op thread; mixseq uses every core
-// unless told otherwise. Call configure_threads once, early in main(), before any tensor work:
-// LibTorch fixes its inter-op pool size on first use.
+// CPU threads: how many LibTorch's and OpenBLAS's (shared, OpenMP) pool runs, and when.
+//
+// Measured on 2-core machines (docs/threads.md): an OpenMP worker that shares its core with
+// another busy process makes every parallel region wait for a scheduler slice, so two threads
+// run 10-25x slower than one there, while idle they run 1.5x faster than one. So by default
+// (`--threads 0`) mixseq starts with every usable core and then follows the load: between units
+// of work (a training update, a decoding step) adapt_threads_to_load() drops a core that another
+// process keeps busy and takes it back when it is free again. An explicit thread count is
+// fixed. Call configure_threads once, early in main(), before any tensor work; call
+// adapt_threads_to_load from the thread that runs the tensor work (OpenMP's thread count is a
+// per-thread setting).
 #pragma once
 
 namespace mixseq {
 
-// Sets LibTorch's intra-op and inter-op thread counts and OpenBLAS's to `threads`
-// (<= 0: one per core). Returns the count in use.
-int configure_threads(int threads);
+// The CPUs this process may run on: its affinity mask (taskset, numactl, a launcher's binding),
+// capped by a cgroup v2 CPU quota (containers) rounded up. At least 1.
+int usable_cpu_count();
+
+// The largest --threads accepted: beyond 4 threads per usable CPU only the waiting grows.
+int max_thread_count(int usable_cpus);
+
+// The thread count to start with: `requested` when > 0 (an error above max_thread_count),
+// else the usable CPUs shared out among the `local_ranks` processes of this node, at least 1.
+int resolve_thread_count(int requested, int usable_cpus, int local_ranks);
+
+// The thread count that leaves other processes their CPU time: `usable_cpus` less the cores
+// others kept busy (`others_busy_cores`, in cores, measured while this process ran), a core
+// counting as taken once others use 25% of it; between 1 and `max_threads`.
+int threads_for_load(int usable_cpus, double others_busy_cores, int max_threads);
+
+// Sets LibTorch's intra-op and inter-op counts and OpenBLAS's from resolve_thread_count, and
+// turns load following on when `requested` is 0. Returns the count in use.
+int configure_threads(int requested, int local_ranks = 1);
+
+// With load following on: at most every 300 ms, measures the CPU time other processes took on
+// this process's CPUs since the last measurement and applies threads_for_load. Returns the
+// count in use. Cheap enough to call per decoding step (a clock read between measurements).
+int adapt_threads_to_load();
 
 }  // namespace mixseq

@@ -1,0 +1,90 @@
+#include <ATen/Parallel.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "mixseq/util/error.h"
+#include "mixseq/util/threads.h"
+#include "test_support.h"
+
+namespace mixseq {
+namespace {
+
+TEST(Threads, ExplicitCountIsKept) {
+  EXPECT_EQ(resolve_thread_count(3, 2, 1), 3);
+  EXPECT_EQ(resolve_thread_count(1, 16, 4), 1);
+}
+
+TEST(Threads, DefaultSharesUsableCpusAmongLocalRanks) {
+  EXPECT_EQ(resolve_thread_count(0, 2, 1), 2);
+  EXPECT_EQ(resolve_thread_count(0, 16, 4), 4);
+  EXPECT_EQ(resolve_thread_count(0, 2, 4), 1);  // more ranks than CPUs: still one each
+}
+
+TEST(Threads, AbsurdCountsAreClearErrors) {
+  EXPECT_EQ(max_thread_count(2), 8);
+  EXPECT_NE(test::error_of([] { resolve_thread_count(100000, 2, 1); }).find("at most 8 threads"), std::string::npos);
+  EXPECT_NE(test::error_of([] { resolve_thread_count(-1, 2, 1); }).find("--threads must be 0"), std::string::npos);
+}
+
+TEST(Threads, LoadGivesUpCoresOthersKeepBusy) {
+  EXPECT_EQ(threads_for_load(2, 0.02, 2), 2);  // idle but for the system's noise
+  EXPECT_EQ(threads_for_load(2, 0.2, 2), 2);   // a core used under 25% still counts as free
+  EXPECT_EQ(threads_for_load(2, 0.67, 2), 1);  // a busy process sharing 2 cores with our 2 threads
+  EXPECT_EQ(threads_for_load(2, 1.0, 2), 1);   // ... and once we run 1 thread
+  EXPECT_EQ(threads_for_load(2, 3.0, 2), 1);   // never fewer than one
+  EXPECT_EQ(threads_for_load(16, 2.5, 16), 13);
+  EXPECT_EQ(threads_for_load(16, 0.0, 8), 8);  // never more than the ranks' share
+}
+
+TEST(Threads, UsableCpusFollowAffinity) {
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  EXPECT_LE(usable_cpu_count(), CPU_COUNT(&all));
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &all)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(usable_cpu_count(), 1);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+}
+
+TEST(Threads, ExplicitCountIsFixed) {
+  EXPECT_EQ(configure_threads(1), 1);
+  EXPECT_EQ(at::get_num_threads(), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(350));
+  EXPECT_EQ(adapt_threads_to_load(), 1);
+}
+
+// A busy process on this process's CPUs takes a thread away; when it ends, the thread comes back.
+TEST(Threads, DefaultFollowsAnotherProcesssLoad) {
+  if (usable_cpu_count() != 2) GTEST_SKIP() << "written for 2 usable CPUs";
+  ASSERT_EQ(configure_threads(0), 2);
+  const pid_t hog = fork();
+  ASSERT_GE(hog, 0);
+  if (hog == 0)
+    for (volatile unsigned long spin = 0;; ++spin) {
+    }
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const int loaded = adapt_threads_to_load();
+  kill(hog, SIGKILL);
+  waitpid(hog, nullptr, 0);
+  EXPECT_EQ(loaded, 1);
+  EXPECT_EQ(at::get_num_threads(), 1);
+  adapt_threads_to_load();  // starts a measurement window without the busy process
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_EQ(adapt_threads_to_load(), 2);
+  EXPECT_EQ(at::get_num_threads(), 2);
+}
+
+}  // namespace
+}  // namespace mixseq
