@@ -114,7 +114,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
     if (device.is_cuda()) device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(launch.local_rank));
     group = std::make_unique<ProcessGroup>(launch, device, ProcessGroupOptions{});
   }
-  const auto precision = parse_precision(arguments.precision);
+  const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
   auto model = build_model(model_config(arguments), arguments.vocab);
@@ -170,6 +170,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
                  {"ms_per_step", seconds * 1e3 / arguments.steps},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
+  record["precision"] = precision_name(precision);  // "auto" resolved
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
   return 0;
@@ -177,7 +178,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
 
 int bench_translate(const BenchArguments& arguments, int threads) {
   const auto device = resolve_device(arguments.device);
-  const auto precision = parse_precision(arguments.precision);
+  const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
   auto model = build_model(model_config(arguments), arguments.vocab);
@@ -212,6 +213,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
                  {"ms_per_batch", seconds * 1e3 / arguments.batches},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
+  record["precision"] = precision_name(precision);  // "auto" resolved
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
   return 0;

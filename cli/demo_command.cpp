@@ -104,7 +104,7 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
     const auto device = resolve_device(config.train.device);
     auto trained = load_trained_model(best_checkpoint_path(config.train.run_dir), device);
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device,
-                          parse_precision(config.train.precision));
+                          resolve_precision(config.train.precision, device));
     TranslateOptions translate;
     translate.search = config.validation_search;
     const auto sources = read_lines(raw + "/test.en");

@@ -43,11 +43,11 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   command->add_option("--nbest", search.nbest, "Translations per sentence (n-best list output)")->capture_default_str();
   command->add_option("--max-tokens", arguments->options.max_tokens, "Source tokens per batch")->capture_default_str();
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--precision", arguments->precision, "fp32, bf16, fp16 (GPU) or tf32 (GPU)")->capture_default_str();
+  command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")->capture_default_str();
   command->add_flag("--scores", arguments->show_scores, "Write 'index ||| translation ||| score' lines");
   table.add(command, [=] {
     const auto device = resolve_device(arguments->device);
-    const auto precision = parse_precision(arguments->precision);
+    const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
     auto trained = load_trained_model(arguments->checkpoint, device);
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);

@@ -2,6 +2,9 @@
 
 #include <ATen/Context.h>
 #include <torch/cuda.h>
+#ifdef MIXSEQ_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
 
 #include <fstream>
 #include <string>
@@ -12,12 +15,53 @@
 
 namespace mixseq {
 
+namespace {
+
+// Ampere (compute capability 8) and later GPUs have bf16 tensor cores.
+bool gpu_computes_bf16(const torch::Device& device) {
+#ifdef MIXSEQ_WITH_CUDA
+  return at::cuda::getDeviceProperties(device.index() < 0 ? 0 : device.index())->major >= 8;
+#else
+  return false;
+#endif
+}
+
+bool cpu_flags_compute_bf16() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  return cpuinfo_lists_bf16(cpuinfo);
+}
+
+}  // namespace
+
+bool cpuinfo_lists_bf16(std::istream& cpuinfo) {
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    line += ' ';
+    return line.find(" amx_bf16 ") != std::string::npos || line.find(" avx512_bf16 ") != std::string::npos;
+  }
+  return false;
+}
+
+bool computes_bf16_natively(const torch::Device& device) {
+  // LibTorch reaches AMX and AVX512-BF16 only through oneDNN (MKLDNN).
+  return device.is_cuda() ? gpu_computes_bf16(device) : at::hasMKLDNN() && cpu_flags_compute_bf16();
+}
+
+Precision resolve_precision(const std::string& name, const torch::Device& device) {
+  if (name != "auto") return parse_precision(name);
+  const auto precision = computes_bf16_natively(device) ? Precision::kBf16 : Precision::kFp32;
+  log_info("precision auto: ", precision_name(precision), " on ", device.str(),
+           precision == Precision::kBf16 ? " (computes bf16 natively)" : " (no native bf16 here)");
+  return precision;
+}
+
 Precision parse_precision(const std::string& name) {
   if (name == "fp32") return Precision::kFp32;
   if (name == "tf32") return Precision::kTf32;
   if (name == "bf16") return Precision::kBf16;
   if (name == "fp16") return Precision::kFp16;
-  throw Error(str_cat("unknown precision '", name, "'; known: fp32, tf32, bf16, fp16"));
+  throw Error(str_cat("unknown precision '", name, "'; known: auto, fp32, tf32, bf16, fp16"));
 }
 
 std::string precision_name(Precision precision) {
@@ -42,28 +86,13 @@ torch::Device resolve_device(const std::string& name) {
   }
 }
 
-namespace {
-
-// False only when /proc/cpuinfo lists x86 flags without AMX-BF16 and AVX512-BF16: there bf16
-// products are emulated through fp32 and run at about a third of fp32's speed.
-bool cpu_may_have_native_bf16() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    line += ' ';
-    return line.find(" amx_bf16 ") != std::string::npos || line.find(" avx512_bf16 ") != std::string::npos;
-  }
-  return true;
-}
-
-}  // namespace
 
 void configure_precision(Precision precision, const torch::Device& device) {
   MIXSEQ_CHECK(device.is_cuda() || (precision != Precision::kFp16 && precision != Precision::kTf32), "precision ",
                precision_name(precision), " needs a CUDA device; on CPU use fp32 or bf16");
-  if (precision == Precision::kBf16 && device.is_cpu() && !cpu_may_have_native_bf16())
-    log_info("warning: this CPU has neither AMX nor AVX512-BF16; bf16 runs slower than fp32 here");
+  if (precision == Precision::kBf16 && !computes_bf16_natively(device))
+    log_info("warning: ", device.str(), " does not compute bf16 natively (CPUs: AMX or AVX512-BF16; GPUs: compute "
+             "capability 8+); bf16 runs slower than fp32 here, precision auto would pick fp32");
   const bool tf32 = precision == Precision::kTf32;
   at::globalContext().setFloat32MatmulPrecision(tf32 ? "high" : "highest");
   at::globalContext().setAllowTF32CuDNN(tf32);

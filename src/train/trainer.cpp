@@ -240,7 +240,7 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   const TrainOptions& options = config.train;
   auto device = resolve_device(options.device);
   DataParallel parallel = join_data_parallel(detect_launch_environment(), config.distributed, device);
-  const auto precision = parse_precision(options.precision);
+  const auto precision = resolve_precision(options.precision, device);
   configure_precision(precision, device);
   std::filesystem::create_directories(options.run_dir);
   watch_stop_signals();

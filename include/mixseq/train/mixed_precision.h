@@ -1,5 +1,7 @@
 // Precision modes for training and decoding.
 //
+//   auto  bf16 where the device computes it natively (AMX or AVX512-BF16 CPUs through oneDNN;
+//         GPUs of compute capability 8+), fp32 elsewhere; the choice is logged.
 //   fp32  plain single precision.
 //   tf32  fp32 tensors, matrix products in TensorFloat-32 on Ampere and later GPUs.
 //   bf16  autocast to bfloat16 (CPU and GPU): parameters, gradients and optimizer state stay
@@ -13,13 +15,21 @@
 
 #include <torch/types.h>
 
+#include <istream>
 #include <string>
 
 namespace mixseq {
 
 enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 
-Precision parse_precision(const std::string& name);  // throws listing "fp32, tf32, bf16, fp16"
+Precision parse_precision(const std::string& name);  // fp32 | tf32 | bf16 | fp16; throws listing the names
+// As parse_precision, and "auto" picks bf16 where `device` computes it natively, else fp32.
+Precision resolve_precision(const std::string& name, const torch::Device& device);
+// bf16 products run on bf16 hardware (AMX, AVX512-BF16, bf16 tensor cores) rather than emulated.
+bool computes_bf16_natively(const torch::Device& device);
+// Whether /proc/cpuinfo's x86 flags name AMX-BF16 or AVX512-BF16. Without them bf16 products are
+// emulated through fp32: 3x (Intel AVX-512) to 28x (AMD AVX2) slower than fp32.
+bool cpuinfo_lists_bf16(std::istream& cpuinfo);
 std::string precision_name(Precision precision);
 
 // "auto" (CUDA when available, else CPU), "cpu", "cuda" or "cuda:N".

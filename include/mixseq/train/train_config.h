@@ -38,7 +38,7 @@ struct DataConfig {
 struct TrainOptions {
   std::string run_dir = "runs/train";  // checkpoints, config.yaml and metrics.jsonl go here
   std::string device = "auto";         // auto | cpu | cuda | cuda:N
-  std::string precision = "fp32";      // fp32 | tf32 | bf16 | fp16 (train/mixed_precision.h)
+  std::string precision = "fp32";      // auto | fp32 | tf32 | bf16 | fp16 (train/mixed_precision.h)
   int64_t seed = 1;                    // initialization, dropout and batch order
   int64_t max_epochs = 6;              // stop after this many epochs; 0 = no limit (set max_steps)
   int64_t max_steps = 0;               // stop after this many updates; 0 = no limit (set max_epochs)
@@ -52,7 +52,8 @@ struct TrainOptions {
   void visit(ConfigVisitor& v) {
     v.field("run_dir", run_dir, "folder for checkpoints and logs");
     v.field("device", device, "auto, cpu, cuda or cuda:N");
-    v.choice("precision", precision, {"fp32", "tf32", "bf16", "fp16"}, "arithmetic precision");
+    v.choice("precision", precision, {"auto", "fp32", "tf32", "bf16", "fp16"},
+             "arithmetic precision; auto = bf16 where computed natively, else fp32");
     v.field("seed", seed, "seed of initialization, dropout and batch order");
     v.field("max_epochs", max_epochs, "epochs to train; 0 = no limit");
     v.field("max_steps", max_steps, "updates to train; 0 = no limit");

@@ -1,0 +1,36 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "mixseq/train/mixed_precision.h"
+#include "test_support.h"
+
+namespace mixseq {
+namespace {
+
+bool lists_bf16(const std::string& cpuinfo) {
+  std::istringstream stream(cpuinfo);
+  return cpuinfo_lists_bf16(stream);
+}
+
+TEST(MixedPrecision, Bf16FlagsAreReadFromCpuinfo) {
+  // The two machines measured in docs/benchmarks.md, and a Sapphire Rapids.
+  EXPECT_FALSE(lists_bf16("processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\nbogomips\t: 4000\n"));  // AMD EPYC
+  EXPECT_FALSE(lists_bf16("flags\t\t: fpu avx2 avx512f avx512bw avx512_vnni\n"));                  // Xeon, no BF16
+  EXPECT_TRUE(lists_bf16("flags\t\t: fpu avx2 avx512f avx512_bf16 amx_tile\n"));
+  EXPECT_TRUE(lists_bf16("flags\t\t: fpu avx2 amx_bf16\n"));
+  EXPECT_FALSE(lists_bf16("flags\t\t: fpu avx512_bf16x\n"));  // whole words only
+  EXPECT_FALSE(lists_bf16(""));
+}
+
+TEST(MixedPrecision, AutoPicksBf16OnlyWhereComputedNatively) {
+  const torch::Device cpu(torch::kCPU);
+  const auto expected = computes_bf16_natively(cpu) ? Precision::kBf16 : Precision::kFp32;
+  EXPECT_EQ(resolve_precision("auto", cpu), expected);
+  EXPECT_EQ(resolve_precision("fp32", cpu), Precision::kFp32);
+  EXPECT_EQ(resolve_precision("bf16", cpu), Precision::kBf16);  // explicit names are kept
+  EXPECT_NE(test::error_of([&] { resolve_precision("fp8", cpu); }).find("known: auto, fp32"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mixseq
