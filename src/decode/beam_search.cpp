@@ -99,7 +99,8 @@ std::vector<std::vector<Hypothesis>> greedy_search(Seq2SeqModelImpl& model, cons
   const bool use_coverage = o.coverage_penalty != 0;
   std::vector<std::vector<Hypothesis>> results(B);
 
-  auto state = model.start(source, source_lengths);  // one row per live sentence
+  auto state = model.start(source, source_lengths);
+  state->report_attention = use_coverage;  // one row per live sentence
   auto tokens = at::full({B}, kBosId, source.options().dtype(at::kLong));  // [B]
   auto log_prob = at::zeros({B}, source.options().dtype(at::kFloat));      // [B]
   torch::Tensor coverage;  // [B, S] attention summed over the steps so far
@@ -164,6 +165,7 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
 
   // Rows j·K .. j·K + K-1 hold the K beams of live sentence j.
   auto state = model.start(source, source_lengths);
+  state->report_attention = use_coverage;
   state->select(at::arange(B, source.options().dtype(at::kLong)).repeat_interleave(K));  // B -> B·K rows
   auto tokens = at::full({B * K}, kBosId, source.options().dtype(at::kLong));  // [B·K]
   // At step 0 every beam would extend the same <s>: only beam 0 is live, the others start at -inf.
@@ -236,7 +238,10 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
     next.insert(next.end(), next_candidates.begin(), next_candidates.end());
     const auto next_device = upload(next, device).view({3, rows_left});  // the step's one host-to-device copy
     const auto rows = next_device[0];                                    // [n'·K]
-    state->select(rows);  // reorders beams and drops finished sentences
+    if (static_cast<int64_t>(live.size()) == n)
+      state->select_within_sources(rows);  // reorders beams within their sentences
+    else
+      state->select(rows);  // reorders beams and drops finished sentences
     tokens = next_device[1];                                             // [n'·K]
     scores = cand_scores.flatten().index_select(0, next_device[2]);       // [n'·K]
     if (use_coverage) coverage = coverage.index_select(0, rows);        // [n'·K, S]

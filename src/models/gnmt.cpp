@@ -63,13 +63,18 @@ torch::nn::Linear make_classifier(int64_t vocab_size, const GnmtConfig& config) 
 
 }  // namespace
 
-void GnmtState::select(const torch::Tensor& rows) {
+void GnmtState::select_within_sources(const torch::Tensor& rows) {
   const auto index = rows.to(encoder_output.device());  // [B']
   const auto select_lstm_state = [&](LstmState& state) {
     state = {std::get<0>(state).index_select(1, index), std::get<1>(state).index_select(1, index)};  // [1, B', H]
   };
   select_lstm_state(decoder_lstm_state);
   for (auto& state : decoder_layers_states) select_lstm_state(state);
+}
+
+void GnmtState::select(const torch::Tensor& rows) {
+  select_within_sources(rows);
+  const auto index = rows.to(encoder_output.device());     // [B']
   encoder_output = encoder_output.index_select(0, index);  // [B', S, H]
   projected_keys = projected_keys.index_select(0, index);  // [B', S, H]
   pad_mask = pad_mask.index_select(0, index);              // [B', S]

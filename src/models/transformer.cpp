@@ -90,15 +90,26 @@ torch::nn::Linear make_output_projection(int64_t vocab_size, int64_t embed_dim) 
 
 }  // namespace
 
+namespace {
+
+void select_caches(std::vector<KeyValueCache>& caches, const torch::Tensor& index) {
+  for (auto& cache : caches) {
+    if (!cache.keys.defined()) continue;                 // no position fed yet
+    cache.keys = cache.keys.index_select(0, index);      // [B', H, t or S, Dh]
+    cache.values = cache.values.index_select(0, index);
+  }
+}
+
+}  // namespace
+
+void TransformerState::select_within_sources(const torch::Tensor& rows) {
+  select_caches(self_attention, rows.to(encoder_output.device()));
+}
+
 void TransformerState::select(const torch::Tensor& rows) {
   const auto index = rows.to(encoder_output.device());  // [B']
-  for (auto* caches : {&self_attention, &encoder_attention}) {
-    for (auto& cache : *caches) {
-      if (!cache.keys.defined()) continue;  // no position fed yet
-      cache.keys = cache.keys.index_select(0, index);      // [B', H, t or S, Dh]
-      cache.values = cache.values.index_select(0, index);
-    }
-  }
+  select_caches(self_attention, index);
+  select_caches(encoder_attention, index);
   encoder_output = encoder_output.index_select(0, index);  // [B', S, D]
   pad_mask = pad_mask.index_select(0, index);              // [B', S]
 }
@@ -186,8 +197,8 @@ DecoderStep TransformerModelImpl::step(IncrementalState& state, const torch::Ten
   auto* transformer_state = dynamic_cast<TransformerState*>(&state);
   MIXSEQ_CHECK(transformer_state != nullptr, "TransformerModel::step needs the state TransformerModel::start returned");
   // [B, 1, V], [B, 1, S]
-  auto [logits, weights] = decode(tokens.unsqueeze(1), *transformer_state, /*need_weights=*/true);
-  return {logits.squeeze(1), weights.squeeze(1)};  // [B, V], [B, S]
+  auto [logits, weights] = decode(tokens.unsqueeze(1), *transformer_state, state.report_attention);
+  return {logits.squeeze(1), weights.defined() ? weights.squeeze(1) : weights};  // [B, V], [B, S]
 }
 
 }  // namespace mixseq

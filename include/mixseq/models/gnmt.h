@@ -53,6 +53,7 @@ struct GnmtState : IncrementalState {
   torch::Tensor pad_mask;                        // [B, S] bool, true at source padding
 
   void select(const torch::Tensor& rows) override;
+  void select_within_sources(const torch::Tensor& rows) override;  // the LSTM states only
 };
 
 class GnmtModelImpl : public Seq2SeqModelImpl {

@@ -26,6 +26,15 @@ class IncrementalState {
   virtual ~IncrementalState() = default;
   // Keeps rows `rows` ([B'] int64, indices into the current rows, repeats allowed) in that order.
   virtual void select(const torch::Tensor& rows) = 0;
+  // As select, when every kept row i has the same source sentence as row i had before (beams
+  // reordered within their sentences, none dropped): what was computed from the source alone
+  // (encoder output, its projected keys) may stay in place. A beam step that retires no
+  // sentence needs only this, and skips copying the encoder's tensors (fairseq does the same).
+  virtual void select_within_sources(const torch::Tensor& rows) { select(rows); }
+
+  // Whether step() must fill DecoderStep::attention; a search without coverage penalty clears
+  // it, so a model may skip computing the weights.
+  bool report_attention = true;
 };
 
 struct DecoderStep {

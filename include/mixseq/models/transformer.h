@@ -54,6 +54,7 @@ struct TransformerState : IncrementalState {
   int64_t position = 0;                          // t, the position of the next token fed
 
   void select(const torch::Tensor& rows) override;
+  void select_within_sources(const torch::Tensor& rows) override;  // the self-attention caches only
 };
 
 class TransformerModelImpl : public Seq2SeqModelImpl {

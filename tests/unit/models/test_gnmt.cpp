@@ -205,6 +205,33 @@ TEST(Gnmt, SelectKeepsPermutesAndRepeatsRows) {
   EXPECT_TRUE(at::allclose(some.attention, all.attention.index_select(0, rows), 1e-6, 1e-6));
 }
 
+// Beams reordered within their sentences: the encoder output stays, and nothing changes.
+TEST(Gnmt, SelectWithinSourcesEqualsSelect) {
+  at::manual_seed(6);
+  GnmtModel model(small_config(), kVocab);
+  model->eval();
+  const std::vector<int64_t> lengths = {6, 2, 4};
+  const auto source = random_tokens(lengths);
+  const auto source_lengths = at::tensor(lengths, at::kLong);
+  const auto target = random_tokens({4, 4, 4}).repeat_interleave(2, 0);  // [6, 4], two beams per sentence
+
+  torch::NoGradGuard no_grad;
+  auto moved = model->start(source, source_lengths), kept = model->start(source, source_lengths);
+  const auto beams = at::arange(3, at::kLong).repeat_interleave(2);  // 3 sentences -> 6 rows
+  moved->select(beams);
+  kept->select(beams);
+  const auto within = at::tensor({1, 1, 2, 3, 5, 4}, at::kLong);  // each row stays in its sentence
+  for (int64_t t = 0; t < target.size(1); ++t) {
+    if (t == 2) {
+      moved->select(within);
+      kept->select_within_sources(within);
+    }
+    const auto a = model->step(*moved, target.select(1, t)), b = model->step(*kept, target.select(1, t));
+    EXPECT_TRUE(at::equal(a.logits, b.logits)) << "position " << t;
+    EXPECT_TRUE(at::equal(a.attention, b.attention)) << "position " << t;
+  }
+}
+
 TEST(Gnmt, StepRejectsAForeignState) {
   struct OtherState : IncrementalState {
     void select(const torch::Tensor&) override {}

@@ -200,6 +200,52 @@ TEST(Transformer, StepAfterSelectEqualsForwardOfTheSelectedRows) {
   }
 }
 
+// Beams reordered within their sentences: the encoder's cached keys stay, and nothing changes.
+TEST(Transformer, SelectWithinSourcesEqualsSelect) {
+  at::manual_seed(6);
+  TransformerModel model(small_config(), kVocab);
+  model->eval();
+  const std::vector<int64_t> lengths = {6, 2, 4};
+  const auto source = random_tokens(lengths);
+  const auto source_lengths = at::tensor(lengths, at::kLong);
+  const auto target = random_target({4, 4, 4}).repeat_interleave(2, 0);  // [6, 4], two beams per sentence
+
+  torch::NoGradGuard no_grad;
+  auto moved = model->start(source, source_lengths), kept = model->start(source, source_lengths);
+  const auto beams = at::arange(3, at::kLong).repeat_interleave(2);  // 3 sentences -> 6 rows
+  moved->select(beams);
+  kept->select(beams);
+  const auto within = at::tensor({1, 1, 2, 3, 5, 4}, at::kLong);  // each row stays in its sentence
+  for (int64_t t = 0; t < target.size(1); ++t) {
+    if (t == 2) {
+      moved->select(within);
+      kept->select_within_sources(within);
+    }
+    const auto a = model->step(*moved, target.select(1, t)), b = model->step(*kept, target.select(1, t));
+    EXPECT_TRUE(at::equal(a.logits, b.logits)) << "position " << t;
+    EXPECT_TRUE(at::equal(a.attention, b.attention)) << "position " << t;
+  }
+}
+
+TEST(Transformer, StepWithoutAttentionGivesTheSameLogits) {
+  at::manual_seed(7);
+  TransformerModel model(small_config(), kVocab);
+  model->eval();
+  const std::vector<int64_t> lengths = {5, 3};
+  const auto source = random_tokens(lengths);
+  const auto source_lengths = at::tensor(lengths, at::kLong);
+  const auto target = random_target({3, 3});
+
+  torch::NoGradGuard no_grad;
+  auto with = model->start(source, source_lengths), without = model->start(source, source_lengths);
+  without->report_attention = false;
+  for (int64_t t = 0; t < target.size(1); ++t) {
+    const auto a = model->step(*with, target.select(1, t)), b = model->step(*without, target.select(1, t));
+    EXPECT_FALSE(b.attention.defined());
+    EXPECT_TRUE(at::allclose(a.logits, b.logits, 1e-6, 1e-6)) << "position " << t;
+  }
+}
+
 TEST(Transformer, SourcePaddingIsNeverAttended) {
   at::manual_seed(5);
   TransformerModel model(small_config(), kVocab);
