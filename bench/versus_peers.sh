@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# mixseq against the PyTorch references (../shared/peers) at the bench shapes of
+# docs/benchmarks.md, side by side in one run: idle, then with a competing busy process pinned
+# to one core (what a user's machine often has). Each side runs at its default threads. Every
+# run prints its JSON line to $OUT (default bench-versus-peers.jsonl); at the end a table gives,
+# per figure and condition, the median over the rounds of mixseq / peer.
+#   bench/versus_peers.sh                 # 3 rounds, GNMT and Transformer
+#   ROUNDS=5 MODELS=gnmt bench/versus_peers.sh
+# Needs Debian's python3-torch and the references unpacked as ../shared/peers/README.md says;
+# PEERS_DIR (default ../shared/peers) and PYTHONPATH reach the harnesses.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+mixseq=${MIXSEQ:-$here/build/bin/mixseq}
+peers=${PEERS_DIR:-$here/../shared/peers}
+rounds=${ROUNDS:-3}
+models=${MODELS:-gnmt transformer}
+out=${OUT:-bench-versus-peers.jsonl}
+: >"$out"
+
+gnmt_shape=(--vocab 2000 --hidden 256 --layers 4)
+transformer_shape=(--vocab 2000 --d-model 256 --ffn 1024 --heads 4 --layers 3)
+
+# run CONDITION SIDE MODEL command...: appends the command's JSON line, tagged.
+run() {
+  local condition=$1 side=$2 model=$3
+  shift 3
+  "$@" 2>/dev/null | grep '^{' | tail -1 |
+    python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); r.update(condition=sys.argv[1], side=sys.argv[2], pair=sys.argv[3]); print(json.dumps(r))' \
+      "$condition" "$side" "$model" >>"$out"
+}
+
+round() {
+  local condition=$1 model
+  for model in $models; do
+    if [ "$model" = gnmt ]; then
+      run "$condition" mixseq gnmt "$mixseq" bench train --model gnmt "${gnmt_shape[@]}" --batch 32 --seq-len 30 --steps 10 --warmup-steps 2
+      run "$condition" mixseq gnmt "$mixseq" bench translate --model gnmt "${gnmt_shape[@]}" --beam 5 --batch 16 --batches 2 --max-len 30
+      run "$condition" peer gnmt /usr/bin/python3 "$peers/gnmt_bench.py" "${gnmt_shape[@]}" --batch 32 --seq-len 30 \
+        --train-steps 10 --beam-batch 16 --beam-batches 2 --json
+    else
+      run "$condition" mixseq transformer "$mixseq" bench train --model transformer "${transformer_shape[@]}" --batch 32 --seq-len 30 --steps 10 --warmup-steps 2
+      run "$condition" mixseq transformer "$mixseq" bench translate --model transformer "${transformer_shape[@]}" --beam 5 --batch 16 --batches 2 --max-len 30
+      run "$condition" peer transformer /usr/bin/python3 "$peers/fairseq_bench.py" "${transformer_shape[@]}" --batch 32 --seq-len 30 \
+        --train-steps 10 --beam-batch 16 --beam-batches 2 --json
+    fi
+  done
+}
+
+for ((i = 0; i < rounds; ++i)); do round idle; done
+taskset -c 0 sh -c 'while :; do :; done' &
+busy=$!
+trap 'kill $busy 2>/dev/null' EXIT
+sleep 1
+for ((i = 0; i < rounds; ++i)); do round loaded; done
+kill $busy
+
+python3 - "$out" <<'EOF'
+import json, statistics, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+def figure(r, what):
+    if r["side"] == "mixseq":  # one line per bench; training tok/s counts as the peer does
+        return r.get("tok_per_s" if what == "train" else "sent_per_s") if r["bench"] == ("train" if what == "train" else "translate") else None
+    if what == "beam":
+        return r.get("beam_sent_per_s")
+    return r.get("train_tgt_tok_per_s" if r["pair"] == "transformer" else "train_tok_per_s")
+print(f"{'pair':12} {'figure':22} {'condition':9} {'mixseq':>9} {'peer':>9} {'ratio':>6}")
+for pair in ("gnmt", "transformer"):
+    for what, label in (("train", "train tok/s"), ("beam", "beam-5 sentences/s")):
+        for condition in ("idle", "loaded"):
+            mine = [v for r in rows if r["pair"] == pair and r["side"] == "mixseq" and r["condition"] == condition and (v := figure(r, what))]
+            theirs = [v for r in rows if r["pair"] == pair and r["side"] == "peer" and r["condition"] == condition and (v := figure(r, what))]
+            if not mine or not theirs: continue
+            ratio = statistics.median(m / t for m, t in zip(mine, theirs))
+            print(f"{pair:12} {label:22} {condition:9} {statistics.median(mine):9.1f} {statistics.median(theirs):9.1f} {ratio:6.2f}")
+EOF
