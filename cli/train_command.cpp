@@ -54,6 +54,9 @@ void add_train_command(CLI::App& app, CommandTable& table) {
     const auto summary = train_translation_model(config, arguments->resume);
     log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
              summary.best_bleu, ", ", summary.seconds, " s");
+    // As NVIDIA's benchmark mode: a run that set a target and missed it has failed.
+    MIXSEQ_CHECK(config.train.target_bleu == 0 || summary.reached_target_bleu, "train: validation BLEU never reached ",
+                 "train.target_bleu ", config.train.target_bleu, " (best ", summary.best_bleu, ")");
     return 0;
   });
 }

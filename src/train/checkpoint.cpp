@@ -104,6 +104,7 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   state.write("best_score", c10::IValue(progress.best_score));
   state.write("loss_scale", c10::IValue(progress.loss_scale));
   state.write("loss_scale_clean_steps", c10::IValue(progress.loss_scale_clean_steps));
+  state.write("train_seconds", c10::IValue(progress.train_seconds));
   if (progress.cpu_rng_state.defined()) state.write("cpu_rng_state", progress.cpu_rng_state);
   if (progress.cuda_rng_state.defined()) state.write("cuda_rng_state", progress.cuda_rng_state);
   archive.write("progress", state);
@@ -141,6 +142,8 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
   progress.best_score = read_double(state, "best_score");
   progress.loss_scale = read_double(state, "loss_scale");
   progress.loss_scale_clean_steps = read_int(state, "loss_scale_clean_steps");
+  c10::IValue train_seconds;  // absent from checkpoints written before train.max_time
+  if (state.try_read("train_seconds", train_seconds)) progress.train_seconds = train_seconds.toDouble();
   state.try_read("cpu_rng_state", progress.cpu_rng_state);
   state.try_read("cuda_rng_state", progress.cuda_rng_state);
   return contents;

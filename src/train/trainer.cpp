@@ -209,16 +209,27 @@ BleuScore validation_bleu(Seq2SeqModelImpl& model, const PreparedData& data, con
   return corpus_bleu(texts, {read_lines(data.references_path("valid"))}, BleuOptions{});
 }
 
+// With only train.max_time set, the time budget alone ends training; the schedule is sized to it
+// once the speed is measured (TimeBudget).
+constexpr int64_t kUnboundedSteps = int64_t{1} << 40;
+
 int64_t planned_total_steps(const TrainOptions& options, int64_t updates_per_epoch) {
   const int64_t by_epochs = options.max_epochs * updates_per_epoch;
+  if (options.max_epochs == 0 && options.max_steps == 0) return kUnboundedSteps;
   if (options.max_steps == 0) return by_epochs;
   return options.max_epochs == 0 ? options.max_steps : std::min(options.max_steps, by_epochs);
 }
 
 void check_options(const TrainConfig& config) {
   const auto& train = config.train;
-  MIXSEQ_CHECK(train.max_epochs > 0 || train.max_steps > 0,
-               "train.max_epochs and train.max_steps are both 0: set one of them to say when to stop");
+  MIXSEQ_CHECK(train.max_epochs > 0 || train.max_steps > 0 || train.max_time > 0,
+               "train.max_epochs, train.max_steps and train.max_time are all 0: set one of them to say when to stop");
+  MIXSEQ_CHECK(std::isfinite(train.max_time) && train.max_time >= 0, "train.max_time (", train.max_time,
+               ") must be a number of seconds, or 0 for no time budget");
+  MIXSEQ_CHECK(std::isfinite(train.target_bleu) && train.target_bleu >= 0 && train.target_bleu <= 100,
+               "train.target_bleu (", train.target_bleu, ") must be between 0 (none) and 100");
+  MIXSEQ_CHECK(train.target_bleu == 0 || train.validate_bleu, "train.target_bleu (", train.target_bleu,
+               ") needs train.validate_bleu true: it is checked at each BLEU validation");
   MIXSEQ_CHECK(train.max_epochs >= 0 && train.max_steps >= 0, "train.max_epochs (", train.max_epochs,
                ") and train.max_steps (", train.max_steps, ") must not be negative");
   MIXSEQ_CHECK(train.update_freq >= 1, "train.update_freq (", train.update_freq, ") must be at least 1");
@@ -311,8 +322,32 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   if (first_plan.skipped_too_long > 0)
     log_info("train: skipping ", first_plan.skipped_too_long, " pairs longer than data.max_length (",
              config.data.max_length, ")");
-  const int64_t total_steps = planned_total_steps(options, updates_per_epoch);
-  const LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
+  int64_t total_steps = planned_total_steps(options, updates_per_epoch);
+  LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
+  const double seconds_before = progress.train_seconds;  // of earlier invocations of this run
+  const auto train_seconds = [&] { return seconds_before + seconds_since(started); };
+  double validation_seconds = 0;  // the last validation's duration: reserved at the end of a time budget
+  // train.max_time: the updates that fit in what is left of the budget at the speed so far
+  // (validations included), never more than the epochs or steps allow. The schedules that
+  // depend on the total (gnmt_step's decay, cosine) are re-sized to it, as NVIDIA's GNMT
+  // benchmark mode does.
+  const auto fit_schedule_to_time_budget = [&] {
+    if (options.max_time <= 0 || progress.step == 0) return;
+    const double per_update = train_seconds() / static_cast<double>(progress.step);
+    const double left = std::max(0.0, options.max_time - train_seconds() - validation_seconds);
+    const int64_t fits = progress.step + static_cast<int64_t>(left / per_update);
+    int64_t sized = std::min(planned_total_steps(options, updates_per_epoch), std::max(fits, progress.step + 1));
+    // Ranks measure slightly different times; they must agree on the schedule.
+    sized = std::llround(parallel.sum({static_cast<double>(sized)})[0] / static_cast<double>(parallel.world_size()));
+    if (sized == total_steps) return;
+    log_info("train: max_time ", options.max_time, " s: ", format_decimal(per_update * 1e3, 0),
+             " ms per update so far, schedule sized to ", sized, " updates");
+    total_steps = sized;
+    schedule = LrSchedule(config.schedule, config.optim.lr, total_steps);
+  };
+  const auto out_of_time = [&] {
+    return options.max_time > 0 && train_seconds() + validation_seconds >= options.max_time;
+  };
 
   MetricsLog metrics(parallel.leader() ? options.run_dir + "/metrics.jsonl" : "");
   TrainSummary summary;
@@ -321,6 +356,7 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   interval.loss = zero(), interval.nll = zero();
   const int64_t first_step = progress.step;
   const auto save_last = [&] {
+    progress.train_seconds = train_seconds();
     if (!parallel.leader()) return;  // all ranks hold the same model and optimizer state
     save_rng_state(device, progress);
     if (scaling) progress.loss_scale = scaler.state().scale, progress.loss_scale_clean_steps = scaler.state().clean_steps;
@@ -332,7 +368,9 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
     for (size_t i = 0; i + static_cast<size_t>(options.keep_last_checkpoints) < numbered.size(); ++i)
       std::filesystem::remove(numbered[i]);
   };
+  bool stopping = false;
   const auto validate = [&](bool with_bleu) {
+    const auto validation_started = Clock::now();
     const auto valid = validation_loss(*model, data, config, device, precision, parallel);
     summary.last_valid_loss = valid.loss;
     nlohmann::json record = {{"kind", "valid"}, {"epoch", progress.epoch}, {"step", progress.step},
@@ -351,12 +389,18 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
         line += " (best)";
       }
       summary.best_bleu = progress.best_score;
+      if (options.target_bleu > 0 && bleu.score >= options.target_bleu) {
+        summary.reached_target_bleu = true;
+        stopping = true;
+        line += str_cat(" | reached train.target_bleu ", options.target_bleu);
+      }
     }
+    validation_seconds = seconds_since(validation_started);
     metrics.write(record, line);
   };
 
   model->train();
-  bool stopping = false;
+  bool time_is_up = false;
   while (progress.step < total_steps && !stopping) {
     const auto plan = plan_epoch_batches(source_lengths, target_lengths, batching, progress.epoch).batches;
     const auto batches_in_epoch = static_cast<int64_t>(plan.size());
@@ -369,10 +413,16 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
       }
       // One exchange per update: the update's target tokens over all ranks (the loss is per
       // token of the whole update) and whether any rank was asked to stop (all stop together).
-      const auto agreed = parallel.sum({static_cast<double>(target_tokens), stop_requested() ? 1.0 : 0.0});
+      const auto agreed = parallel.sum(
+          {static_cast<double>(target_tokens), stop_requested() ? 1.0 : 0.0, out_of_time() ? 1.0 : 0.0});
       if (agreed[1] > 0) {
         log_info("train: stop requested; saving ", last_path);
         stopping = true;
+        break;
+      }
+      if (agreed[2] > 0) {
+        log_info("train: train.max_time (", options.max_time, " s) reached, leaving time for a last validation");
+        time_is_up = true;
         break;
       }
       const double lr = schedule.lr_at(progress.step);
@@ -420,13 +470,19 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
       if (can_validate && options.validate_interval > 0 && progress.step % options.validate_interval == 0)
         validate(/*with_bleu=*/false);
       if (options.save_interval > 0 && progress.step % options.save_interval == 0) save_last();
+      if (progress.step == first_step + 20) fit_schedule_to_time_budget();  // the first speed measurement
     }
-    if (progress.epoch_batches + options.update_freq > batches_in_epoch) {  // the epoch is complete
-      if (can_validate) validate(options.validate_bleu);
+    const bool epoch_complete = progress.epoch_batches + options.update_freq > batches_in_epoch;
+    // A run that ends inside an epoch (max_steps, max_time) validates its final model too.
+    const bool ending = time_is_up || (progress.step >= total_steps && !stopping);
+    if ((epoch_complete || ending) && can_validate) validate(options.validate_bleu);
+    if (epoch_complete) {
       summary.epochs = progress.epoch;
       ++progress.epoch;
       progress.epoch_batches = 0;
+      fit_schedule_to_time_budget();
     }
+    if (time_is_up) stopping = true;
     save_last();
   }
   summary.steps = progress.step;

@@ -27,6 +27,7 @@ struct TrainingProgress {
   double best_score = -1;         // best validation score so far (BLEU for translation); -1: none yet
   double loss_scale = 0;          // fp16 dynamic loss scale; 0 when not in use
   int64_t loss_scale_clean_steps = 0;  // steps since the scale last changed
+  double train_seconds = 0;       // wall time of training so far, validation included, across resumes
   torch::Tensor cpu_rng_state;    // LibTorch's default CPU generator (dropout), for exact resume
   torch::Tensor cuda_rng_state;   // the current CUDA device's generator; undefined on CPU runs
 };

@@ -42,6 +42,8 @@ struct TrainOptions {
   int64_t seed = 1;                    // initialization, dropout and batch order
   int64_t max_epochs = 6;              // stop after this many epochs; 0 = no limit (set max_steps)
   int64_t max_steps = 0;               // stop after this many updates; 0 = no limit (set max_epochs)
+  double max_time = 0;                 // wall-clock budget in seconds, validation included, across resumes; 0 = none
+  double target_bleu = 0;              // stop once validation BLEU reaches this; unreached = failure; 0 = none
   int64_t update_freq = 1;             // batches accumulated into one update (gradient accumulation)
   int64_t log_interval = 50;           // updates between log lines
   int64_t validate_interval = 0;       // updates between validation-loss checks; 0 = at epoch ends only
@@ -57,6 +59,8 @@ struct TrainOptions {
     v.field("seed", seed, "seed of initialization, dropout and batch order");
     v.field("max_epochs", max_epochs, "epochs to train; 0 = no limit");
     v.field("max_steps", max_steps, "updates to train; 0 = no limit");
+    v.field("max_time", max_time, "wall-clock budget in seconds (schedules size to it); 0 = none");
+    v.field("target_bleu", target_bleu, "stop at this validation BLEU; a failure if never reached; 0 = none");
     v.field("update_freq", update_freq, "batches accumulated per update");
     v.field("log_interval", log_interval, "updates between log lines");
     v.field("validate_interval", validate_interval, "updates between validation losses; 0 = per epoch");

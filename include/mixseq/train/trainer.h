@@ -12,6 +12,11 @@
 // checkpoint_<update>.pt and deletes all but the newest N of those, for averaging
 // (train/checkpoint_average.h).
 //
+// Budgets: train.max_time stops after the update that uses up the wall-clock budget (time of
+// earlier invocations of the run included), leaving room for a last validation, and sizes the
+// learning-rate schedule to the updates that fit, re-estimated after 20 updates and at each
+// epoch end. train.target_bleu stops at the first validation that reaches it.
+//
 // Resume: checkpoint_last.pt holds the model, the optimizer, the loss scaler, the random
 // generator and the position in the epoch; since batch order is a pure function of the seed
 // and the epoch, a killed run resumed from it computes the same updates as one that never
@@ -29,6 +34,7 @@ struct TrainSummary {
   int64_t steps = 0;         // updates done in total (across resumes)
   int64_t epochs = 0;        // epochs completed
   double best_bleu = -1;     // best validation BLEU; -1 when never measured
+  bool reached_target_bleu = false;  // train.target_bleu was set and validation reached it
   double last_valid_loss = 0;  // per target token, at the last validation
   double seconds = 0;        // wall time of this invocation
 };

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Budgets: train.max_time ends a run of unbounded epochs on time, with the schedule sized to the
+# updates that fit and a last validation; a run that never reaches train.target_bleu fails
+# (transformer_learns.sh checks that a run reaching it stops there).
+#   train_budgets.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+source "$(dirname "$0")/small_task.sh"
+make_small_task "$mixseq" "$work"
+train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
+       --model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --train.log_interval 1
+       --schedule.name gnmt_step --schedule.gnmt_step.warmup_steps 5)
+
+start=$(date +%s)
+"${train[@]}" --train.run_dir "$work/timed" --train.max_epochs 0 --train.max_time 12 2>"$work/timed.log"
+seconds=$(( $(date +%s) - start ))
+grep -q "schedule sized to" "$work/timed.log" || { echo "FAIL: no schedule sized to the time budget"; exit 1; }
+# Process start, data loading and the last save come on top of the 12 s budget.
+[ "$seconds" -le 30 ] || { echo "FAIL: a 12 s budget took $seconds s"; exit 1; }
+tail -1 "$work/timed/metrics.jsonl" | grep -q '"kind":"valid"' || { echo "FAIL: no last validation"; exit 1; }
+[ -f "$work/timed/checkpoint_best.pt" ] || { echo "FAIL: no best checkpoint"; exit 1; }
+
+if "${train[@]}" --train.run_dir "$work/missed" --train.max_epochs 1 --train.target_bleu 99 2>"$work/missed.log"; then
+  echo "FAIL: a run that missed train.target_bleu exited 0"; exit 1
+fi
+grep -q "never reached train.target_bleu 99" "$work/missed.log" || { echo "FAIL: no message for the missed target"; exit 1; }
+echo "PASS: stopped on time after $seconds s; a missed target fails"
