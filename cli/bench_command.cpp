@@ -34,6 +34,7 @@
 #include "mixseq/train/mixed_precision.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/memory_usage.h"
+#include "operator_profile.h"
 
 namespace mixseq::cli {
 
@@ -58,6 +59,7 @@ struct BenchArguments {
   int64_t max_len = 30;
   double bucket_mb = 25;  // data-parallel only
   bool no_overlap = false;
+  int64_t profile_top = 0;  // print the N operators with the most self time; 0 = no profiling
 };
 
 ModelConfig model_config(const BenchArguments& arguments) {
@@ -106,6 +108,19 @@ nlohmann::json common_fields(const BenchArguments& arguments, const Seq2SeqModel
   return fields;
 }
 
+// One JSON line per operator: its self time per step (or batch) and share of the wall time.
+// Profiling slows the run down; the figures of a profiled run are for the shares.
+void print_profile(OperatorProfile& profile, int64_t count, double seconds, int64_t repetitions) {
+  for (const auto& op : profile.top(static_cast<size_t>(count)))
+    std::cout << nlohmann::json{{"bench", "profile"},
+                                {"op", op.name},
+                                {"self_ms_per_repetition", op.self_ms / static_cast<double>(repetitions)},
+                                {"calls_per_repetition", static_cast<double>(op.calls) / static_cast<double>(repetitions)},
+                                {"share_of_wall_time", op.self_ms / (seconds * 1e3)}}
+                     .dump()
+              << '\n';
+}
+
 int bench_train(const BenchArguments& arguments, int threads) {
   auto device = resolve_device(arguments.device);
   const auto launch = detect_launch_environment();
@@ -142,6 +157,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
   const auto start = std::chrono::steady_clock::now();
   int64_t tokens = 0;
   double allreduce_wait_ms = 0;
+  auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
   for (int64_t step = 0; step < arguments.steps; ++step) {
     const auto result = update.run(batch, update_tokens);
     tokens += result.target_tokens + (counts_target_tokens_only(arguments) ? 0 : result.source_tokens);
@@ -173,6 +189,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
   record["precision"] = precision_name(precision);  // "auto" resolved
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
+  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 
@@ -200,6 +217,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   synchronize(device);
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
+  auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
   for (int64_t i = 0; i < arguments.batches; ++i) run();
   synchronize(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -219,6 +237,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   record["precision"] = precision_name(precision);  // "auto" resolved
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
+  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.batches);
   return 0;
 }
 
@@ -255,6 +274,9 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
   translate->add_option("--beam", arguments->beam, "Beam size")->capture_default_str();
   translate->add_option("--batches", arguments->batches, "Timed batches")->capture_default_str();
   translate->add_option("--max-len", arguments->max_len, "Output tokens per hypothesis")->capture_default_str();
+  for (auto* command : {train, translate})
+    command->add_option("--profile", arguments->profile_top,
+                        "Also print the N operators with the most self time (LibTorch's profiler; slows the run)");
   table.add(train, [=] { return bench_train(*arguments, at::get_num_threads()); });
   table.add(translate, [=] { return bench_translate(*arguments, at::get_num_threads()); });
 }

@@ -23,19 +23,35 @@ torch::Tensor blocked_mask(const torch::Tensor& key_padding_mask, bool causal, i
   return blocked;
 }
 
+// LibTorch's CPU bmm (1.13 and 2.x, at::native::bmm_out_or_baddbmm_) makes one small matrix
+// product per matrix of the batch: a decoding step's B·K·H one-row products cost more in calls
+// than in arithmetic (two thirds of a Transformer beam search). With one query, a broadcast
+// product and a sum read each key and value once in a single vectorized pass instead.
+bool one_query_on_cpu(const torch::Tensor& q) { return q.size(2) == 1 && q.device().is_cpu(); }
+
+torch::Tensor query_key_products(const torch::Tensor& q, const torch::Tensor& k) {  // -> [B, H, T, S]
+  if (one_query_on_cpu(q)) return (q * k).sum(-1).unsqueeze(2);                    // [B, H, 1, S]
+  return at::matmul(q, k.transpose(-2, -1));
+}
+
+torch::Tensor weighted_values(const torch::Tensor& weights, const torch::Tensor& v) {  // -> [B, H, T, Dh]
+  if (one_query_on_cpu(weights)) return (weights.transpose(-2, -1) * v).sum(-2, /*keepdim=*/true);  // [B, H, 1, Dh]
+  return at::matmul(weights, v);
+}
+
 }  // namespace
 
 std::tuple<torch::Tensor, torch::Tensor> plain_attention(const torch::Tensor& q, const torch::Tensor& k,
                                                          const torch::Tensor& v, const torch::Tensor& key_padding_mask,
                                                          bool causal, double dropout_p) {
   const double scaling = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  auto scores = at::matmul(q * scaling, k.transpose(-2, -1));  // [B, H, T, S]
+  auto scores = query_key_products(q * scaling, k);  // [B, H, T, S]
   if (scores.scalar_type() == at::kHalf || scores.scalar_type() == at::kBFloat16) scores = scores.to(at::kFloat);
   const auto blocked = blocked_mask(key_padding_mask, causal, q.size(2), k.size(2), q.device());
   if (blocked.defined()) scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
   const auto weights = at::softmax(scores, -1);                               // [B, H, T, S]
   const auto dropped = at::dropout(weights, dropout_p, /*train=*/dropout_p > 0.0);
-  return {at::matmul(dropped.to(v.scalar_type()), v), weights};               // [B, H, T, Dh], [B, H, T, S]
+  return {weighted_values(dropped.to(v.scalar_type()), v), weights};          // [B, H, T, Dh], [B, H, T, S]
 }
 
 torch::Tensor scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

@@ -83,7 +83,8 @@ struct AttentionCase {
   bool causal;
 };
 
-const AttentionCase kAttentionCases[] = {{4, 5, false}, {5, 5, true}, {2, 5, true}, {1, 5, true}};
+// T = 1 is a decoding step (a broadcast product on the CPU, not bmm).
+const AttentionCase kAttentionCases[] = {{4, 5, false}, {5, 5, true}, {2, 5, true}, {1, 5, true}, {1, 5, false}};
 
 TEST(TransformerAttention, PlainMatchesAHandWrittenReference) {
   at::manual_seed(10);
