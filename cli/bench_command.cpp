@@ -31,7 +31,7 @@
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/optim/optimizer.h"
 #include "mixseq/text/vocabulary.h"
-#include "mixseq/train/mixed_precision.h"
+#include "mixseq/util/mixed_precision.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/memory_usage.h"
 #include "operator_profile.h"

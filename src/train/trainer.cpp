@@ -20,7 +20,7 @@
 #include "mixseq/text/bleu.h"
 #include "mixseq/train/checkpoint.h"
 #include "mixseq/train/checkpoint_average.h"
-#include "mixseq/train/mixed_precision.h"
+#include "mixseq/util/mixed_precision.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"

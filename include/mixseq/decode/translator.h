@@ -14,7 +14,7 @@
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/text/tokenizer.h"
 #include "mixseq/text/vocabulary.h"
-#include "mixseq/train/mixed_precision.h"
+#include "mixseq/util/mixed_precision.h"
 
 namespace mixseq {
 

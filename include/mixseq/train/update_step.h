@@ -18,7 +18,7 @@
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/optim/gradient_clipping.h"
 #include "mixseq/optim/loss_scaler.h"
-#include "mixseq/train/mixed_precision.h"
+#include "mixseq/util/mixed_precision.h"
 
 namespace mixseq {
 

@@ -1,4 +1,4 @@
-#include "mixseq/train/mixed_precision.h"
+#include "mixseq/util/mixed_precision.h"
 
 #include <ATen/Context.h>
 #include <torch/cuda.h>

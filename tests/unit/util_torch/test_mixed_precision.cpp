@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "mixseq/train/mixed_precision.h"
+#include "mixseq/util/mixed_precision.h"
 #include "test_support.h"
 
 namespace mixseq {
