@@ -31,9 +31,6 @@
 
 namespace mixseq {
 
-std::string last_checkpoint_path(const std::string& run_dir) { return run_dir + "/checkpoint_last.pt"; }
-std::string best_checkpoint_path(const std::string& run_dir) { return run_dir + "/checkpoint_best.pt"; }
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -232,9 +229,26 @@ void check_options(const TrainConfig& config) {
                ") must be positive");
 }
 
+// Every rank checks the run folder before any rank changes it (so all refuse alike, or none
+// does); then rank 0, the only one that writes there, prepares it.
+RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start, const DataParallel& parallel) {
+  std::string refusal;
+  RunDirectoryPlan plan;
+  try {
+    plan = plan_run_directory(run_dir, start);
+  } catch (const Error& e) {
+    refusal = e.what();
+  }
+  const bool any_refused = parallel.sum({refusal.empty() ? 0.0 : 1.0})[0] > 0;
+  if (!refusal.empty()) throw Error(refusal);
+  MIXSEQ_CHECK(!any_refused, "another rank refused the run folder '", run_dir, "'; rank 0's error says why");
+  if (parallel.leader()) apply_run_directory_plan(run_dir, plan);
+  return plan;
+}
+
 }  // namespace
 
-TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
+TrainSummary train_translation_model(const TrainConfig& config, RunStart start) {
   const auto started = Clock::now();
   check_options(config);
   const TrainOptions& options = config.train;
@@ -242,7 +256,7 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   DataParallel parallel = join_data_parallel(detect_launch_environment(), config.distributed, device);
   const auto precision = resolve_precision(options.precision, device);
   configure_precision(precision, device);
-  std::filesystem::create_directories(options.run_dir);
+  const RunDirectoryPlan run_plan = claim_run_directory(options.run_dir, start, parallel);
   watch_stop_signals();
 
   const PreparedData data(config.data.dir);
@@ -264,7 +278,7 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   CheckpointContents checkpoint = describe_run(config_yaml, config.data.dir, data.tokenizer());
   TrainingProgress& progress = checkpoint.progress;
   const std::string last_path = last_checkpoint_path(options.run_dir);
-  if (resume && std::filesystem::exists(last_path)) {
+  if (run_plan.resume) {
     load_model_weights(last_path, *model);
     load_optimizer_state(last_path, *optimizer);
     progress = read_checkpoint_contents(last_path).progress;
@@ -272,8 +286,8 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
     if (scaling && progress.loss_scale > 0) scaler.load_state({progress.loss_scale, progress.loss_scale_clean_steps});
     log_info("train: resuming from ", last_path, " at update ", progress.step, ", epoch ", progress.epoch, " batch ",
              progress.epoch_batches);
-  } else if (resume) {
-    log_info("train: --resume given but ", last_path, " does not exist; starting from scratch");
+  } else if (start == RunStart::kResume) {
+    log_info("train: --resume given but ", options.run_dir, " holds no previous run; starting from scratch");
   }
   if (parallel.group) {
     GradientReducerOptions reducer_options;
@@ -314,7 +328,7 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   const int64_t total_steps = planned_total_steps(options, updates_per_epoch);
   const LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
 
-  MetricsLog metrics(parallel.leader() ? options.run_dir + "/metrics.jsonl" : "");
+  MetricsLog metrics(parallel.leader() ? metrics_path(options.run_dir) : "");
   TrainSummary summary;
   IntervalSums interval;
   const auto zero = [&] { return torch::zeros({}, torch::device(device)); };

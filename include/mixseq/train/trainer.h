@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 
+#include "mixseq/train/run_directory.h"
 #include "mixseq/train/train_config.h"
 
 namespace mixseq {
@@ -33,12 +34,10 @@ struct TrainSummary {
   double seconds = 0;        // wall time of this invocation
 };
 
-// Trains from scratch, or, with resume and an existing <run_dir>/checkpoint_last.pt, continues
-// it. SIGINT or SIGTERM end the run after the current update, with checkpoint_last.pt saved.
-TrainSummary train_translation_model(const TrainConfig& config, bool resume);
-
-// "<run_dir>/checkpoint_last.pt" and "<run_dir>/checkpoint_best.pt".
-std::string last_checkpoint_path(const std::string& run_dir);
-std::string best_checkpoint_path(const std::string& run_dir);
+// Trains from scratch or continues <run_dir>/checkpoint_last.pt, as `start` and the folder's
+// contents say (train/run_directory.h: a previous run is never overwritten without
+// RunStart::kOverwrite). SIGINT or SIGTERM end the run after the current update, with
+// checkpoint_last.pt saved.
+TrainSummary train_translation_model(const TrainConfig& config, RunStart start);
 
 }  // namespace mixseq
