@@ -22,6 +22,15 @@ std::string last_checkpoint_path(const std::string& run_dir) { return run_dir + 
 std::string best_checkpoint_path(const std::string& run_dir) { return run_dir + "/checkpoint_best.pt"; }
 std::string metrics_path(const std::string& run_dir) { return run_dir + "/metrics.jsonl"; }
 
+FileLock lock_run_directory(const std::string& run_dir) {
+  std::filesystem::create_directories(run_dir);
+  FileLock lock(run_dir + "/train.lock");
+  if (lock.held()) return lock;
+  const std::string holder = lock.holder_pid() > 0 ? str_cat("pid ", lock.holder_pid()) : "pid not yet written";
+  throw Error(str_cat("'", run_dir, "' is in use by another training process (", holder, ", holding ", lock.path(),
+                      "); wait for it to end or stop it, or train into another --train.run_dir"));
+}
+
 std::vector<std::string> previous_run_results(const std::string& run_dir) {
   std::vector<std::string> found = numbered_checkpoints(run_dir);
   for (const auto& path : {last_checkpoint_path(run_dir), best_checkpoint_path(run_dir), metrics_path(run_dir)})

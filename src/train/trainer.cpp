@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/data/token_batching.h"
@@ -229,12 +230,15 @@ void check_options(const TrainConfig& config) {
                ") must be positive");
 }
 
-// Every rank checks the run folder before any rank changes it (so all refuse alike, or none
-// does); then rank 0, the only one that writes there, prepares it.
-RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start, const DataParallel& parallel) {
+// Rank 0, the only one that writes in the run folder, locks it; every rank checks it before any
+// rank changes it, so all refuse alike, or none does; then rank 0 prepares it. The lock is held
+// until `lock` is destroyed.
+RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start, const DataParallel& parallel,
+                                     std::optional<FileLock>& lock) {
   std::string refusal;
   RunDirectoryPlan plan;
   try {
+    if (parallel.leader()) lock.emplace(lock_run_directory(run_dir));
     plan = plan_run_directory(run_dir, start);
   } catch (const Error& e) {
     refusal = e.what();
@@ -256,7 +260,8 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   DataParallel parallel = join_data_parallel(detect_launch_environment(), config.distributed, device);
   const auto precision = resolve_precision(options.precision, device);
   configure_precision(precision, device);
-  const RunDirectoryPlan run_plan = claim_run_directory(options.run_dir, start, parallel);
+  std::optional<FileLock> run_dir_lock;  // held until training returns
+  const RunDirectoryPlan run_plan = claim_run_directory(options.run_dir, start, parallel, run_dir_lock);
   watch_stop_signals();
 
   const PreparedData data(config.data.dir);

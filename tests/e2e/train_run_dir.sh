@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The run folder is never overwritten by mistake: `mixseq train` refuses a folder that holds a
 # previous run unless told --resume (continue it) or --overwrite (delete it first), and --resume
-# without checkpoint_last.pt is an error unless the folder holds no run at all.
+# without checkpoint_last.pt is an error unless the folder holds no run at all. Only one process
+# trains in a folder at a time, and a killed one does not keep it locked.
 #   train_run_dir.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -47,3 +48,23 @@ grep -q "deleted $run/checkpoint_best.pt" "$work/overwrite.log" || fail "--overw
 grep -q "holds no previous run; starting from scratch" "$work/fresh.log" || fail "--resume into a new folder did not say so"
 refused "excludes" --train.run_dir "$run" --resume --overwrite
 echo "PASS: previous runs are kept unless --resume continues them or --overwrite deletes them"
+
+# 5. A second process in the folder of a running one is refused, naming the holder's pid.
+logged_updates() {
+  local count
+  count=$(grep -c '"kind":"train"' "$work/busy/metrics.jsonl" 2>/dev/null || true)
+  echo "${count:-0}"
+}
+"${train[@]}" --train.run_dir "$work/busy" --train.max_steps 100000 --train.save_interval 1 2>"$work/busy.log" &
+busy=$!
+for _ in $(seq 600); do
+  [ "$(logged_updates)" -ge 2 ] && break
+  kill -0 "$busy" 2>/dev/null || fail "the long run ended early: $(tail -3 "$work/busy.log")"
+  sleep 0.05
+done
+refused "in use by another training process (pid $busy" --train.run_dir "$work/busy" --resume
+kill -9 "$busy"
+wait "$busy" 2>/dev/null || true
+"${train[@]}" --train.run_dir "$work/busy" --resume --train.max_steps 1 2>"$work/after_kill.log" ||
+  fail "the lock of a killed run was not released: $(tail -3 "$work/after_kill.log")"
+echo "PASS: one process per run folder; a killed one leaves no stale lock"

@@ -7,12 +7,16 @@
 // RunStart::kOverwrite deletes them. Other files (config.yaml, which every start rewrites, or
 // the user's own, such as an averaged checkpoint) are left alone.
 //
-// plan_run_directory only looks; apply_run_directory_plan changes the folder. In a
-// data-parallel job every rank plans (so all refuse alike) and only rank 0 applies.
+// One process trains in a folder at a time: it holds <run_dir>/train.lock (util/file_lock.h)
+// from before it looks at the folder until it ends; a second one is refused, with the holder's
+// pid. plan_run_directory only looks; apply_run_directory_plan changes the folder. In a
+// data-parallel job rank 0 locks and applies, and every rank plans (so all refuse alike).
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "mixseq/util/file_lock.h"
 
 namespace mixseq {
 
@@ -27,6 +31,10 @@ enum class RunStart {
 std::string last_checkpoint_path(const std::string& run_dir);
 std::string best_checkpoint_path(const std::string& run_dir);
 std::string metrics_path(const std::string& run_dir);
+
+// Creates run_dir and locks it for this process until the lock is destroyed or the process
+// ends; throws mixseq::Error naming the holder's pid when another process trains there.
+FileLock lock_run_directory(const std::string& run_dir);
 
 // The previous run's results in run_dir, as paths, sorted; empty for a new or empty folder.
 std::vector<std::string> previous_run_results(const std::string& run_dir);
