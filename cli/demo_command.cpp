@@ -100,6 +100,11 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
     TrainConfig config = demo_config(dir);
     apply_config_overrides(parse_config_overrides(table.extra_arguments()), config.fields());
     const auto summary = train_translation_model(config, RunStart::kOverwrite);
+    if (summary.stop_signal != 0) {  // a half-trained model is not worth translating with
+      log_info("demo: stopped by signal ", summary.stop_signal, " during training, after ", summary.steps,
+               " updates");
+      return 128 + summary.stop_signal;
+    }
     log_info("demo: 4/5 trained ", summary.steps, " updates in ", summary.seconds, " s, best validation BLEU ",
              summary.best_bleu);
 

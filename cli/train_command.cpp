@@ -60,6 +60,12 @@ void add_train_command(CLI::App& app, CommandTable& table) {
       return 0;
     }
     const auto summary = train_translation_model(config, arguments->start());
+    if (summary.stop_signal != 0) {
+      // Not 0: a script or scheduler must see that the run did not finish.
+      log_info("train: stopped by signal ", summary.stop_signal, " at update ", summary.steps, "; ",
+               last_checkpoint_path(config.train.run_dir), " is saved: continue with --resume");
+      return 128 + summary.stop_signal;
+    }
     log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
              summary.best_bleu, ", ", summary.seconds, " s");
     return 0;

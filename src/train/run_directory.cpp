@@ -68,6 +68,15 @@ void apply_run_directory_plan(const std::string& run_dir, const RunDirectoryPlan
     std::filesystem::remove(path);
     log_info("train: --overwrite: deleted ", path);
   }
+  // A save writes <file>.tmp and renames it (checkpoint.h, output_file.h): one still there was
+  // never finished, and its process is gone, since we hold the lock.
+  std::vector<std::filesystem::path> unfinished;
+  for (const auto& entry : std::filesystem::directory_iterator(run_dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".tmp") unfinished.push_back(entry.path());
+  for (const auto& path : unfinished) {
+    std::filesystem::remove(path);
+    log_info("train: deleted ", path.string(), ", left by an interrupted save");
+  }
 }
 
 }  // namespace mixseq

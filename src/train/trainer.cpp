@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -388,9 +389,14 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
       }
       // One exchange per update: the update's target tokens over all ranks (the loss is per
       // token of the whole update) and whether any rank was asked to stop (all stop together).
-      const auto agreed = parallel.sum({static_cast<double>(target_tokens), stop_requested() ? 1.0 : 0.0});
-      if (agreed[1] > 0) {
-        log_info("train: stop requested; saving ", last_path);
+      const int signal = stop_signal();
+      const auto agreed = parallel.sum({static_cast<double>(target_tokens), signal == SIGINT ? 1.0 : 0.0,
+                                        signal == SIGTERM ? 1.0 : 0.0});
+      if (agreed[1] + agreed[2] > 0) {
+        // A rank that got no signal itself stops as the others were told to.
+        summary.stop_signal = signal != 0 ? signal : agreed[2] > 0 ? SIGTERM : SIGINT;
+        log_info("train: stop requested (", summary.stop_signal == SIGINT ? "SIGINT" : "SIGTERM", "); saving ",
+                 last_path);
         stopping = true;
         break;
       }
@@ -448,6 +454,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
     }
     save_last();
   }
+  if (summary.stop_signal == 0) summary.stop_signal = stop_signal();  // one that came after the last update
   summary.steps = progress.step;
   summary.best_bleu = progress.best_score;
   summary.seconds = seconds_since(started);

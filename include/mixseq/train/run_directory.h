@@ -50,7 +50,8 @@ struct RunDirectoryPlan {
 // checkpoint_last.pt).
 RunDirectoryPlan plan_run_directory(const std::string& run_dir, RunStart start);
 
-// Creates run_dir and deletes plan.files_to_delete, logging each.
+// Creates run_dir and deletes plan.files_to_delete and the "*.tmp" files that saves
+// interrupted by a crash or SIGKILL left behind (only the lock holder may), logging each.
 void apply_run_directory_plan(const std::string& run_dir, const RunDirectoryPlan& plan);
 
 }  // namespace mixseq

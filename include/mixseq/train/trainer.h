@@ -32,12 +32,14 @@ struct TrainSummary {
   double best_bleu = -1;     // best validation BLEU; -1 when never measured
   double last_valid_loss = 0;  // per target token, at the last validation
   double seconds = 0;        // wall time of this invocation
+  int stop_signal = 0;       // SIGINT or SIGTERM when a signal asked the run to stop; 0 when none did
 };
 
 // Trains from scratch or continues <run_dir>/checkpoint_last.pt, as `start` and the folder's
 // contents say (train/run_directory.h: a previous run is never overwritten without
 // RunStart::kOverwrite). SIGINT or SIGTERM end the run after the current update, with
-// checkpoint_last.pt saved.
+// checkpoint_last.pt saved, and set stop_signal (in a data-parallel job, on every rank): the
+// caller should then exit with 128 + stop_signal rather than go on as if training had finished.
 TrainSummary train_translation_model(const TrainConfig& config, RunStart start);
 
 }  // namespace mixseq

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "mixseq/util/error.h"
@@ -56,6 +58,27 @@ TEST(RunDirectory, OverwriteDeletesOnlyTheResults) {
   EXPECT_TRUE(previous_run_results(dir.path("run")).empty());
   for (const char* kept : {"checkpoint_avg5.pt", "config.yaml", "notes.txt"})
     EXPECT_TRUE(std::filesystem::exists(dir.path(std::string("run/") + kept))) << kept;
+}
+
+TEST(RunDirectory, ApplyDeletesWhatInterruptedSavesLeft) {
+  test::TempDir dir;
+  dir.write("run/checkpoint_last.pt", "x");
+  dir.write("run/checkpoint_40.pt.tmp", "half");
+  dir.write("run/config.yaml.tmp", "half");
+  const auto plan = plan_run_directory(dir.path("run"), RunStart::kResume);
+  apply_run_directory_plan(dir.path("run"), plan);
+  EXPECT_FALSE(std::filesystem::exists(dir.path("run/checkpoint_40.pt.tmp")));
+  EXPECT_FALSE(std::filesystem::exists(dir.path("run/config.yaml.tmp")));
+  EXPECT_TRUE(std::filesystem::exists(dir.path("run/checkpoint_last.pt")));
+}
+
+TEST(RunDirectory, OneProcessAtATime) {
+  test::TempDir dir;
+  const auto held = lock_run_directory(dir.path("run"));
+  const auto message = error_of([&] { lock_run_directory(dir.path("run")); });
+  EXPECT_NE(message.find("in use by another training process (pid " + std::to_string(::getpid())),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace
