@@ -1,7 +1,8 @@
 // mixseq demo: the main job on the built-in default. It writes the built-in English->German
 // number-words task, learns a joint BPE model, prepares the data, trains a small GNMT,
 // translates the test split with beam search and scores it with BLEU and chrF: the whole
-// toolkit on 2 cores in a few minutes, with no data to download.
+// toolkit on 2 cores in a few minutes, with no data to download. Every demo writes its data
+// afresh, so it starts its training over too, replacing <work-dir>/run of an earlier demo.
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -65,7 +66,8 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand(
       "demo", "The main job on the built-in task: synth -> bpe -> prepare -> train GNMT -> translate -> BLEU");
   auto arguments = std::make_shared<DemoArguments>();
-  command->add_option("--work-dir", arguments->work_dir, "Folder for everything the demo writes")
+  command->add_option("--work-dir", arguments->work_dir,
+                      "Folder for everything the demo writes; an earlier demo's files there are replaced")
       ->capture_default_str();
   command->add_option("--train-size", arguments->task.train_size, "Training pairs of the built-in task")
       ->capture_default_str();
@@ -97,7 +99,12 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
 
     TrainConfig config = demo_config(dir);
     apply_config_overrides(parse_config_overrides(table.extra_arguments()), config.fields());
-    const auto summary = train_translation_model(config, /*resume=*/false);
+    const auto summary = train_translation_model(config, RunStart::kOverwrite);
+    if (summary.stop_signal != 0) {  // a half-trained model is not worth translating with
+      log_info("demo: stopped by signal ", summary.stop_signal, " during training, after ", summary.steps,
+               " updates");
+      return 128 + summary.stop_signal;
+    }
     log_info("demo: 4/5 trained ", summary.steps, " updates in ", summary.seconds, " s, best validation BLEU ",
              summary.best_bleu);
 

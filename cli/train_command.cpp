@@ -1,6 +1,7 @@
 // mixseq train: trains a translation model from a YAML config and command-line overrides.
 //   mixseq train --config configs/gnmt_tiny.yaml --data.dir data --train.precision bf16
 //   mixseq train --config ... --resume      (continues <run_dir>/checkpoint_last.pt)
+//   mixseq train --config ... --overwrite   (deletes a previous run's checkpoints and metrics first)
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -18,7 +19,10 @@ namespace {
 struct TrainArguments {
   std::string config_path;
   bool resume = false;
+  bool overwrite = false;
   bool print_config = false;
+
+  RunStart start() const { return resume ? RunStart::kResume : overwrite ? RunStart::kOverwrite : RunStart::kNew; }
 };
 
 TrainConfig resolve_config(const TrainArguments& arguments, const std::vector<ConfigOverride>& overrides) {
@@ -42,7 +46,11 @@ void add_train_command(CLI::App& app, CommandTable& table) {
       "train", "Train a translation model; any --<section>.<key> VALUE overrides the config (see --print-config)");
   auto arguments = std::make_shared<TrainArguments>();
   command->add_option("-c,--config", arguments->config_path, "YAML config (configs/*.yaml)");
-  command->add_flag("--resume", arguments->resume, "Continue <run_dir>/checkpoint_last.pt if it exists");
+  auto* resume = command->add_flag("--resume", arguments->resume,
+                                    "Continue <run_dir>/checkpoint_last.pt (a new or empty run_dir starts fresh)");
+  command->add_flag("--overwrite", arguments->overwrite,
+                    "Delete the checkpoints and metrics of a previous run in run_dir, then start fresh")
+      ->excludes(resume);
   command->add_flag("--print-config", arguments->print_config, "Print the resolved config and exit");
   table.add_with_overrides(command, [=, &table] {
     const auto config = resolve_config(*arguments, parse_config_overrides(table.extra_arguments()));
@@ -51,7 +59,13 @@ void add_train_command(CLI::App& app, CommandTable& table) {
       std::cout << config_to_yaml(printable.fields());
       return 0;
     }
-    const auto summary = train_translation_model(config, arguments->resume);
+    const auto summary = train_translation_model(config, arguments->start());
+    if (summary.stop_signal != 0) {
+      // Not 0: a script or scheduler must see that the run did not finish.
+      log_info("train: stopped by signal ", summary.stop_signal, " at update ", summary.steps, "; ",
+               last_checkpoint_path(config.train.run_dir), " is saved: continue with --resume");
+      return 128 + summary.stop_signal;
+    }
     log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
              summary.best_bleu, ", ", summary.seconds, " s");
     // As NVIDIA's benchmark mode: a run that set a target and missed it has failed.

@@ -34,6 +34,8 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
 std::string TempDir::read(const std::string& name) const { return read_file(path(name)); }
 
 void write_file(const std::string& path, const std::string& content) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
   std::ofstream out(path, std::ios::binary);
   out << content;
 }

@@ -17,7 +17,7 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   std::string path(const std::string& name) const { return (root_ / name).string(); }
-  // Writes `content` byte for byte to <dir>/<name> and returns its path.
+  // Writes `content` byte for byte to <dir>/<name> (name may hold folders) and returns its path.
   std::string write(const std::string& name, const std::string& content) const;
   // The bytes of <dir>/<name>.
   std::string read(const std::string& name) const;
@@ -27,7 +27,7 @@ class TempDir {
   std::filesystem::path root_;
 };
 
-// Writes `content` to `path` byte for byte.
+// Writes `content` to `path` byte for byte, creating its folder if needed.
 void write_file(const std::string& path, const std::string& content);
 // Writes the lines, each followed by "\n".
 void write_lines(const std::string& path, const std::vector<std::string>& lines);

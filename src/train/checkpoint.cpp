@@ -166,6 +166,12 @@ void load_model_weights(const std::string& path, torch::nn::Module& model) {
   for (auto& buffer : model.named_buffers()) load(buffer.key(), buffer.value(), true);
 }
 
+bool has_optimizer_state(const std::string& path) {
+  auto archive = open_checkpoint(path);
+  torch::serialize::InputArchive optimizer_state;
+  return archive.try_read("optimizer", optimizer_state);
+}
+
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
   auto archive = open_checkpoint(path);
   torch::serialize::InputArchive optimizer_state;

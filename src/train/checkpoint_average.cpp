@@ -44,6 +44,23 @@ std::vector<std::pair<std::string, torch::Tensor>> named_tensors(const torch::nn
   return tensors;
 }
 
+// Replacing a training checkpoint with an average would lose the optimizer state that resuming
+// needs. Other files (an earlier average, or anything that is not a checkpoint) may be replaced.
+void refuse_to_replace_training_checkpoint(const std::string& output_path, size_t inputs) {
+  if (!std::filesystem::exists(output_path)) return;
+  bool training_checkpoint = false;
+  try {
+    training_checkpoint = has_optimizer_state(output_path);
+  } catch (const Error&) {
+    return;  // not a readable checkpoint: nothing to resume from is lost
+  }
+  const auto folder = std::filesystem::path(output_path).parent_path();
+  MIXSEQ_CHECK(!training_checkpoint, "'", output_path,
+               "' is a training checkpoint: it holds the optimizer state that --resume needs, and the average "
+               "(which has none) would replace it; write the average to another file, e.g. -o ",
+               (folder / str_cat("checkpoint_avg", inputs, ".pt")).string());
+}
+
 }  // namespace
 
 std::string numbered_checkpoint_path(const std::string& run_dir, int64_t update) {
@@ -75,6 +92,7 @@ std::vector<std::string> last_numbered_checkpoints(const std::string& run_dir, i
 
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& output_path) {
   MIXSEQ_CHECK(!paths.empty(), "no checkpoints to average");
+  refuse_to_replace_training_checkpoint(output_path, paths.size());
   // The first checkpoint builds the model; the others load into it and must fit it.
   auto trained = load_trained_model(paths.front(), torch::kCPU);
   torch::nn::Module& model = *trained.model;

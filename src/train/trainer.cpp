@@ -5,8 +5,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/data/token_batching.h"
@@ -30,9 +32,6 @@
 #include "mixseq/util/stop_request.h"
 
 namespace mixseq {
-
-std::string last_checkpoint_path(const std::string& run_dir) { return run_dir + "/checkpoint_last.pt"; }
-std::string best_checkpoint_path(const std::string& run_dir) { return run_dir + "/checkpoint_best.pt"; }
 
 namespace {
 
@@ -243,9 +242,29 @@ void check_options(const TrainConfig& config) {
                ") must be positive");
 }
 
+// Rank 0, the only one that writes in the run folder, locks it; every rank checks it before any
+// rank changes it, so all refuse alike, or none does; then rank 0 prepares it. The lock is held
+// until `lock` is destroyed.
+RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start, const DataParallel& parallel,
+                                     std::optional<FileLock>& lock) {
+  std::string refusal;
+  RunDirectoryPlan plan;
+  try {
+    if (parallel.leader()) lock.emplace(lock_run_directory(run_dir));
+    plan = plan_run_directory(run_dir, start);
+  } catch (const Error& e) {
+    refusal = e.what();
+  }
+  const bool any_refused = parallel.sum({refusal.empty() ? 0.0 : 1.0})[0] > 0;
+  if (!refusal.empty()) throw Error(refusal);
+  MIXSEQ_CHECK(!any_refused, "another rank refused the run folder '", run_dir, "'; rank 0's error says why");
+  if (parallel.leader()) apply_run_directory_plan(run_dir, plan);
+  return plan;
+}
+
 }  // namespace
 
-TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
+TrainSummary train_translation_model(const TrainConfig& config, RunStart start) {
   const auto started = Clock::now();
   check_options(config);
   const TrainOptions& options = config.train;
@@ -253,7 +272,8 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   DataParallel parallel = join_data_parallel(detect_launch_environment(), config.distributed, device);
   const auto precision = resolve_precision(options.precision, device);
   configure_precision(precision, device);
-  std::filesystem::create_directories(options.run_dir);
+  std::optional<FileLock> run_dir_lock;  // held until training returns
+  const RunDirectoryPlan run_plan = claim_run_directory(options.run_dir, start, parallel, run_dir_lock);
   watch_stop_signals();
 
   const PreparedData data(config.data.dir);
@@ -275,7 +295,7 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
   CheckpointContents checkpoint = describe_run(config_yaml, config.data.dir, data.tokenizer());
   TrainingProgress& progress = checkpoint.progress;
   const std::string last_path = last_checkpoint_path(options.run_dir);
-  if (resume && std::filesystem::exists(last_path)) {
+  if (run_plan.resume) {
     load_model_weights(last_path, *model);
     load_optimizer_state(last_path, *optimizer);
     progress = read_checkpoint_contents(last_path).progress;
@@ -283,8 +303,8 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
     if (scaling && progress.loss_scale > 0) scaler.load_state({progress.loss_scale, progress.loss_scale_clean_steps});
     log_info("train: resuming from ", last_path, " at update ", progress.step, ", epoch ", progress.epoch, " batch ",
              progress.epoch_batches);
-  } else if (resume) {
-    log_info("train: --resume given but ", last_path, " does not exist; starting from scratch");
+  } else if (start == RunStart::kResume) {
+    log_info("train: --resume given but ", options.run_dir, " holds no previous run; starting from scratch");
   }
   if (parallel.group) {
     GradientReducerOptions reducer_options;
@@ -349,7 +369,7 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
     return options.max_time > 0 && train_seconds() + validation_seconds >= options.max_time;
   };
 
-  MetricsLog metrics(parallel.leader() ? options.run_dir + "/metrics.jsonl" : "");
+  MetricsLog metrics(parallel.leader() ? metrics_path(options.run_dir) : "");
   TrainSummary summary;
   IntervalSums interval;
   const auto zero = [&] { return torch::zeros({}, torch::device(device)); };
@@ -413,14 +433,18 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
       }
       // One exchange per update: the update's target tokens over all ranks (the loss is per
       // token of the whole update) and whether any rank was asked to stop (all stop together).
-      const auto agreed = parallel.sum(
-          {static_cast<double>(target_tokens), stop_requested() ? 1.0 : 0.0, out_of_time() ? 1.0 : 0.0});
-      if (agreed[1] > 0) {
-        log_info("train: stop requested; saving ", last_path);
+      const int signal = stop_signal();
+      const auto agreed = parallel.sum({static_cast<double>(target_tokens), signal == SIGINT ? 1.0 : 0.0,
+                                        signal == SIGTERM ? 1.0 : 0.0, out_of_time() ? 1.0 : 0.0});
+      if (agreed[1] + agreed[2] > 0) {
+        // A rank that got no signal itself stops as the others were told to.
+        summary.stop_signal = signal != 0 ? signal : agreed[2] > 0 ? SIGTERM : SIGINT;
+        log_info("train: stop requested (", summary.stop_signal == SIGINT ? "SIGINT" : "SIGTERM", "); saving ",
+                 last_path);
         stopping = true;
         break;
       }
-      if (agreed[2] > 0) {
+      if (agreed[3] > 0) {
         log_info("train: train.max_time (", options.max_time, " s) reached, leaving time for a last validation");
         time_is_up = true;
         break;
@@ -485,6 +509,7 @@ TrainSummary train_translation_model(const TrainConfig& config, bool resume) {
     if (time_is_up) stopping = true;
     save_last();
   }
+  if (summary.stop_signal == 0) summary.stop_signal = stop_signal();  // one that came after the last update
   summary.steps = progress.step;
   summary.best_bleu = progress.best_score;
   summary.seconds = seconds_since(started);

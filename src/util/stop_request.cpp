@@ -6,11 +6,13 @@
 namespace mixseq {
 namespace {
 
-std::atomic<bool> requested{false};
+std::atomic<int> first_signal{0};
 
 extern "C" void on_stop_signal(int signal_number) {
-  requested = true;
-  std::signal(signal_number, SIG_DFL);  // the next one stops the process
+  int none = 0;
+  first_signal.compare_exchange_strong(none, signal_number);
+  std::signal(SIGINT, SIG_DFL);  // the next one, of either kind, stops the process
+  std::signal(SIGTERM, SIG_DFL);
 }
 
 }  // namespace
@@ -20,6 +22,8 @@ void watch_stop_signals() {
   std::signal(SIGTERM, on_stop_signal);
 }
 
-bool stop_requested() { return requested; }
+bool stop_requested() { return first_signal != 0; }
+
+int stop_signal() { return first_signal; }
 
 }  // namespace mixseq

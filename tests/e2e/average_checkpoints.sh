@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checkpoint averaging end to end: training with train.keep_last_checkpoints 3 leaves exactly 3
 # numbered checkpoints, `mixseq average-checkpoints --run-dir --num 3` averages them, and
-# `mixseq translate` translates with the result alone.
+# `mixseq translate` translates with the result alone; the average never replaces a checkpoint
+# that training can resume from.
 #   average_checkpoints.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -22,6 +23,14 @@ numbered=$(find "$work/run" -maxdepth 1 -name 'checkpoint_[0-9]*.pt' | wc -l)
   { cat "$work/average.log"; exit 1; }
 [ "$(grep -c 'average-checkpoints: .*checkpoint_[0-9]*\.pt$' "$work/average.log")" -eq 3 ] ||
   { echo "FAIL: expected the 3 averaged files to be listed"; cat "$work/average.log"; exit 1; }
+
+# The average has no optimizer state: it must not replace the checkpoint that --resume needs.
+before=$(md5sum <"$work/run/checkpoint_last.pt")
+if "$mixseq" average-checkpoints --run-dir "$work/run" --num 3 -o "$work/run/checkpoint_last.pt" 2>"$work/refused.log"; then
+  echo "FAIL: average-checkpoints replaced checkpoint_last.pt"; exit 1
+fi
+grep -q "is a training checkpoint" "$work/refused.log" || { echo "FAIL: no clear refusal"; cat "$work/refused.log"; exit 1; }
+[ "$(md5sum <"$work/run/checkpoint_last.pt")" = "$before" ] || { echo "FAIL: checkpoint_last.pt changed"; exit 1; }
 
 head -5 "$work/raw/test.en" >"$work/five.en"
 "$mixseq" --threads 1 translate -c "$work/averaged.pt" -i "$work/five.en" -o "$work/five.hyp" --device cpu \

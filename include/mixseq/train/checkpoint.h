@@ -51,6 +51,10 @@ CheckpointContents read_checkpoint_contents(const std::string& path);
 // names and shapes (build it from the checkpoint's config first).
 void load_model_weights(const std::string& path, torch::nn::Module& model);
 
+// Whether the checkpoint holds optimizer state: a training checkpoint, which --resume needs, as
+// opposed to an averaged or exported model.
+bool has_optimizer_state(const std::string& path);
+
 // Restores the optimizer's state; throws if the checkpoint has none.
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer);
 

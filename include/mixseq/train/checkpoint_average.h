@@ -30,7 +30,8 @@ std::vector<std::string> last_numbered_checkpoints(const std::string& run_dir, i
 // checkpoint's; there is no optimizer state, so the result translates but cannot resume
 // training. All checkpoints must share the model section of the
 // config, the tensor names and shapes, and the vocabulary; mixseq::Error names the file that
-// differs.
+// differs. An output_path that holds a training checkpoint (one with optimizer state, such as
+// checkpoint_last.pt) is refused before anything is read, so that resuming stays possible.
 void average_checkpoints(const std::vector<std::string>& paths, const std::string& output_path);
 
 }  // namespace mixseq

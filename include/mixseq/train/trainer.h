@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <string>
 
+#include "mixseq/train/run_directory.h"
 #include "mixseq/train/train_config.h"
 
 namespace mixseq {
@@ -37,14 +38,14 @@ struct TrainSummary {
   bool reached_target_bleu = false;  // train.target_bleu was set and validation reached it
   double last_valid_loss = 0;  // per target token, at the last validation
   double seconds = 0;        // wall time of this invocation
+  int stop_signal = 0;       // SIGINT or SIGTERM when a signal asked the run to stop; 0 when none did
 };
 
-// Trains from scratch, or, with resume and an existing <run_dir>/checkpoint_last.pt, continues
-// it. SIGINT or SIGTERM end the run after the current update, with checkpoint_last.pt saved.
-TrainSummary train_translation_model(const TrainConfig& config, bool resume);
-
-// "<run_dir>/checkpoint_last.pt" and "<run_dir>/checkpoint_best.pt".
-std::string last_checkpoint_path(const std::string& run_dir);
-std::string best_checkpoint_path(const std::string& run_dir);
+// Trains from scratch or continues <run_dir>/checkpoint_last.pt, as `start` and the folder's
+// contents say (train/run_directory.h: a previous run is never overwritten without
+// RunStart::kOverwrite). SIGINT or SIGTERM end the run after the current update, with
+// checkpoint_last.pt saved, and set stop_signal (in a data-parallel job, on every rank): the
+// caller should then exit with 128 + stop_signal rather than go on as if training had finished.
+TrainSummary train_translation_model(const TrainConfig& config, RunStart start);
 
 }  // namespace mixseq

@@ -1,11 +1,17 @@
 // Graceful stops: after watch_stop_signals(), SIGINT and SIGTERM only set a flag, so a long job
 // can finish its current step, save its state and exit cleanly. A second signal of either kind
 // ends the process at once, as usual.
+//
+// A job that stopped early must not look finished: it should exit with 128 + stop_signal()
+// (130 for SIGINT, 143 for SIGTERM), the code a shell reports for a process the signal killed,
+// so that scripts and schedulers see the interruption.
 #pragma once
 
 namespace mixseq {
 
 void watch_stop_signals();
 bool stop_requested();
+// The first signal that asked to stop (SIGINT or SIGTERM); 0 when none did.
+int stop_signal();
 
 }  // namespace mixseq

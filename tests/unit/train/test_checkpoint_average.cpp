@@ -105,6 +105,29 @@ TEST(CheckpointAverage, NamesTheCheckpointThatDiffers) {
   EXPECT_FALSE(std::filesystem::exists(dir.path("o.pt")));
 }
 
+TEST(CheckpointAverage, RefusesToReplaceATrainingCheckpoint) {
+  test::TempDir dir;
+  const auto config = tiny_gnmt(8);
+  auto model = build_model(config.model, kVocabSize);
+  torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
+  const auto last = dir.path("checkpoint_last.pt");
+  save_checkpoint(last, contents_of(config, 20), *model, &optimizer);
+  save_checkpoint(dir.path("checkpoint_10.pt"), contents_of(config, 10), *model, nullptr);
+  const auto before = test::read_file(last);
+
+  const auto message = error_of([&] { average_checkpoints({dir.path("checkpoint_10.pt"), last}, last); });
+  EXPECT_NE(message.find("checkpoint_last.pt' is a training checkpoint"), std::string::npos) << message;
+  EXPECT_NE(message.find("-o " + dir.path("checkpoint_avg2.pt")), std::string::npos) << message;
+  EXPECT_EQ(test::read_file(last), before);
+  EXPECT_TRUE(has_optimizer_state(last));
+
+  // An earlier average (no optimizer state) may be replaced.
+  const auto average = dir.path("checkpoint_avg2.pt");
+  average_checkpoints({dir.path("checkpoint_10.pt"), last}, average);
+  EXPECT_FALSE(has_optimizer_state(average));
+  EXPECT_NO_THROW(average_checkpoints({dir.path("checkpoint_10.pt"), last}, average));
+}
+
 TEST(CheckpointAverage, FindsTheNewestNumberedCheckpointsInNumericOrder) {
   test::TempDir dir;
   for (const char* name : {"checkpoint_10.pt", "checkpoint_9.pt", "checkpoint_100.pt", "checkpoint_8.pt",
