@@ -23,19 +23,22 @@ torch::Tensor blocked_mask(const torch::Tensor& key_padding_mask, bool causal, i
   return blocked;
 }
 
-// LibTorch's CPU bmm (1.13 and 2.x, at::native::bmm_out_or_baddbmm_) makes one small matrix
-// product per matrix of the batch: a decoding step's B·K·H one-row products cost more in calls
-// than in arithmetic (two thirds of a Transformer beam search). With one query, a broadcast
-// product and a sum read each key and value once in a single vectorized pass instead.
-bool one_query_on_cpu(const torch::Tensor& q) { return q.size(2) == 1 && q.device().is_cpu(); }
+// LibTorch's CPU bmm in fp32 (at::native::bmm_out_or_baddbmm_) makes one small matrix product
+// per matrix of the batch: a decoding step's B·K·H one-row products cost more in calls than in
+// arithmetic (two thirds of a Transformer beam search). With one query, a broadcast product and
+// a sum read each key and value once in a single vectorized pass instead. bf16 products go to
+// oneDNN in one call, which is 2-4x faster than this there.
+bool one_fp32_query_on_cpu(const torch::Tensor& q) {
+  return q.size(2) == 1 && q.device().is_cpu() && q.scalar_type() == at::kFloat;
+}
 
 torch::Tensor query_key_products(const torch::Tensor& q, const torch::Tensor& k) {  // -> [B, H, T, S]
-  if (one_query_on_cpu(q)) return (q * k).sum(-1).unsqueeze(2);                    // [B, H, 1, S]
+  if (one_fp32_query_on_cpu(q)) return (q * k).sum(-1).unsqueeze(2);                    // [B, H, 1, S]
   return at::matmul(q, k.transpose(-2, -1));
 }
 
 torch::Tensor weighted_values(const torch::Tensor& weights, const torch::Tensor& v) {  // -> [B, H, T, Dh]
-  if (one_query_on_cpu(weights)) return (weights.transpose(-2, -1) * v).sum(-2, /*keepdim=*/true);  // [B, H, 1, Dh]
+  if (one_fp32_query_on_cpu(weights)) return (weights.transpose(-2, -1) * v).sum(-2, /*keepdim=*/true);  // [B, H, 1, Dh]
   return at::matmul(weights, v);
 }
 
