@@ -132,15 +132,21 @@ CheckpointContents describe_run(const std::string& config_yaml, const std::strin
   return contents;
 }
 
+// The validation batches, in order; planned once, before training, so a bad
+// data.valid_max_tokens fails at start.
+EpochBatches plan_validation_batches(const PreparedData& data, const DataConfig& config) {
+  BatchingOptions batching;
+  batching.max_tokens = config.valid_max_tokens;
+  batching.shuffle = false;
+  return plan_epoch_batches(model_lengths(data.source("valid")), model_lengths(data.target("valid")), batching, 1);
+}
+
 // Over all ranks: each takes every world_size-th batch, then the sums are added up.
-ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& data, const TrainConfig& config,
-                                 const torch::Device& device, Precision precision, const DataParallel& parallel) {
+ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& data, const EpochBatches& plan,
+                                 const TrainConfig& config, const torch::Device& device, Precision precision,
+                                 const DataParallel& parallel) {
   const auto& source = data.source("valid");
   const auto& target = data.target("valid");
-  BatchingOptions batching;
-  batching.max_tokens = config.data.valid_max_tokens;
-  batching.shuffle = false;
-  const auto plan = plan_epoch_batches(model_lengths(source), model_lengths(target), batching, 1);
   torch::NoGradGuard no_grad;
   model.eval();
   auto loss = torch::zeros({}, torch::device(device)), nll = torch::zeros({}, torch::device(device));
@@ -224,6 +230,12 @@ void check_options(const TrainConfig& config) {
   MIXSEQ_CHECK(train.log_interval >= 1, "train.log_interval (", train.log_interval, ") must be at least 1");
   MIXSEQ_CHECK(train.keep_last_checkpoints >= 0, "train.keep_last_checkpoints (", train.keep_last_checkpoints,
                ") must be 0 (none) or positive");
+  MIXSEQ_CHECK(train.validate_interval >= 0, "train.validate_interval (", train.validate_interval,
+               ") must be 0 (at epoch ends only) or positive");
+  MIXSEQ_CHECK(train.save_interval >= 0, "train.save_interval (", train.save_interval,
+               ") must be 0 (at epoch ends only) or positive");
+  MIXSEQ_CHECK(config.data.valid_max_tokens >= 1, "data.valid_max_tokens (", config.data.valid_max_tokens,
+               ") must be at least 1");
   MIXSEQ_CHECK(!config.data.dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare`");
   MIXSEQ_CHECK(config.distributed.timeout >= 1, "distributed.timeout (", config.distributed.timeout,
                ") must be at least 1 second");
@@ -231,9 +243,9 @@ void check_options(const TrainConfig& config) {
                ") must be positive");
 }
 
-// Rank 0, the only one that writes in the run folder, locks it; every rank checks it before any
-// rank changes it, so all refuse alike, or none does; then rank 0 prepares it. The lock is held
-// until `lock` is destroyed.
+// Rank 0, the only one that writes in the run folder, locks it; every rank checks it, so all
+// refuse alike, or none does. Nothing changes there yet: rank 0 applies the plan once the whole
+// configuration has been checked. The lock is held until `lock` is destroyed.
 RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start, const DataParallel& parallel,
                                      std::optional<FileLock>& lock) {
   std::string refusal;
@@ -247,8 +259,28 @@ RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start,
   const bool any_refused = parallel.sum({refusal.empty() ? 0.0 : 1.0})[0] > 0;
   if (!refusal.empty()) throw Error(refusal);
   MIXSEQ_CHECK(!any_refused, "another rank refused the run folder '", run_dir, "'; rank 0's error says why");
-  if (parallel.leader()) apply_run_directory_plan(run_dir, plan);
   return plan;
+}
+
+// The validation search runs first at the end of an epoch, maybe hours in: its settings are
+// checked against the model's vocabulary and the validation sources before the first update.
+void check_validation_search(const TrainConfig& config, const PreparedData& data) {
+  try {
+    check_beam_search_options(config.validation_search, data.vocabulary().size());
+    if (!data.has_split("valid") || data.source("valid").size() == 0) return;
+    const auto lengths = model_lengths(data.source("valid"));
+    const auto [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
+    max_output_length(config.validation_search, *shortest);  // a linear bound: its ends decide
+    max_output_length(config.validation_search, *longest);
+  } catch (const Error& e) {
+    throw Error(str_cat("validation_search: ", e.what()));
+  }
+  if (!config.train.validate_bleu) return;
+  const auto references = data.references_path("valid");
+  MIXSEQ_CHECK(!references.empty() && std::filesystem::exists(references),
+               "train.validate_bleu needs the raw validation references, but '", config.data.dir, "' lacks them (",
+               references.empty() ? "dataset.json lists none" : references + " is missing",
+               "); run `mixseq prepare` again or set train.validate_bleu false");
 }
 
 }  // namespace
@@ -270,6 +302,8 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   MIXSEQ_CHECK(data.has_split("train"), "'", config.data.dir, "' has no training split");
   const auto tokenizer = load_tokenizer(data.tokenizer());
   const bool can_validate = data.has_split("valid");
+  check_validation_search(config, data);
+  const EpochBatches validation_plan = can_validate ? plan_validation_batches(data, config.data) : EpochBatches{};
 
   torch::manual_seed(static_cast<uint64_t>(options.seed));
   auto model = build_model(config.model, data.vocabulary().size());
@@ -304,11 +338,6 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
     log_info("train: gradients all-reduced in ", parallel.reducer->bucket_count(), " buckets of up to ",
              config.distributed.bucket_cap_mb, " MB", config.distributed.overlap ? ", during backward" : "");
   }
-  if (parallel.leader()) {
-    OutputFile config_file(options.run_dir + "/config.yaml");
-    config_file.stream() << config_yaml;
-    config_file.commit();
-  }
   log_info("train: configuration\n", config_yaml);
   log_info("train: ", config.model.arch, " with ", count_parameters(*model), " parameters, vocabulary ",
            data.vocabulary().size(), ", device ", device.str(), ", precision ", options.precision);
@@ -333,6 +362,13 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
              config.data.max_length, ")");
   const int64_t total_steps = planned_total_steps(options, updates_per_epoch);
   const LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
+  // Everything is checked: only now does the run folder change (--overwrite deletes the old run).
+  if (parallel.leader()) {
+    apply_run_directory_plan(options.run_dir, run_plan);
+    OutputFile config_file(options.run_dir + "/config.yaml");
+    config_file.stream() << config_yaml;
+    config_file.commit();
+  }
 
   MetricsLog metrics(parallel.leader() ? metrics_path(options.run_dir) : "");
   TrainSummary summary;
@@ -353,7 +389,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
       std::filesystem::remove(numbered[i]);
   };
   const auto validate = [&](bool with_bleu) {
-    const auto valid = validation_loss(*model, data, config, device, precision, parallel);
+    const auto valid = validation_loss(*model, data, validation_plan, config, device, precision, parallel);
     summary.last_valid_loss = valid.loss;
     nlohmann::json record = {{"kind", "valid"}, {"epoch", progress.epoch}, {"step", progress.step},
                              {"loss", valid.loss}, {"ppl", valid.perplexity}};
