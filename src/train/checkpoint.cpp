@@ -102,6 +102,7 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   state.write("epoch", c10::IValue(progress.epoch));
   state.write("epoch_batches", c10::IValue(progress.epoch_batches));
   state.write("best_score", c10::IValue(progress.best_score));
+  state.write("best_loss", c10::IValue(progress.best_loss));
   state.write("loss_scale", c10::IValue(progress.loss_scale));
   state.write("loss_scale_clean_steps", c10::IValue(progress.loss_scale_clean_steps));
   if (progress.cpu_rng_state.defined()) state.write("cpu_rng_state", progress.cpu_rng_state);
@@ -139,6 +140,8 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
   progress.epoch = read_int(state, "epoch");
   progress.epoch_batches = read_int(state, "epoch_batches");
   progress.best_score = read_double(state, "best_score");
+  c10::IValue best_loss;  // absent from checkpoints of older versions
+  if (state.try_read("best_loss", best_loss)) progress.best_loss = best_loss.toDouble();
   progress.loss_scale = read_double(state, "loss_scale");
   progress.loss_scale_clean_steps = read_int(state, "loss_scale_clean_steps");
   state.try_read("cpu_rng_state", progress.cpu_rng_state);

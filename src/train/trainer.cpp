@@ -388,6 +388,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
     for (size_t i = 0; i + static_cast<size_t>(options.keep_last_checkpoints) < numbered.size(); ++i)
       std::filesystem::remove(numbered[i]);
   };
+  int64_t best_decided_at = -1;  // the update of the last validation that could change checkpoint_best
   const auto validate = [&](bool with_bleu) {
     const auto valid = validation_loss(*model, data, validation_plan, config, device, precision, parallel);
     summary.last_valid_loss = valid.loss;
@@ -395,18 +396,25 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
                              {"loss", valid.loss}, {"ppl", valid.perplexity}};
     std::string line = str_cat("valid | epoch ", progress.epoch, " | step ", progress.step, " | loss ", valid.loss,
                                " | ppl ", valid.perplexity);
+    // The best checkpoint has the highest BLEU; without BLEU, the lowest validation loss (the
+    // default of fairseq's best_checkpoint_metric and of Marian's first valid-metric).
+    bool best = false;
     if (with_bleu) {
       const auto bleu = validation_bleu(*model, data, *tokenizer, config, device, precision, parallel);
       record["bleu"] = bleu.score;
       line += str_cat(" | bleu ", format_decimal(bleu.score, 2));
-      if (bleu.score > progress.best_score) {
-        progress.best_score = bleu.score;
-        save_rng_state(device, progress);
-        if (parallel.leader())
-          save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
-        line += " (best)";
-      }
+      best = bleu.score > progress.best_score;
+      if (best) progress.best_score = bleu.score;
       summary.best_bleu = progress.best_score;
+    } else if (!options.validate_bleu) {
+      best = progress.best_loss < 0 || valid.loss < progress.best_loss;
+      if (best) progress.best_loss = valid.loss;
+    }
+    if (with_bleu || !options.validate_bleu) best_decided_at = progress.step;
+    if (best) {
+      save_rng_state(device, progress);
+      if (parallel.leader()) save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
+      line += " (best)";
     }
     metrics.write(record, line);
   };
@@ -487,8 +495,19 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
       summary.epochs = progress.epoch;
       ++progress.epoch;
       progress.epoch_batches = 0;
+    } else if (progress.step == total_steps && !stopping && can_validate && best_decided_at != progress.step) {
+      // Training ends mid-epoch (train.max_steps): validate the final model, as fairseq does
+      // at max_update, so that checkpoint_best.pt exists and reflects it.
+      validate(options.validate_bleu);
     }
     save_last();
+  }
+  if (!can_validate && !stopping && progress.step > first_step && parallel.leader()) {
+    // Nothing to choose a best model by: the final one is it, so that the usual
+    // `translate -c <run_dir>/checkpoint_best.pt` works.
+    save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
+    log_info("train: no validation split in ", config.data.dir, ": ", best_checkpoint_path(options.run_dir),
+             " is the final model, the same as checkpoint_last.pt");
   }
   if (summary.stop_signal == 0) summary.stop_signal = stop_signal();  // one that came after the last update
   summary.steps = progress.step;

@@ -25,6 +25,7 @@ struct TrainingProgress {
   int64_t epoch = 1;              // the epoch in progress, from 1
   int64_t epoch_batches = 0;      // this rank's batches of that epoch already consumed
   double best_score = -1;         // best validation score so far (BLEU for translation); -1: none yet
+  double best_loss = -1;          // lowest validation loss so far, the best-model metric without BLEU; -1: none yet
   double loss_scale = 0;          // fp16 dynamic loss scale; 0 when not in use
   int64_t loss_scale_clean_steps = 0;  // steps since the scale last changed
   torch::Tensor cpu_rng_state;    // LibTorch's default CPU generator (dropout), for exact resume
