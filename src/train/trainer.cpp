@@ -413,7 +413,8 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
     if (with_bleu || !options.validate_bleu) best_decided_at = progress.step;
     if (best) {
       save_rng_state(device, progress);
-      if (parallel.leader()) save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
+      if (parallel.leader())
+        save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
       line += " (best)";
     }
     metrics.write(record, line);

@@ -621,7 +621,8 @@ TEST(BeamSearch, OptionsAndMaxLengthAreCheckedWithoutSearching) {
   BeamSearchOptions o;
   EXPECT_NO_THROW(check_beam_search_options(o, 10));
   o.beam_size = 0;
-  EXPECT_NE(error_of([&] { check_beam_search_options(o, 10); }).find("beam_size must be at least 1"), std::string::npos);
+  EXPECT_NE(error_of([&] { check_beam_search_options(o, 10); }).find("beam_size must be at least 1"),
+            std::string::npos);
   o = {};
   o.max_len_a = 1.5;
   o.max_len_b = 2;
@@ -629,7 +630,8 @@ TEST(BeamSearch, OptionsAndMaxLengthAreCheckedWithoutSearching) {
   o.max_len_a = 0;
   o.max_len_b = 0;
   const auto message = error_of([&] { max_output_length(o, 3); });
-  EXPECT_NE(message.find("a source of 3 tokens gets max_len = floor(max_len_a 0 * 3 + max_len_b 0) = 0, below min_len (1)"),
+  EXPECT_NE(message.find("a source of 3 tokens gets max_len = floor(max_len_a 0 * 3 + max_len_b 0) = 0, "
+                         "below min_len (1)"),
             std::string::npos)
       << message;
 }
