@@ -24,6 +24,7 @@
 #include "mixseq/train/checkpoint_average.h"
 #include "mixseq/train/mixed_precision.h"
 #include "mixseq/train/update_step.h"
+#include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
@@ -122,10 +123,12 @@ std::string read_whole_file(const std::string& path) {
 // Checkpoint contents besides the tensors: the config, vocabulary and tokenizer model, so the
 // checkpoint alone can translate.
 CheckpointContents describe_run(const std::string& config_yaml, const std::string& data_dir,
-                                const std::string& tokenizer_spec) {
+                                const PreparedData& data) {
   CheckpointContents contents;
   contents.config_yaml = config_yaml;
   contents.vocabulary_text = read_whole_file(data_dir + "/vocab.txt");
+  contents.vocabulary_fingerprint = vocabulary_fingerprint(data.vocabulary());
+  const std::string& tokenizer_spec = data.tokenizer();
   const auto colon = tokenizer_spec.find(':');
   contents.tokenizer_kind = tokenizer_spec.substr(0, colon);
   if (colon != std::string::npos) contents.tokenizer_model = read_whole_file(tokenizer_spec.substr(colon + 1));
@@ -139,6 +142,19 @@ EpochBatches plan_validation_batches(const PreparedData& data, const DataConfig&
   batching.max_tokens = config.valid_max_tokens;
   batching.shuffle = false;
   return plan_epoch_batches(model_lengths(data.source("valid")), model_lengths(data.target("valid")), batching, 1);
+}
+
+// A vocabulary of the same size but other pieces would load without a shape error and train
+// every embedding on the wrong piece: the fingerprints of the token lists must agree.
+// (Version 1 checkpoints have no fingerprint.)
+void check_same_vocabulary(const CheckpointContents& saved, const CheckpointContents& run, const std::string& path,
+                           const std::string& data_dir) {
+  if (saved.vocabulary_fingerprint == 0) return;
+  MIXSEQ_CHECK(saved.vocabulary_fingerprint == run.vocabulary_fingerprint, "'", data_dir,
+               "/vocab.txt' is not the vocabulary '", path, "' was trained with (fingerprint ",
+               checksum_hex(run.vocabulary_fingerprint), ", not ", checksum_hex(saved.vocabulary_fingerprint),
+               "): the same ids would mean other pieces; resume with the data.dir that run used, or start a new run "
+               "(another --train.run_dir, or --overwrite)");
 }
 
 // Over all ranks: each takes every world_size-th batch, then the sums are added up.
@@ -315,13 +331,15 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
 
   TrainConfig resolved = config;
   const std::string config_yaml = config_to_yaml(resolved.fields());
-  CheckpointContents checkpoint = describe_run(config_yaml, config.data.dir, data.tokenizer());
+  CheckpointContents checkpoint = describe_run(config_yaml, config.data.dir, data);
   TrainingProgress& progress = checkpoint.progress;
   const std::string last_path = last_checkpoint_path(options.run_dir);
   if (run_plan.resume) {
+    const auto saved = read_checkpoint_contents(last_path);
+    check_same_vocabulary(saved, checkpoint, last_path, config.data.dir);
     load_model_weights(last_path, *model);
     load_optimizer_state(last_path, *optimizer);
-    progress = read_checkpoint_contents(last_path).progress;
+    progress = saved.progress;
     restore_rng_state(device, progress);
     if (scaling && progress.loss_scale > 0) scaler.load_state({progress.loss_scale, progress.loss_scale_clean_steps});
     log_info("train: resuming from ", last_path, " at update ", progress.step, ", epoch ", progress.epoch, " batch ",

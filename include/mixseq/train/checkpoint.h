@@ -6,6 +6,12 @@
 // Files are written to "<path>.tmp", flushed to disk and renamed over <path>: a run killed
 // while saving leaves the previous checkpoint intact. Reading checks the format and version
 // and reports a truncated file, a foreign file or a parameter of the wrong shape by name.
+//
+// Corruption that leaves the file readable (a flipped byte in a weight) is caught by checksums
+// (util/checksum.h) saved inside since version 2: one over the contents below, one per model
+// tensor, and one over the optimizer state, each verified by the function that reads that
+// part, with an error naming the file (and the tensor). Version 1 checkpoints, which have
+// none, still load, with one warning per process.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -17,7 +23,7 @@
 
 namespace mixseq {
 
-constexpr int64_t kCheckpointVersion = 1;
+constexpr int64_t kCheckpointVersion = 2;  // reads 1 (no checksums) and 2
 
 // Where training stands, besides the model and optimizer.
 struct TrainingProgress {
@@ -35,6 +41,7 @@ struct TrainingProgress {
 struct CheckpointContents {
   std::string config_yaml;      // the resolved training configuration
   std::string vocabulary_text;  // vocab.txt, byte for byte
+  uint64_t vocabulary_fingerprint = 0;  // of the token list (data/prepared_data.h); 0 in version 1 checkpoints
   std::string tokenizer_kind;   // "bpe", "spm" or "none"
   std::string tokenizer_model;  // the codes file or SentencePiece model, byte for byte ("" for none)
   TrainingProgress progress;
