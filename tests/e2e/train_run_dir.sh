@@ -40,7 +40,7 @@ mv "$work/saved_last.pt" "$run/checkpoint_last.pt"
 
 # 3. --overwrite deletes the previous results first: metrics.jsonl then holds only the new run.
 "${train[@]}" --train.run_dir "$run" --overwrite 2>"$work/overwrite.log" || fail "--overwrite: $(tail -3 "$work/overwrite.log")"
-grep -q "deleted $run/checkpoint_best.pt" "$work/overwrite.log" || fail "--overwrite did not report what it deleted"
+grep -q "starting over: deleted $run/checkpoint_best.pt" "$work/overwrite.log" || fail "--overwrite did not report what it deleted"
 [ "$(grep -c '"kind":"train"' "$run/metrics.jsonl")" -eq 3 ] || fail "--overwrite appended to the old metrics.jsonl"
 
 # 4. --resume into a new folder starts fresh; --resume and --overwrite together are refused.
