@@ -2,7 +2,8 @@
 // number-words task, learns a joint BPE model, prepares the data, trains a small GNMT,
 // translates the test split with beam search and scores it with BLEU and chrF: the whole
 // toolkit on 2 cores in a few minutes, with no data to download. Every demo writes its data
-// afresh, so it starts its training over too, replacing <work-dir>/run of an earlier demo.
+// afresh, so it starts its training over too, replacing <work-dir>/run of an earlier demo
+// (but never a --train.run_dir elsewhere).
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -99,7 +100,10 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
 
     TrainConfig config = demo_config(dir);
     apply_config_overrides(parse_config_overrides(table.extra_arguments()), config.fields());
-    const auto summary = train_translation_model(config, RunStart::kOverwrite);
+    // Starting over is the demo's to do in its own folder only: a --train.run_dir pointing
+    // elsewhere is protected like any other run folder.
+    const bool own_run_dir = config.train.run_dir == demo_config(dir).train.run_dir;
+    const auto summary = train_translation_model(config, own_run_dir ? RunStart::kOverwrite : RunStart::kNew);
     if (summary.stop_signal != 0) {  // a half-trained model is not worth translating with
       log_info("demo: stopped by signal ", summary.stop_signal, " during training, after ", summary.steps,
                " updates");

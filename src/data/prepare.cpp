@@ -12,6 +12,7 @@
 #include "mixseq/data/token_dataset.h"
 #include "mixseq/text/tokenizer.h"
 #include "mixseq/text/utf8.h"
+#include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
@@ -230,10 +231,11 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
       if (target_out) write_side(pair.target_pieces, *target_out, r.target_tokens, r);
       if (references) references->stream() << pair.target << '\n';
     });
-    source_out.finish();
-    if (target_out) target_out->finish();
+    const uint64_t source_checksum = source_out.finish();
+    const uint64_t target_checksum = target_out ? target_out->finish() : 0;
     if (references) references->commit();
     nlohmann::json entry = {{"source", source_file},
+                            {"source_checksum", checksum_hex(source_checksum)},
                             {"lines", split_report.lines},
                             {"kept", split_report.kept},
                             {"source_tokens", split_report.source_tokens},
@@ -243,6 +245,7 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
     if (references) entry["references"] = references_file;
     if (parallel) {
       entry["target"] = target_file;
+      entry["target_checksum"] = checksum_hex(target_checksum);
       entry["target_tokens"] = split_report.target_tokens;
     }
     manifest_splits[split.name] = entry;

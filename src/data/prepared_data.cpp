@@ -3,8 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <mutex>
 
+#include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/log.h"
 
 namespace mixseq {
 
@@ -43,6 +46,24 @@ std::string resolve_tokenizer(const std::string& spec, const std::string& dir) {
   return spec.substr(0, colon + 1) + dir + "/" + spec.substr(colon + 1);
 }
 
+// A flipped byte in a token is still a valid id: only the checksum `mixseq prepare` recorded
+// tells. Manifests written before checksums existed still open, with one warning per process.
+void verify_checksum(const TokenDataset& dataset, const nlohmann::json& entry, const std::string& key,
+                     const std::string& manifest_path) {
+  if (!entry.contains(key)) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      log_info("warning: '", manifest_path, "' records no checksums (written by an older mixseq), so corrupt "
+               "datasets cannot be detected; run `mixseq prepare` again to add them");
+    });
+    return;
+  }
+  const auto recorded = entry.at(key).get<std::string>();
+  const auto actual = checksum_hex(dataset.checksum());
+  MIXSEQ_CHECK(actual == recorded, "'", dataset.path(), "' is corrupt: its checksum is ", actual, " but '",
+               manifest_path, "' recorded ", recorded, " when `mixseq prepare` wrote it; run `mixseq prepare` again");
+}
+
 }  // namespace
 
 PreparedData::PreparedData(const std::string& dir)
@@ -54,18 +75,19 @@ PreparedData::PreparedData(const std::string& dir)
     source_lang_ = manifest.at("source_lang").get<std::string>();
     target_lang_ = manifest.at("target_lang").get<std::string>();
     const uint64_t fingerprint = vocabulary_fingerprint(vocabulary_);
-    const auto open = [&](const std::string& file) {
-      auto dataset = std::make_unique<TokenDataset>(dir + "/" + file);
+    const auto open = [&](const nlohmann::json& entry, const std::string& side) {
+      auto dataset = std::make_unique<TokenDataset>(dir + "/" + entry.at(side).get<std::string>());
       MIXSEQ_CHECK(dataset->vocab_fingerprint() == fingerprint, "'", dataset->path(),
                    "' was prepared with another vocabulary than '", dir,
                    "/vocab.txt'; run `mixseq prepare` again");
+      verify_checksum(*dataset, entry, side + "_checksum", manifest_path);
       return dataset;
     };
     for (const auto& [name, entry] : manifest.at("splits").items()) {
       Split split;
-      split.source = open(entry.at("source").get<std::string>());
+      split.source = open(entry, "source");
       if (!monolingual()) {
-        split.target = open(entry.at("target").get<std::string>());
+        split.target = open(entry, "target");
         MIXSEQ_CHECK(split.source->size() == split.target->size(), "'", split.source->path(), "' has ",
                      split.source->size(), " sentences but '", split.target->path(), "' has ",
                      split.target->size());

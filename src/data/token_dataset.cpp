@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -26,10 +27,16 @@ uint64_t padded_token_bytes(uint64_t tokens, uint64_t bytes_per_token) {
   return (tokens * bytes_per_token + 7) / 8 * 8;
 }
 
+// Writes `size` bytes and adds them to the checksum.
+void write_bytes(std::ostream& out, const void* data, size_t size, Checksum64& checksum) {
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  checksum.update(data, size);
+}
+
 template <typename Id>
-void write_ids(std::ostream& out, const std::vector<int64_t>& ids) {
+void write_ids(std::ostream& out, const std::vector<int64_t>& ids, Checksum64& checksum) {
   std::vector<Id> narrow(ids.begin(), ids.end());
-  out.write(reinterpret_cast<const char*>(narrow.data()), static_cast<std::streamsize>(narrow.size() * sizeof(Id)));
+  write_bytes(out, narrow.data(), narrow.size() * sizeof(Id), checksum);
 }
 
 }  // namespace
@@ -61,6 +68,13 @@ TokenDataset::TokenDataset(const std::string& path) : file_(path) {
   if (offsets_[0] != 0 || offsets_[sequences_] != header.tokens) throw corrupt("offsets do not span the tokens");
   for (int64_t i = 0; i < sequences_; ++i)
     if (offsets_[i + 1] < offsets_[i]) throw corrupt("offsets decrease at sequence ", i);
+}
+
+uint64_t TokenDataset::checksum() const {
+  Checksum64 checksum;  // the header last, as the writer knows it last
+  checksum.update(file_.data() + sizeof(Header), file_.size() - sizeof(Header));
+  checksum.update(file_.data(), sizeof(Header));
+  return checksum.value();
 }
 
 std::vector<int64_t> TokenDataset::lengths() const {
@@ -108,19 +122,18 @@ void TokenDatasetWriter::add(const std::vector<int64_t>& ids) {
   for (const int64_t id : ids)
     MIXSEQ_CHECK(id >= 0 && id < vocab_size_, "token id ", id, " is outside the vocabulary (size ", vocab_size_, ")");
   if (bytes_per_token_ == 2)
-    write_ids<uint16_t>(file_.stream(), ids);
+    write_ids<uint16_t>(file_.stream(), ids, checksum_);
   else
-    write_ids<uint32_t>(file_.stream(), ids);
+    write_ids<uint32_t>(file_.stream(), ids, checksum_);
   offsets_.push_back(offsets_.back() + ids.size());
 }
 
-void TokenDatasetWriter::finish() {
+uint64_t TokenDatasetWriter::finish() {
   auto& out = file_.stream();
   const uint64_t tokens = offsets_.back();
   const std::string padding(padded_token_bytes(tokens, bytes_per_token_) - tokens * bytes_per_token_, '\0');
-  out.write(padding.data(), static_cast<std::streamsize>(padding.size()));
-  out.write(reinterpret_cast<const char*>(offsets_.data()),
-            static_cast<std::streamsize>(offsets_.size() * sizeof(uint64_t)));
+  write_bytes(out, padding.data(), padding.size(), checksum_);
+  write_bytes(out, offsets_.data(), offsets_.size() * sizeof(uint64_t), checksum_);
   Header header{};
   std::memcpy(header.magic, kMagic, sizeof kMagic);
   header.version = kTokenDatasetVersion;
@@ -130,8 +143,9 @@ void TokenDatasetWriter::finish() {
   header.vocab_size = static_cast<uint64_t>(vocab_size_);
   header.vocab_fingerprint = vocab_fingerprint_;
   out.seekp(0);
-  out.write(reinterpret_cast<const char*>(&header), sizeof header);
+  write_bytes(out, &header, sizeof header, checksum_);
   file_.commit();
+  return checksum_.value();
 }
 
 }  // namespace mixseq

@@ -249,7 +249,9 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
   return results;
 }
 
-void check_options(const BeamSearchOptions& o, int64_t vocab_size) {
+}  // namespace
+
+void check_beam_search_options(const BeamSearchOptions& o, int64_t vocab_size) {
   MIXSEQ_CHECK(o.beam_size >= 1, "beam_size must be at least 1 (1 = greedy search); got ", o.beam_size);
   MIXSEQ_CHECK(o.nbest >= 1 && o.nbest <= o.beam_size, "nbest (", o.nbest, ") must be between 1 and beam_size (",
                o.beam_size, ")");
@@ -261,12 +263,21 @@ void check_options(const BeamSearchOptions& o, int64_t vocab_size) {
                " entries, only special symbols; search needs at least one word");
 }
 
-}  // namespace
+int64_t max_output_length(const BeamSearchOptions& o, int64_t source_length) {
+  const auto max_len = static_cast<int64_t>(
+      std::floor(o.max_len_a * static_cast<double>(source_length) + static_cast<double>(o.max_len_b)));
+  const int64_t least = std::max<int64_t>(o.min_len, o.suppress_eos ? 1 : 0);
+  MIXSEQ_CHECK(max_len >= least, "a source of ", source_length, " tokens gets max_len = floor(max_len_a ",
+               o.max_len_a, " * ", source_length, " + max_len_b ", o.max_len_b, ") = ", max_len, ", below min_len (",
+               o.min_len, ")", o.suppress_eos ? " or 1 (suppress_eos)" : "",
+               "; raise max_len_a / max_len_b or lower min_len");
+  return max_len;
+}
 
 std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModelImpl& model, const torch::Tensor& source,
                                                  const torch::Tensor& source_lengths,
                                                  const BeamSearchOptions& options) {
-  check_options(options, model.vocab_size());
+  check_beam_search_options(options, model.vocab_size());
   MIXSEQ_CHECK(!model.is_training(), "beam_search needs the model in eval() mode (dropout would randomize it)");
   MIXSEQ_CHECK(source.dim() == 2 && source.scalar_type() == at::kLong, "source must be [B, S] int64; got ",
                source.sizes(), " ", source.scalar_type());
@@ -283,14 +294,7 @@ std::vector<std::vector<Hypothesis>> beam_search(Seq2SeqModelImpl& model, const 
     const int64_t length = lengths[i].item<int64_t>();
     MIXSEQ_CHECK(length >= 1 && length <= source.size(1), "source_lengths[", i, "] = ", length,
                  " is outside [1, S = ", source.size(1), "]");
-    const auto max_len = static_cast<int64_t>(
-        std::floor(options.max_len_a * static_cast<double>(length) + static_cast<double>(options.max_len_b)));
-    const int64_t least = std::max<int64_t>(options.min_len, options.suppress_eos ? 1 : 0);
-    MIXSEQ_CHECK(max_len >= least, "sentence ", i, " (source length ", length, ") gets max_len = floor(",
-                 options.max_len_a, " * ", length, " + ", options.max_len_b, ") = ", max_len,
-                 ", below min_len (", options.min_len, ")", options.suppress_eos ? " or 1 (suppress_eos)" : "",
-                 "; raise max_len_a / max_len_b or lower min_len");
-    live.push_back({i, max_len});
+    live.push_back({i, max_output_length(options, length)});
   }
 
   at::NoGradGuard no_grad;

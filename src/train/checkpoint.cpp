@@ -6,14 +6,20 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <unistd.h>
 
+#include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/log.h"
 
 namespace mixseq {
 namespace {
 
 constexpr const char* kFormat = "mixseq-checkpoint";
+constexpr int64_t kFirstVersionWithChecksums = 2;
+constexpr const char* kUseAnother = "use another checkpoint (checkpoint_best.pt, checkpoint_last.pt or a numbered one)";
 
 torch::Tensor bytes_to_tensor(const std::string& bytes) {
   auto tensor = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
@@ -24,6 +30,43 @@ torch::Tensor bytes_to_tensor(const std::string& bytes) {
 std::string tensor_to_bytes(const torch::Tensor& tensor) {
   const auto contiguous = tensor.contiguous();
   return std::string(static_cast<const char*>(contiguous.data_ptr()), static_cast<size_t>(contiguous.numel()));
+}
+
+// Checksums are stored as int64 (what an IValue holds), bit for bit.
+c10::IValue checksum_value(uint64_t checksum) { return c10::IValue(static_cast<int64_t>(checksum)); }
+
+uint64_t tensor_checksum(const torch::Tensor& tensor) {
+  const auto contiguous = tensor.contiguous();
+  return checksum64(contiguous.data_ptr(), contiguous.nbytes());
+}
+
+// Everything but the model and optimizer tensors, each field length-prefixed so that bytes
+// cannot move from one field to the next unnoticed.
+uint64_t contents_checksum(const CheckpointContents& contents) {
+  Checksum64 checksum;
+  const auto add_bytes = [&](const void* data, uint64_t size) {
+    checksum.update(&size, sizeof size);
+    checksum.update(data, size);
+  };
+  const auto add_string = [&](const std::string& text) { add_bytes(text.data(), text.size()); };
+  const auto add_number = [&](auto value) { add_bytes(&value, sizeof value); };
+  const auto add_tensor = [&](const torch::Tensor& tensor) {
+    if (!tensor.defined()) return add_string("undefined");
+    const auto contiguous = tensor.contiguous();
+    add_bytes(contiguous.data_ptr(), contiguous.nbytes());
+  };
+  add_string(contents.config_yaml);
+  add_string(contents.vocabulary_text);
+  add_number(contents.vocabulary_fingerprint);
+  add_string(contents.tokenizer_kind);
+  add_string(contents.tokenizer_model);
+  const TrainingProgress& progress = contents.progress;
+  for (const int64_t value : {progress.step, progress.epoch, progress.epoch_batches, progress.loss_scale_clean_steps})
+    add_number(value);
+  for (const double value : {progress.best_score, progress.best_loss, progress.loss_scale}) add_number(value);
+  add_tensor(progress.cpu_rng_state);
+  add_tensor(progress.cuda_rng_state);
+  return checksum.value();
 }
 
 // Writes through stdio so the file can be flushed to disk before it is renamed into place.
@@ -47,9 +90,15 @@ void save_atomically(torch::serialize::OutputArchive& archive, const std::string
   std::filesystem::rename(temporary, path);
 }
 
-torch::serialize::InputArchive open_checkpoint(const std::string& path) {
-  MIXSEQ_CHECK(std::filesystem::exists(path), "checkpoint '", path, "' does not exist");
+struct OpenCheckpoint {
   torch::serialize::InputArchive archive;
+  bool has_checksums = false;
+};
+
+OpenCheckpoint open_checkpoint(const std::string& path) {
+  MIXSEQ_CHECK(std::filesystem::exists(path), "checkpoint '", path, "' does not exist");
+  OpenCheckpoint opened;
+  auto& archive = opened.archive;
   try {
     archive.load_from(path, torch::kCPU);
   } catch (const c10::Error& e) {
@@ -61,9 +110,17 @@ torch::serialize::InputArchive open_checkpoint(const std::string& path) {
   MIXSEQ_CHECK(archive.try_read("format", format) && format.isString() && format.toStringRef() == kFormat, "'",
                path, "' is not a mixseq checkpoint");
   archive.read("version", version);
-  MIXSEQ_CHECK(version.toInt() == kCheckpointVersion, "'", path, "' is a version ", version.toInt(),
-               " checkpoint; this mixseq reads version ", kCheckpointVersion);
-  return archive;
+  MIXSEQ_CHECK(version.isInt() && version.toInt() >= 1 && version.toInt() <= kCheckpointVersion, "'", path,
+               "' is a version ", version, " checkpoint; this mixseq reads versions 1 to ", kCheckpointVersion);
+  opened.has_checksums = version.toInt() >= kFirstVersionWithChecksums;
+  if (!opened.has_checksums) {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      log_info("warning: '", path, "' is a version 1 checkpoint, written before checkpoints carried checksums: "
+               "corruption in it cannot be detected");
+    });
+  }
+  return opened;
 }
 
 std::string read_string(torch::serialize::InputArchive& archive, const std::string& key) {
@@ -78,10 +135,29 @@ int64_t read_int(torch::serialize::InputArchive& archive, const std::string& key
   return value.toInt();
 }
 
+uint64_t read_checksum(torch::serialize::InputArchive& archive, const std::string& key) {
+  return static_cast<uint64_t>(read_int(archive, key));
+}
+
 double read_double(torch::serialize::InputArchive& archive, const std::string& key) {
   c10::IValue value;
   archive.read(key, value);
   return value.toDouble();
+}
+
+// name -> checksum of each model tensor, as saved.
+std::map<std::string, uint64_t> read_model_checksums(torch::serialize::InputArchive& archive) {
+  torch::Tensor values;
+  archive.read("model_checksums", values);
+  const std::string names = read_string(archive, "model_checksum_names");
+  std::map<std::string, uint64_t> checksums;
+  size_t start = 0;
+  for (int64_t i = 0; i < values.numel(); ++i) {
+    const size_t end = names.find('\n', start);
+    checksums[names.substr(start, end - start)] = static_cast<uint64_t>(values[i].item<int64_t>());
+    start = end + 1;
+  }
+  return checksums;
 }
 
 }  // namespace
@@ -93,6 +169,7 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   archive.write("version", c10::IValue(kCheckpointVersion));
   archive.write("config_yaml", c10::IValue(contents.config_yaml));
   archive.write("vocabulary", bytes_to_tensor(contents.vocabulary_text));
+  archive.write("vocabulary_fingerprint", checksum_value(contents.vocabulary_fingerprint));
   archive.write("tokenizer_kind", c10::IValue(contents.tokenizer_kind));
   archive.write("tokenizer_model", bytes_to_tensor(contents.tokenizer_model));
 
@@ -102,28 +179,50 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   state.write("epoch", c10::IValue(progress.epoch));
   state.write("epoch_batches", c10::IValue(progress.epoch_batches));
   state.write("best_score", c10::IValue(progress.best_score));
+  state.write("best_loss", c10::IValue(progress.best_loss));
   state.write("loss_scale", c10::IValue(progress.loss_scale));
   state.write("loss_scale_clean_steps", c10::IValue(progress.loss_scale_clean_steps));
   state.write("train_seconds", c10::IValue(progress.train_seconds));
   if (progress.cpu_rng_state.defined()) state.write("cpu_rng_state", progress.cpu_rng_state);
   if (progress.cuda_rng_state.defined()) state.write("cuda_rng_state", progress.cuda_rng_state);
   archive.write("progress", state);
+  archive.write("contents_checksum", checksum_value(contents_checksum(contents)));
 
+  // One checksum per tensor, so that an error can name the damaged one.
   torch::serialize::OutputArchive weights;
-  for (const auto& parameter : model.named_parameters()) weights.write(parameter.key(), parameter.value().cpu());
-  for (const auto& buffer : model.named_buffers()) weights.write(buffer.key(), buffer.value().cpu(), /*is_buffer=*/true);
+  std::vector<int64_t> checksums;
+  std::string names;
+  const auto add = [&](const std::string& name, const torch::Tensor& tensor, bool is_buffer) {
+    const auto cpu = tensor.cpu();
+    weights.write(name, cpu, is_buffer);
+    checksums.push_back(static_cast<int64_t>(tensor_checksum(cpu)));
+    names += name + "\n";
+  };
+  for (const auto& parameter : model.named_parameters()) add(parameter.key(), parameter.value(), false);
+  for (const auto& buffer : model.named_buffers()) add(buffer.key(), buffer.value(), true);
   archive.write("model", weights);
+  archive.write("model_checksums", torch::tensor(checksums, torch::kLong));
+  archive.write("model_checksum_names", c10::IValue(names));
 
+  // The optimizer's own archive, kept as bytes, so that one checksum covers whatever the
+  // optimizer saves (moments, step counts) without knowing its layout.
+  std::string optimizer_bytes;
   if (optimizer) {
     torch::serialize::OutputArchive optimizer_state;
     optimizer->save(optimizer_state);
-    archive.write("optimizer", optimizer_state);
+    optimizer_state.save_to([&](const void* data, size_t size) -> size_t {
+      optimizer_bytes.append(static_cast<const char*>(data), size);
+      return size;
+    });
+    archive.write("optimizer_bytes", torch::from_blob(optimizer_bytes.data(),
+                                                      {static_cast<int64_t>(optimizer_bytes.size())}, torch::kUInt8));
+    archive.write("optimizer_checksum", checksum_value(checksum64(optimizer_bytes.data(), optimizer_bytes.size())));
   }
   save_atomically(archive, path);
 }
 
 CheckpointContents read_checkpoint_contents(const std::string& path) {
-  auto archive = open_checkpoint(path);
+  auto [archive, has_checksums] = open_checkpoint(path);
   CheckpointContents contents;
   contents.config_yaml = read_string(archive, "config_yaml");
   torch::Tensor bytes;
@@ -146,13 +245,22 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
   if (state.try_read("train_seconds", train_seconds)) progress.train_seconds = train_seconds.toDouble();
   state.try_read("cpu_rng_state", progress.cpu_rng_state);
   state.try_read("cuda_rng_state", progress.cuda_rng_state);
+  c10::IValue best_loss;  // absent from the first version 1 checkpoints
+  if (state.try_read("best_loss", best_loss)) progress.best_loss = best_loss.toDouble();
+  if (!has_checksums) return contents;
+
+  contents.vocabulary_fingerprint = read_checksum(archive, "vocabulary_fingerprint");
+  MIXSEQ_CHECK(contents_checksum(contents) == read_checksum(archive, "contents_checksum"), "'", path,
+               "' is corrupt: its configuration, vocabulary, tokenizer or training progress do not match the "
+               "checksum saved with them; ", kUseAnother);
   return contents;
 }
 
 void load_model_weights(const std::string& path, torch::nn::Module& model) {
-  auto archive = open_checkpoint(path);
+  auto [archive, has_checksums] = open_checkpoint(path);
   torch::serialize::InputArchive weights;
   archive.read("model", weights);
+  const auto checksums = has_checksums ? read_model_checksums(archive) : std::map<std::string, uint64_t>{};
   torch::NoGradGuard no_grad;
   const auto load = [&](const std::string& name, torch::Tensor& target, bool is_buffer) {
     torch::Tensor saved;
@@ -160,6 +268,12 @@ void load_model_weights(const std::string& path, torch::nn::Module& model) {
                  is_buffer ? "buffer" : "parameter", " '", name, "'; was it written for another architecture?");
     MIXSEQ_CHECK(saved.sizes() == target.sizes(), "checkpoint '", path, "': '", name, "' has shape ", saved.sizes(),
                  " but the model expects ", target.sizes(), "; was it trained with another config or vocabulary?");
+    if (has_checksums) {
+      const auto it = checksums.find(name);
+      MIXSEQ_CHECK(it != checksums.end() && it->second == tensor_checksum(saved), "'", path, "' is corrupt: ",
+                   is_buffer ? "buffer" : "parameter", " '", name,
+                   "' does not match the checksum saved with it; ", kUseAnother);
+    }
     target.copy_(saved);
   };
   for (auto& parameter : model.named_parameters()) load(parameter.key(), parameter.value(), false);
@@ -167,16 +281,31 @@ void load_model_weights(const std::string& path, torch::nn::Module& model) {
 }
 
 bool has_optimizer_state(const std::string& path) {
-  auto archive = open_checkpoint(path);
+  auto [archive, has_checksums] = open_checkpoint(path);
+  torch::Tensor bytes;
   torch::serialize::InputArchive optimizer_state;
-  return archive.try_read("optimizer", optimizer_state);
+  return has_checksums ? archive.try_read("optimizer_bytes", bytes) : archive.try_read("optimizer", optimizer_state);
 }
 
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
-  auto archive = open_checkpoint(path);
+  auto [archive, has_checksums] = open_checkpoint(path);
+  const std::string no_state = str_cat("checkpoint '", path, "' holds no optimizer state (an averaged or exported "
+                                       "model?); it cannot resume training");
   torch::serialize::InputArchive optimizer_state;
-  MIXSEQ_CHECK(archive.try_read("optimizer", optimizer_state), "checkpoint '", path,
-               "' holds no optimizer state (an averaged or exported model?); it cannot resume training");
+  if (!has_checksums) {
+    MIXSEQ_CHECK(archive.try_read("optimizer", optimizer_state), no_state);
+    optimizer.load(optimizer_state);
+    return;
+  }
+  torch::Tensor bytes;
+  MIXSEQ_CHECK(archive.try_read("optimizer_bytes", bytes), no_state);
+  bytes = bytes.contiguous();
+  const auto* data = static_cast<const char*>(bytes.data_ptr());
+  const auto size = static_cast<size_t>(bytes.numel());
+  MIXSEQ_CHECK(checksum64(data, size) == read_checksum(archive, "optimizer_checksum"), "'", path,
+               "' is corrupt: its optimizer state does not match the checksum saved with it; ", kUseAnother,
+               " to resume");
+  optimizer_state.load_from(data, size, torch::kCPU);
   optimizer.load(optimizer_state);
 }
 

@@ -66,7 +66,7 @@ void apply_run_directory_plan(const std::string& run_dir, const RunDirectoryPlan
   std::filesystem::create_directories(run_dir);
   for (const auto& path : plan.files_to_delete) {
     std::filesystem::remove(path);
-    log_info("train: --overwrite: deleted ", path);
+    log_info("train: starting over: deleted ", path);
   }
   // A save writes <file>.tmp and renames it (checkpoint.h, output_file.h): one still there was
   // never finished, and its process is gone, since we hold the lock.

@@ -4,8 +4,10 @@
 #include <fstream>
 #include <random>
 
+#include "mixseq/data/prepared_data.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/train/checkpoint.h"
+#include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -41,6 +43,12 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
   read_config_yaml(contents.config_yaml, checkpoint_path + " (stored config)", config.fields());
   const ScratchFolder scratch;
   auto vocabulary = Vocabulary::load(scratch.write("vocab.txt", contents.vocabulary_text));
+  // The ids the model was trained on must name the same pieces here (0: a version 1 checkpoint).
+  const uint64_t fingerprint = vocabulary_fingerprint(vocabulary);
+  MIXSEQ_CHECK(contents.vocabulary_fingerprint == 0 || fingerprint == contents.vocabulary_fingerprint, "'",
+               checkpoint_path, "': the vocabulary stored in it (fingerprint ",
+               checksum_hex(fingerprint), ") is not the one its model was trained with (",
+               checksum_hex(contents.vocabulary_fingerprint), "); use another checkpoint of the run");
   auto tokenizer = contents.tokenizer_kind == "none"
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +

@@ -24,6 +24,7 @@
 #include "mixseq/train/checkpoint_average.h"
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/train/update_step.h"
+#include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
@@ -122,25 +123,46 @@ std::string read_whole_file(const std::string& path) {
 // Checkpoint contents besides the tensors: the config, vocabulary and tokenizer model, so the
 // checkpoint alone can translate.
 CheckpointContents describe_run(const std::string& config_yaml, const std::string& data_dir,
-                                const std::string& tokenizer_spec) {
+                                const PreparedData& data) {
   CheckpointContents contents;
   contents.config_yaml = config_yaml;
   contents.vocabulary_text = read_whole_file(data_dir + "/vocab.txt");
+  contents.vocabulary_fingerprint = vocabulary_fingerprint(data.vocabulary());
+  const std::string& tokenizer_spec = data.tokenizer();
   const auto colon = tokenizer_spec.find(':');
   contents.tokenizer_kind = tokenizer_spec.substr(0, colon);
   if (colon != std::string::npos) contents.tokenizer_model = read_whole_file(tokenizer_spec.substr(colon + 1));
   return contents;
 }
 
+// The validation batches, in order; planned once, before training, so a bad
+// data.valid_max_tokens fails at start.
+EpochBatches plan_validation_batches(const PreparedData& data, const DataConfig& config) {
+  BatchingOptions batching;
+  batching.max_tokens = config.valid_max_tokens;
+  batching.shuffle = false;
+  return plan_epoch_batches(model_lengths(data.source("valid")), model_lengths(data.target("valid")), batching, 1);
+}
+
+// A vocabulary of the same size but other pieces would load without a shape error and train
+// every embedding on the wrong piece: the fingerprints of the token lists must agree.
+// (Version 1 checkpoints have no fingerprint.)
+void check_same_vocabulary(const CheckpointContents& saved, const CheckpointContents& run, const std::string& path,
+                           const std::string& data_dir) {
+  if (saved.vocabulary_fingerprint == 0) return;
+  MIXSEQ_CHECK(saved.vocabulary_fingerprint == run.vocabulary_fingerprint, "'", data_dir,
+               "/vocab.txt' is not the vocabulary '", path, "' was trained with (fingerprint ",
+               checksum_hex(run.vocabulary_fingerprint), ", not ", checksum_hex(saved.vocabulary_fingerprint),
+               "): the same ids would mean other pieces; resume with the data.dir that run used, or start a new run "
+               "(another --train.run_dir, or --overwrite)");
+}
+
 // Over all ranks: each takes every world_size-th batch, then the sums are added up.
-ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& data, const TrainConfig& config,
-                                 const torch::Device& device, Precision precision, const DataParallel& parallel) {
+ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& data, const EpochBatches& plan,
+                                 const TrainConfig& config, const torch::Device& device, Precision precision,
+                                 const DataParallel& parallel) {
   const auto& source = data.source("valid");
   const auto& target = data.target("valid");
-  BatchingOptions batching;
-  batching.max_tokens = config.data.valid_max_tokens;
-  batching.shuffle = false;
-  const auto plan = plan_epoch_batches(model_lengths(source), model_lengths(target), batching, 1);
   torch::NoGradGuard no_grad;
   model.eval();
   auto loss = torch::zeros({}, torch::device(device)), nll = torch::zeros({}, torch::device(device));
@@ -235,6 +257,12 @@ void check_options(const TrainConfig& config) {
   MIXSEQ_CHECK(train.log_interval >= 1, "train.log_interval (", train.log_interval, ") must be at least 1");
   MIXSEQ_CHECK(train.keep_last_checkpoints >= 0, "train.keep_last_checkpoints (", train.keep_last_checkpoints,
                ") must be 0 (none) or positive");
+  MIXSEQ_CHECK(train.validate_interval >= 0, "train.validate_interval (", train.validate_interval,
+               ") must be 0 (at epoch ends only) or positive");
+  MIXSEQ_CHECK(train.save_interval >= 0, "train.save_interval (", train.save_interval,
+               ") must be 0 (at epoch ends only) or positive");
+  MIXSEQ_CHECK(config.data.valid_max_tokens >= 1, "data.valid_max_tokens (", config.data.valid_max_tokens,
+               ") must be at least 1");
   MIXSEQ_CHECK(!config.data.dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare`");
   MIXSEQ_CHECK(config.distributed.timeout >= 1, "distributed.timeout (", config.distributed.timeout,
                ") must be at least 1 second");
@@ -242,9 +270,9 @@ void check_options(const TrainConfig& config) {
                ") must be positive");
 }
 
-// Rank 0, the only one that writes in the run folder, locks it; every rank checks it before any
-// rank changes it, so all refuse alike, or none does; then rank 0 prepares it. The lock is held
-// until `lock` is destroyed.
+// Rank 0, the only one that writes in the run folder, locks it; every rank checks it, so all
+// refuse alike, or none does. Nothing changes there yet: rank 0 applies the plan once the whole
+// configuration has been checked. The lock is held until `lock` is destroyed.
 RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start, const DataParallel& parallel,
                                      std::optional<FileLock>& lock) {
   std::string refusal;
@@ -258,8 +286,28 @@ RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start,
   const bool any_refused = parallel.sum({refusal.empty() ? 0.0 : 1.0})[0] > 0;
   if (!refusal.empty()) throw Error(refusal);
   MIXSEQ_CHECK(!any_refused, "another rank refused the run folder '", run_dir, "'; rank 0's error says why");
-  if (parallel.leader()) apply_run_directory_plan(run_dir, plan);
   return plan;
+}
+
+// The validation search runs first at the end of an epoch, maybe hours in: its settings are
+// checked against the model's vocabulary and the validation sources before the first update.
+void check_validation_search(const TrainConfig& config, const PreparedData& data) {
+  try {
+    check_beam_search_options(config.validation_search, data.vocabulary().size());
+    if (!data.has_split("valid") || data.source("valid").size() == 0) return;
+    const auto lengths = model_lengths(data.source("valid"));
+    const auto [shortest, longest] = std::minmax_element(lengths.begin(), lengths.end());
+    max_output_length(config.validation_search, *shortest);  // a linear bound: its ends decide
+    max_output_length(config.validation_search, *longest);
+  } catch (const Error& e) {
+    throw Error(str_cat("validation_search: ", e.what()));
+  }
+  if (!config.train.validate_bleu) return;
+  const auto references = data.references_path("valid");
+  MIXSEQ_CHECK(!references.empty() && std::filesystem::exists(references),
+               "train.validate_bleu needs the raw validation references, but '", config.data.dir, "' lacks them (",
+               references.empty() ? "dataset.json lists none" : references + " is missing",
+               "); run `mixseq prepare` again or set train.validate_bleu false");
 }
 
 }  // namespace
@@ -281,6 +329,8 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   MIXSEQ_CHECK(data.has_split("train"), "'", config.data.dir, "' has no training split");
   const auto tokenizer = load_tokenizer(data.tokenizer());
   const bool can_validate = data.has_split("valid");
+  check_validation_search(config, data);
+  const EpochBatches validation_plan = can_validate ? plan_validation_batches(data, config.data) : EpochBatches{};
 
   torch::manual_seed(static_cast<uint64_t>(options.seed));
   auto model = build_model(config.model, data.vocabulary().size());
@@ -292,13 +342,15 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
 
   TrainConfig resolved = config;
   const std::string config_yaml = config_to_yaml(resolved.fields());
-  CheckpointContents checkpoint = describe_run(config_yaml, config.data.dir, data.tokenizer());
+  CheckpointContents checkpoint = describe_run(config_yaml, config.data.dir, data);
   TrainingProgress& progress = checkpoint.progress;
   const std::string last_path = last_checkpoint_path(options.run_dir);
   if (run_plan.resume) {
+    const auto saved = read_checkpoint_contents(last_path);
+    check_same_vocabulary(saved, checkpoint, last_path, config.data.dir);
     load_model_weights(last_path, *model);
     load_optimizer_state(last_path, *optimizer);
-    progress = read_checkpoint_contents(last_path).progress;
+    progress = saved.progress;
     restore_rng_state(device, progress);
     if (scaling && progress.loss_scale > 0) scaler.load_state({progress.loss_scale, progress.loss_scale_clean_steps});
     log_info("train: resuming from ", last_path, " at update ", progress.step, ", epoch ", progress.epoch, " batch ",
@@ -314,11 +366,6 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
     update_step.set_gradient_reducer(parallel.reducer.get());
     log_info("train: gradients all-reduced in ", parallel.reducer->bucket_count(), " buckets of up to ",
              config.distributed.bucket_cap_mb, " MB", config.distributed.overlap ? ", during backward" : "");
-  }
-  if (parallel.leader()) {
-    OutputFile config_file(options.run_dir + "/config.yaml");
-    config_file.stream() << config_yaml;
-    config_file.commit();
   }
   log_info("train: configuration\n", config_yaml);
   log_info("train: ", config.model.arch, " with ", count_parameters(*model), " parameters, vocabulary ",
@@ -368,6 +415,13 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   const auto out_of_time = [&] {
     return options.max_time > 0 && train_seconds() + validation_seconds >= options.max_time;
   };
+  // Everything is checked: only now does the run folder change (--overwrite deletes the old run).
+  if (parallel.leader()) {
+    apply_run_directory_plan(options.run_dir, run_plan);
+    OutputFile config_file(options.run_dir + "/config.yaml");
+    config_file.stream() << config_yaml;
+    config_file.commit();
+  }
 
   MetricsLog metrics(parallel.leader() ? metrics_path(options.run_dir) : "");
   TrainSummary summary;
@@ -391,29 +445,36 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   bool stopping = false;
   const auto validate = [&](bool with_bleu) {
     const auto validation_started = Clock::now();
-    const auto valid = validation_loss(*model, data, config, device, precision, parallel);
+    const auto valid = validation_loss(*model, data, validation_plan, config, device, precision, parallel);
     summary.last_valid_loss = valid.loss;
     nlohmann::json record = {{"kind", "valid"}, {"epoch", progress.epoch}, {"step", progress.step},
                              {"loss", valid.loss}, {"ppl", valid.perplexity}};
     std::string line = str_cat("valid | epoch ", progress.epoch, " | step ", progress.step, " | loss ", valid.loss,
                                " | ppl ", valid.perplexity);
+    // The best checkpoint has the highest BLEU; without BLEU, the lowest validation loss (the
+    // default of fairseq's best_checkpoint_metric and of Marian's first valid-metric).
+    bool best = false;
     if (with_bleu) {
       const auto bleu = validation_bleu(*model, data, *tokenizer, config, device, precision, parallel);
       record["bleu"] = bleu.score;
       line += str_cat(" | bleu ", format_decimal(bleu.score, 2));
-      if (bleu.score > progress.best_score) {
-        progress.best_score = bleu.score;
-        save_rng_state(device, progress);
-        if (parallel.leader())
-          save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
-        line += " (best)";
-      }
+      best = bleu.score > progress.best_score;
+      if (best) progress.best_score = bleu.score;
       summary.best_bleu = progress.best_score;
       if (options.target_bleu > 0 && bleu.score >= options.target_bleu) {
         summary.reached_target_bleu = true;
         stopping = true;
         line += str_cat(" | reached train.target_bleu ", options.target_bleu);
       }
+    } else if (!options.validate_bleu) {
+      best = progress.best_loss < 0 || valid.loss < progress.best_loss;
+      if (best) progress.best_loss = valid.loss;
+    }
+    if (best) {
+      save_rng_state(device, progress);
+      if (parallel.leader())
+        save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
+      line += " (best)";
     }
     validation_seconds = seconds_since(validation_started);
     metrics.write(record, line);
@@ -508,6 +569,14 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
     }
     if (time_is_up) stopping = true;
     save_last();
+  }
+  if (!can_validate && summary.stop_signal == 0 && stop_signal() == 0 && progress.step > first_step &&
+      parallel.leader()) {
+    // Nothing to choose a best model by: the final one is it, so that the usual
+    // `translate -c <run_dir>/checkpoint_best.pt` works.
+    save_checkpoint(best_checkpoint_path(options.run_dir), checkpoint, *model, optimizer.get());
+    log_info("train: no validation split in ", config.data.dir, ": ", best_checkpoint_path(options.run_dir),
+             " is the final model, the same as checkpoint_last.pt");
   }
   if (summary.stop_signal == 0) summary.stop_signal = stop_signal();  // one that came after the last update
   summary.steps = progress.step;

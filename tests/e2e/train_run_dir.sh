@@ -21,26 +21,26 @@ refused() {
   if "${train[@]}" "$@" 2>"$log"; then fail "train $* ran; it should have refused: $(tail -2 "$log")"; fi
   grep -q -- "$expected" "$log" || fail "train $* did not say '$expected': $(tail -2 "$log")"
 }
-fingerprint() { md5sum "$run"/checkpoint_last.pt "$run"/metrics.jsonl 2>/dev/null; }
+fingerprint() { md5sum "$run"/checkpoint_*.pt "$run"/metrics.jsonl 2>/dev/null; }
 
 "${train[@]}" --train.run_dir "$run" 2>"$work/first.log" || fail "first run: $(tail -3 "$work/first.log")"
 before=$(fingerprint)
 
 # 1. A second run without --resume must leave the first one's checkpoint and metrics alone.
-refused "holds a previous run (checkpoint_last.pt, metrics.jsonl); continue it with --resume" --train.run_dir "$run"
-[ "$(fingerprint)" = "$before" ] || fail "the refused run changed checkpoint_last.pt or metrics.jsonl"
+refused "holds a previous run (checkpoint_best.pt, checkpoint_last.pt, metrics.jsonl); continue it with --resume" \
+  --train.run_dir "$run"
+[ "$(fingerprint)" = "$before" ] || fail "the refused run changed a checkpoint or metrics.jsonl"
 
 # 2. --resume without checkpoint_last.pt but with a previous run's results: an error, not a fresh start.
-cp "$run/checkpoint_last.pt" "$run/checkpoint_best.pt"
+best=$(md5sum <"$run/checkpoint_best.pt")
 mv "$run/checkpoint_last.pt" "$work/saved_last.pt"
 refused "has no checkpoint_last.pt to continue" --train.run_dir "$run" --resume
-cmp -s "$run/checkpoint_best.pt" "$work/saved_last.pt" || fail "the refused --resume changed checkpoint_best.pt"
+[ "$(md5sum <"$run/checkpoint_best.pt")" = "$best" ] || fail "the refused --resume changed checkpoint_best.pt"
 mv "$work/saved_last.pt" "$run/checkpoint_last.pt"
 
 # 3. --overwrite deletes the previous results first: metrics.jsonl then holds only the new run.
 "${train[@]}" --train.run_dir "$run" --overwrite 2>"$work/overwrite.log" || fail "--overwrite: $(tail -3 "$work/overwrite.log")"
-grep -q "deleted $run/checkpoint_best.pt" "$work/overwrite.log" || fail "--overwrite did not report what it deleted"
-[ ! -e "$run/checkpoint_best.pt" ] || fail "--overwrite kept the old checkpoint_best.pt"
+grep -q "starting over: deleted $run/checkpoint_best.pt" "$work/overwrite.log" || fail "--overwrite did not report what it deleted"
 [ "$(grep -c '"kind":"train"' "$run/metrics.jsonl")" -eq 3 ] || fail "--overwrite appended to the old metrics.jsonl"
 
 # 4. --resume into a new folder starts fresh; --resume and --overwrite together are refused.

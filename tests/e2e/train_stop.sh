@@ -2,7 +2,8 @@
 # A run stopped by a signal saves checkpoint_last.pt and then says it did not finish: `mixseq
 # train` exits 143 after SIGTERM and 130 after SIGINT (128 + the signal, as a shell reports a
 # process the signal killed), and `mixseq demo` stops there too instead of translating with a
-# half-trained model. A save cut short leaves <file>.tmp; the next run deletes it.
+# half-trained model. A save cut short leaves <file>.tmp; the next run deletes it. A new demo
+# starts over in its own folder, but not in a --train.run_dir elsewhere.
 #   train_stop.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -56,3 +57,15 @@ stop_and_expect $! "$work/demo/run/metrics.jsonl" TERM 143
 [ ! -e "$work/demo/test.hyp.de" ] && ! grep -q "demo: 5/5" "$work/demo.log" ||
   fail "the stopped demo went on to translate"
 echo "PASS: a stopped demo exits 143 without translating"
+
+demo=("$mixseq" --threads 1 demo --work-dir "$work/demo" --train-size 400 --bpe-merges 50 --train.max_epochs 0
+      --train.max_steps 1 --train.validate_bleu false)
+"${demo[@]}" >/dev/null 2>"$work/demo_again.log" || fail "a second demo did not start over: $(tail -2 "$work/demo_again.log")"
+[ -f "$work/demo/test.hyp.de" ] || fail "the second demo did not translate"
+before=$(md5sum <"$work/TERM/checkpoint_last.pt")
+if "${demo[@]}" --train.run_dir "$work/TERM" >/dev/null 2>"$work/demo_elsewhere.log"; then
+  fail "the demo trained over a run folder outside its own"
+fi
+grep -q "holds a previous run" "$work/demo_elsewhere.log" || fail "no clear refusal: $(tail -2 "$work/demo_elsewhere.log")"
+[ "$(md5sum <"$work/TERM/checkpoint_last.pt")" = "$before" ] || fail "the demo changed another run's checkpoint"
+echo "PASS: the demo starts over in its own folder only"

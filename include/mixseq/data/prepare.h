@@ -8,7 +8,8 @@
 //   <split>.<lang>.bin                a TokenDataset per split and side
 //   <split>.<target_lang>.ref         validation and test splits: the raw target lines, the
 //                                     references that BLEU is computed against
-//   dataset.json                      what was written, from what, and what was dropped
+//   dataset.json                      what was written, from what, and what was dropped; the
+//                                     checksum of each .bin, verified when it is opened
 //
 // Training pairs that cannot help are dropped and counted by reason: an empty side, a side
 // over max_length pieces, a length ratio over max_length_ratio, characters outside Latin-1

@@ -1,6 +1,8 @@
 // PreparedData: the folder `mixseq prepare` wrote, opened for training and evaluation.
 // Opening reads dataset.json and the vocabulary, maps each split's token datasets and checks
-// that they were made with this vocabulary, so stale or mixed-up files fail here, by name.
+// that they were made with this vocabulary and still have the checksum dataset.json recorded
+// (reading each file once), so stale, mixed-up or corrupt files fail here, by name. A manifest
+// from before checksums were recorded opens with a warning.
 #pragma once
 
 #include <cstdint>

@@ -10,6 +10,9 @@
 // Tokens come before offsets so the writer can stream sentences without knowing N.
 // The vocabulary fingerprint ties a dataset to the vocabulary its ids index; opening checks
 // the magic, version and sizes, so a truncated or foreign file is an error, not garbage.
+// A flipped byte inside the tokens passes those checks: the writer returns a checksum
+// (util/checksum.h) of the bytes after the header, then the header, which the dataset's
+// manifest records (data/prepared_data.h) and checksum() recomputes.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/util/checksum.h"
 #include "mixseq/util/mapped_file.h"
 #include "mixseq/util/output_file.h"
 
@@ -35,6 +39,8 @@ class TokenDataset {
   int64_t vocab_size() const { return vocab_size_; }
   uint64_t vocab_fingerprint() const { return vocab_fingerprint_; }
   const std::string& path() const { return file_.path(); }
+  // Of the whole file (it reads every byte once), to compare with what the writer returned.
+  uint64_t checksum() const;
 
   // Writes sequence i's ids to out[0, length(i)); an id outside the vocabulary throws
   // (the file is corrupt or was edited).
@@ -57,7 +63,8 @@ class TokenDatasetWriter {
   // Ids must be below vocab_size; ids are stored in 2 bytes when vocab_size <= 65536.
   TokenDatasetWriter(const std::string& path, int64_t vocab_size, uint64_t vocab_fingerprint);
   void add(const std::vector<int64_t>& ids);
-  void finish();
+  // Completes the file and returns its checksum (TokenDataset::checksum).
+  uint64_t finish();
 
  private:
   OutputFile file_;
@@ -65,6 +72,7 @@ class TokenDatasetWriter {
   uint64_t vocab_fingerprint_;
   uint32_t bytes_per_token_;
   std::vector<uint64_t> offsets_{0};
+  Checksum64 checksum_;  // of the bytes after the header, as written
 };
 
 }  // namespace mixseq

@@ -80,6 +80,17 @@ struct Hypothesis {
   int64_t length = 0;           // |Y| as lp counts it: tokens.size() + 1, or tokens.size() without </s>
 };
 
+// Throws mixseq::Error naming the option, its value and the fix when `options` cannot search a
+// model of vocab_size entries. beam_search runs it on every call; a trainer runs it on its
+// validation search before the first update, so that a bad setting fails at once rather than
+// at the first validation.
+void check_beam_search_options(const BeamSearchOptions& options, int64_t vocab_size);
+
+// max_len = floor(max_len_a · source_length + max_len_b) for a source of source_length tokens
+// (its </s> included); throws mixseq::Error when that leaves no room for min_len tokens (or,
+// with suppress_eos, for one). With max_len_a >= 0 the shortest source gets the least.
+int64_t max_output_length(const BeamSearchOptions& options, int64_t source_length);
+
 // source [B, S] int64 (right-padded with kPadId), source_lengths [B] int64 -> for each
 // sentence, in input order, its best hypotheses, best first: nbest of them, or fewer when
 // fewer ended (a tiny vocabulary, or max_len reached with fewer than K live hypotheses).

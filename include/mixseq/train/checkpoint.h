@@ -6,6 +6,12 @@
 // Files are written to "<path>.tmp", flushed to disk and renamed over <path>: a run killed
 // while saving leaves the previous checkpoint intact. Reading checks the format and version
 // and reports a truncated file, a foreign file or a parameter of the wrong shape by name.
+//
+// Corruption that leaves the file readable (a flipped byte in a weight) is caught by checksums
+// (util/checksum.h) saved inside since version 2: one over the contents below, one per model
+// tensor, and one over the optimizer state, each verified by the function that reads that
+// part, with an error naming the file (and the tensor). Version 1 checkpoints, which have
+// none, still load, with one warning per process.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -17,7 +23,7 @@
 
 namespace mixseq {
 
-constexpr int64_t kCheckpointVersion = 1;
+constexpr int64_t kCheckpointVersion = 2;  // reads 1 (no checksums) and 2
 
 // Where training stands, besides the model and optimizer.
 struct TrainingProgress {
@@ -25,6 +31,7 @@ struct TrainingProgress {
   int64_t epoch = 1;              // the epoch in progress, from 1
   int64_t epoch_batches = 0;      // this rank's batches of that epoch already consumed
   double best_score = -1;         // best validation score so far (BLEU for translation); -1: none yet
+  double best_loss = -1;          // lowest validation loss so far, the best-model metric without BLEU; -1: none yet
   double loss_scale = 0;          // fp16 dynamic loss scale; 0 when not in use
   int64_t loss_scale_clean_steps = 0;  // steps since the scale last changed
   double train_seconds = 0;       // wall time of training so far, validation included, across resumes
@@ -35,6 +42,7 @@ struct TrainingProgress {
 struct CheckpointContents {
   std::string config_yaml;      // the resolved training configuration
   std::string vocabulary_text;  // vocab.txt, byte for byte
+  uint64_t vocabulary_fingerprint = 0;  // of the token list (data/prepared_data.h); 0 in version 1 checkpoints
   std::string tokenizer_kind;   // "bpe", "spm" or "none"
   std::string tokenizer_model;  // the codes file or SentencePiece model, byte for byte ("" for none)
   TrainingProgress progress;

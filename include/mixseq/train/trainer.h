@@ -7,8 +7,9 @@
 // ms per update, tok/s (source + target tokens, as NVIDIA's GNMT counts), loss and perplexity
 // per target token and the loss scale, to the console and as JSON lines to
 // <run_dir>/metrics.jsonl. It validates (loss, and beam-search BLEU on the raw references) at
-// epoch ends, saves <run_dir>/checkpoint_last.pt and, when the BLEU improves,
-// checkpoint_best.pt. With train.keep_last_checkpoints N > 0 each save also writes
+// epoch ends and at the end of training, saves <run_dir>/checkpoint_last.pt and, when the BLEU
+// improves (without BLEU: when the validation loss falls), checkpoint_best.pt; without a
+// validation split, checkpoint_best.pt is the final model. With train.keep_last_checkpoints N > 0 each save also writes
 // checkpoint_<update>.pt and deletes all but the newest N of those, for averaging
 // (train/checkpoint_average.h).
 //

@@ -1,6 +1,7 @@
 #include "mixseq/data/prepare.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/util/error.h"
@@ -123,6 +124,32 @@ TEST(Prepare, DetectsDatasetsOfAnotherVocabulary) {
                              std::filesystem::copy_options::overwrite_existing);
   const auto message = error_of([&] { PreparedData{dir.path("data")}; });
   EXPECT_NE(message.find("another vocabulary"), std::string::npos) << message;
+}
+
+// A flipped byte that leaves a valid id passes every structural check; the checksum in
+// dataset.json catches it. Manifests without checksums (older mixseq) still open.
+TEST(Prepare, DetectsACorruptDatasetByItsChecksum) {
+  TempDir dir;
+  write_lines(dir.path("train.en"), {"a b c", "b c"});
+  write_lines(dir.path("train.de"), {"x y", "y"});
+  prepare_corpus(parallel_options(dir));
+  const auto path = dir.path("data/train.en.bin");
+  const std::string good = test::read_file(path);
+  std::string flipped = good;
+  flipped[64] ^= 1;  // the first token id (2 bytes): another word of the 10-entry vocabulary
+  ASSERT_LT(static_cast<unsigned char>(flipped[64]), 10);
+  test::write_file(path, flipped);
+  const auto message = error_of([&] { PreparedData{dir.path("data")}; });
+  EXPECT_NE(message.find("train.en.bin' is corrupt: its checksum is"), std::string::npos) << message;
+  EXPECT_NE(message.find("run `mixseq prepare` again"), std::string::npos) << message;
+
+  test::write_file(path, good);
+  auto manifest = nlohmann::json::parse(test::read_file(dir.path("data/dataset.json")));
+  ASSERT_TRUE(manifest["splits"]["train"].contains("target_checksum"));
+  manifest["splits"]["train"].erase("source_checksum");
+  manifest["splits"]["train"].erase("target_checksum");
+  test::write_file(dir.path("data/dataset.json"), manifest.dump());
+  EXPECT_NO_THROW(PreparedData{dir.path("data")});
 }
 
 TEST(Prepare, MonolingualCorpusKeepsEmptyLines) {

@@ -62,6 +62,23 @@ TEST(TokenDataset, WriterRejectsIdsOutsideVocabulary) {
   EXPECT_THROW(writer.add({-1}), Error);
 }
 
+TEST(TokenDataset, ChecksumOfTheWriterIsThatOfTheFile) {
+  TempDir dir;
+  const auto path = dir.path("d.bin");
+  TokenDatasetWriter writer(path, 10, 42);
+  writer.add({1, 2, 3});
+  writer.add({4});
+  const uint64_t written = writer.finish();
+  EXPECT_EQ(TokenDataset(path).checksum(), written);
+
+  std::string flipped = test::read_file(path);
+  flipped[66] ^= 1;  // the second token: 2 -> 3, still a valid id
+  test::write_file(path, flipped);
+  const TokenDataset changed(path);
+  EXPECT_EQ(changed.sequence(0), (std::vector<int64_t>{1, 3, 3}));
+  EXPECT_NE(changed.checksum(), written);
+}
+
 TEST(TokenDataset, CorruptFilesGiveClearErrors) {
   TempDir dir;
   const auto path = dir.path("d.bin");

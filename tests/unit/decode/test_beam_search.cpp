@@ -14,10 +14,12 @@
 
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
 
+using test::error_of;
 using Tokens = std::vector<int64_t>;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kA = 4, kB = 5, kC = 6;  // the words of the test vocabularies
@@ -612,6 +614,26 @@ TEST(BeamSearch, RejectsBadOptionsAndInputs) {
   o.coverage_penalty = 0;
   EXPECT_NO_THROW(search(*no_attention, kSources, o));
   EXPECT_TRUE(beam_search(*no_attention, at::zeros({0, 3}, at::kLong), at::zeros({0}, at::kLong), o).empty());
+}
+
+// What a trainer checks before its first update, without a model or a search.
+TEST(BeamSearch, OptionsAndMaxLengthAreCheckedWithoutSearching) {
+  BeamSearchOptions o;
+  EXPECT_NO_THROW(check_beam_search_options(o, 10));
+  o.beam_size = 0;
+  EXPECT_NE(error_of([&] { check_beam_search_options(o, 10); }).find("beam_size must be at least 1"),
+            std::string::npos);
+  o = {};
+  o.max_len_a = 1.5;
+  o.max_len_b = 2;
+  EXPECT_EQ(max_output_length(o, 3), 6);  // floor(1.5 * 3 + 2)
+  o.max_len_a = 0;
+  o.max_len_b = 0;
+  const auto message = error_of([&] { max_output_length(o, 3); });
+  EXPECT_NE(message.find("a source of 3 tokens gets max_len = floor(max_len_a 0 * 3 + max_len_b 0) = 0, "
+                         "below min_len (1)"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/optim/adam.h>
+#include <torch/serialize/output-archive.h>
 
 #include <ATen/ATen.h>
 
@@ -19,6 +20,7 @@ CheckpointContents sample_contents() {
   CheckpointContents contents;
   contents.config_yaml = "model:\n  arch: gnmt\n";
   contents.vocabulary_text = "<pad> 0\n<unk> 0\n\xC3\xBC 3\n";
+  contents.vocabulary_fingerprint = 0x0123456789ABCDEFull;
   contents.tokenizer_kind = "bpe";
   contents.tokenizer_model = std::string("#version: 0.2\na b\n\0binary", 23);
   contents.progress.step = 1234;
@@ -46,6 +48,7 @@ TEST(Checkpoint, RoundTripsContentsWeightsAndOptimizer) {
   EXPECT_EQ(contents.config_yaml, sample_contents().config_yaml);
   EXPECT_EQ(contents.vocabulary_text, sample_contents().vocabulary_text);
   EXPECT_EQ(contents.tokenizer_model, sample_contents().tokenizer_model);  // bytes survive, NUL included
+  EXPECT_EQ(contents.vocabulary_fingerprint, 0x0123456789ABCDEFull);
   EXPECT_EQ(contents.progress.step, 1234);
   EXPECT_EQ(contents.progress.epoch_batches, 17);
   EXPECT_DOUBLE_EQ(contents.progress.best_score, 27.5);
@@ -69,6 +72,113 @@ TEST(Checkpoint, RoundTripsContentsWeightsAndOptimizer) {
   optimizer.step();
   restored_optimizer.step();
   EXPECT_TRUE(restored->weight.equal(model->weight));
+}
+
+// The bytes of `tensor` as they lie in a checkpoint file (tensors are stored uncompressed).
+std::string raw_bytes(const torch::Tensor& tensor) {
+  const auto contiguous = tensor.detach().contiguous();
+  return std::string(static_cast<const char*>(contiguous.data_ptr()), contiguous.nbytes());
+}
+
+// Flips one bit inside the first occurrence of `needle` in the file, which must hold it once.
+void flip_bit_inside(const std::string& path, const std::string& needle) {
+  std::string bytes = test::read_file(path);
+  const auto at = bytes.find(needle);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(bytes.find(needle, at + 1), std::string::npos) << "ambiguous";
+  bytes[at + needle.size() / 2] ^= 0x10;
+  test::write_file(path, bytes);
+}
+
+struct TrainedLinear {
+  torch::nn::Linear model{3, 2};
+  torch::optim::Adam optimizer{model->parameters(), torch::optim::AdamOptions(1e-3)};
+  TrainedLinear() {
+    model->forward(torch::randn({4, 3})).sum().backward();
+    optimizer.step();
+  }
+};
+
+TEST(Checkpoint, ChecksumsCatchAFlippedByteInEachPart) {
+  test::TempDir dir;
+  torch::manual_seed(1);
+  TrainedLinear trained;
+  const auto path = dir.path("checkpoint_last.pt");
+  const auto save = [&] { save_checkpoint(path, sample_contents(), *trained.model, &trained.optimizer); };
+
+  save();
+  flip_bit_inside(path, raw_bytes(trained.model->weight));
+  torch::nn::Linear restored(3, 2);
+  const auto weights = error_of([&] { load_model_weights(path, *restored); });
+  EXPECT_NE(weights.find("checkpoint_last.pt' is corrupt: parameter 'weight' does not match the checksum"),
+            std::string::npos)
+      << weights;
+  EXPECT_NO_THROW(read_checkpoint_contents(path));  // the other parts are intact
+
+  save();
+  torch::Tensor moment;
+  for (const auto& [key, state] : trained.optimizer.state()) {
+    const auto& adam = static_cast<const torch::optim::AdamParamState&>(*state);
+    if (adam.exp_avg().numel() == 6) moment = adam.exp_avg();
+  }
+  ASSERT_TRUE(moment.defined());
+  flip_bit_inside(path, raw_bytes(moment));
+  torch::optim::Adam optimizer(restored->parameters(), torch::optim::AdamOptions(1e-3));
+  const auto state = error_of([&] { load_optimizer_state(path, optimizer); });
+  EXPECT_NE(state.find("checkpoint_last.pt' is corrupt: its optimizer state does not match"), std::string::npos)
+      << state;
+  EXPECT_NO_THROW(load_model_weights(path, *restored));
+
+  save();
+  flip_bit_inside(path, "arch: gnmt");
+  const auto contents = error_of([&] { read_checkpoint_contents(path); });
+  EXPECT_NE(contents.find("checkpoint_last.pt' is corrupt: its configuration"), std::string::npos) << contents;
+}
+
+// What save_checkpoint wrote before checksums: such files must still load, optimizer included.
+void save_version_1(const std::string& path, const CheckpointContents& contents, const torch::nn::Module& model,
+                    const torch::optim::Optimizer& optimizer) {
+  const auto bytes = [](const std::string& text) {
+    return torch::from_blob(const_cast<char*>(text.data()), {static_cast<int64_t>(text.size())}, torch::kUInt8).clone();
+  };
+  torch::serialize::OutputArchive archive, state, weights, optimizer_state;
+  archive.write("format", c10::IValue(std::string("mixseq-checkpoint")));
+  archive.write("version", c10::IValue(int64_t{1}));
+  archive.write("config_yaml", c10::IValue(contents.config_yaml));
+  archive.write("vocabulary", bytes(contents.vocabulary_text));
+  archive.write("tokenizer_kind", c10::IValue(contents.tokenizer_kind));
+  archive.write("tokenizer_model", bytes(contents.tokenizer_model));
+  state.write("step", c10::IValue(contents.progress.step));
+  state.write("epoch", c10::IValue(contents.progress.epoch));
+  state.write("epoch_batches", c10::IValue(contents.progress.epoch_batches));
+  state.write("best_score", c10::IValue(contents.progress.best_score));
+  state.write("loss_scale", c10::IValue(contents.progress.loss_scale));
+  state.write("loss_scale_clean_steps", c10::IValue(contents.progress.loss_scale_clean_steps));
+  archive.write("progress", state);
+  for (const auto& parameter : model.named_parameters()) weights.write(parameter.key(), parameter.value());
+  archive.write("model", weights);
+  optimizer.save(optimizer_state);
+  archive.write("optimizer", optimizer_state);
+  archive.save_to(path);
+}
+
+TEST(Checkpoint, Version1CheckpointsWithoutChecksumsStillLoad) {
+  test::TempDir dir;
+  torch::manual_seed(2);
+  TrainedLinear trained;
+  const auto path = dir.path("old.pt");
+  save_version_1(path, sample_contents(), *trained.model, trained.optimizer);
+
+  const auto contents = read_checkpoint_contents(path);
+  EXPECT_EQ(contents.progress.step, 1234);
+  EXPECT_EQ(contents.vocabulary_fingerprint, 0u);  // unknown
+  EXPECT_DOUBLE_EQ(contents.progress.best_loss, -1);
+  torch::nn::Linear restored(3, 2);
+  load_model_weights(path, *restored);
+  EXPECT_TRUE(restored->weight.equal(trained.model->weight));
+  EXPECT_TRUE(has_optimizer_state(path));
+  torch::optim::Adam optimizer(restored->parameters(), torch::optim::AdamOptions(1e-3));
+  EXPECT_NO_THROW(load_optimizer_state(path, optimizer));
 }
 
 TEST(Checkpoint, ReportsBadFilesByName) {

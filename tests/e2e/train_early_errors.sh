@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Settings used only late in a run (the validation search runs first at an epoch end) are
+# checked before the first update: a bad one fails at once, with nothing written, and an
+# --overwrite with a bad setting keeps the previous run.
+#   train_early_errors.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+source "$(dirname "$0")/small_task.sh"
+make_small_task "$mixseq" "$work"
+train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
+       --model.gnmt.hidden_size 16 --model.gnmt.num_layers 2 --train.max_epochs 1 --train.log_interval 1)
+fail() { echo "FAIL: $*"; exit 1; }
+# Train with the given extra arguments must fail before its first update, saying $1.
+fails_early() {
+  local expected=$1 log=$work/early.log
+  shift
+  if "${train[@]}" "$@" 2>"$log"; then fail "train $* ran"; fi
+  grep -q -- "$expected" "$log" || fail "train $* did not say '$expected': $(tail -2 "$log")"
+  ! grep -q "train | epoch" "$log" || fail "train $* failed only after updates"
+}
+
+fails_early "validation_search: beam_size must be at least 1" --train.run_dir "$work/beam0" --validation_search.beam_size 0
+fails_early "validation_search: a source of [0-9]* tokens gets max_len = .* below min_len" \
+  --train.run_dir "$work/len0" --validation_search.max_len_a 0 --validation_search.max_len_b 0
+fails_early "data.valid_max_tokens (0)" --train.run_dir "$work/valid0" --data.valid_max_tokens 0
+written=$(find "$work/beam0" "$work/len0" "$work/valid0" -type f ! -name train.lock 2>/dev/null || true)
+[ -z "$written" ] || fail "runs refused at start wrote files: $written"
+
+"${train[@]}" --train.run_dir "$work/kept" --train.max_epochs 0 --train.max_steps 2 --train.validate_bleu false \
+  2>"$work/kept.log" || fail "the run to keep: $(tail -3 "$work/kept.log")"
+fails_early "validation_search: beam_size must be at least 1" --train.run_dir "$work/kept" --overwrite \
+  --validation_search.beam_size 0
+[ -f "$work/kept/checkpoint_last.pt" ] || fail "--overwrite with a bad setting deleted the previous run"
+echo "PASS: bad validation settings fail before the first update, and delete nothing"
