@@ -8,8 +8,8 @@ mixseq=$1
 work=$2
 source "$(dirname "$0")/small_task.sh"
 make_small_task "$mixseq" "$work"
-train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
-       --model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --train.log_interval 1
+tiny_train_command "$mixseq" "$work"
+train+=(--model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --train.log_interval 1
        --schedule.name gnmt_step --schedule.gnmt_step.warmup_steps 5)
 
 start=$(date +%s)

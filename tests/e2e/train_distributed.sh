@@ -10,8 +10,8 @@ mixseq=$1
 work=$2
 source "$(dirname "$0")/small_task.sh"
 make_small_task "$mixseq" "$work"
-train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
-       --model.gnmt.hidden_size 32 --model.gnmt.num_layers 3 --model.gnmt.dropout 0
+tiny_train_command "$mixseq" "$work"
+train+=(--model.gnmt.hidden_size 32 --model.gnmt.num_layers 3 --model.gnmt.dropout 0
        --train.max_epochs 0 --train.log_interval 1 --validation_search.max_len_b 5)
 port=$((20000 + RANDOM % 20000))
 

@@ -7,8 +7,8 @@ mixseq=$1
 work=$2
 source "$(dirname "$0")/small_task.sh"
 make_small_task "$mixseq" "$work"
-train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
-       --model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --model.gnmt.dropout 0.2
+tiny_train_command "$mixseq" "$work"
+train+=(--model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --model.gnmt.dropout 0.2
        --train.max_epochs 0 --train.max_steps 150 --train.log_interval 1 --train.save_interval 1
        --train.validate_bleu false)
 

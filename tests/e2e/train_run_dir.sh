@@ -9,8 +9,8 @@ mixseq=$1
 work=$2
 source "$(dirname "$0")/small_task.sh"
 make_small_task "$mixseq" "$work"
-train=("$mixseq" --threads 1 train --train.device cpu --data.dir "$work/data" --data.max_tokens 256
-       --model.gnmt.hidden_size 16 --model.gnmt.num_layers 2 --train.max_epochs 0 --train.max_steps 3
+tiny_train_command "$mixseq" "$work"
+train+=(--model.gnmt.hidden_size 16 --model.gnmt.num_layers 2 --train.max_epochs 0 --train.max_steps 3
        --train.log_interval 1 --train.validate_bleu false)
 run=$work/run
 fail() { echo "FAIL: $*"; exit 1; }

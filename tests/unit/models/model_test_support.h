@@ -3,11 +3,13 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "mixseq/models/seq2seq_model.h"
 #include "mixseq/text/vocabulary.h"
 #include "util/torch_compat.h"
 
@@ -32,5 +34,28 @@ class CpuAutocast {
   CpuAutocast(const CpuAutocast&) = delete;
   CpuAutocast& operator=(const CpuAutocast&) = delete;
 };
+
+// Beams reordered within their sentences: a state moved with select_within_sources (the
+// encoder's tensors stay) must step exactly as one moved with select. `target` [3·2, T] feeds
+// two beams for each of the 3 sentences of `source`.
+inline void expect_select_within_sources_equals_select(Seq2SeqModelImpl& model, const torch::Tensor& source,
+                                                       const torch::Tensor& source_lengths,
+                                                       const torch::Tensor& target) {
+  torch::NoGradGuard no_grad;
+  auto moved = model.start(source, source_lengths), kept = model.start(source, source_lengths);
+  const auto beams = at::arange(3, at::kLong).repeat_interleave(2);  // 3 sentences -> 6 rows
+  moved->select(beams);
+  kept->select(beams);
+  const auto within = at::tensor({1, 1, 2, 3, 5, 4}, at::kLong);  // each row stays in its sentence
+  for (int64_t t = 0; t < target.size(1); ++t) {
+    if (t == 2) {
+      moved->select(within);
+      kept->select_within_sources(within);
+    }
+    const auto a = model.step(*moved, target.select(1, t)), b = model.step(*kept, target.select(1, t));
+    EXPECT_TRUE(at::equal(a.logits, b.logits)) << "position " << t;
+    EXPECT_TRUE(at::equal(a.attention, b.attention)) << "position " << t;
+  }
+}
 
 }  // namespace mixseq::test

@@ -215,21 +215,7 @@ TEST(Gnmt, SelectWithinSourcesEqualsSelect) {
   const auto source_lengths = at::tensor(lengths, at::kLong);
   const auto target = random_tokens({4, 4, 4}).repeat_interleave(2, 0);  // [6, 4], two beams per sentence
 
-  torch::NoGradGuard no_grad;
-  auto moved = model->start(source, source_lengths), kept = model->start(source, source_lengths);
-  const auto beams = at::arange(3, at::kLong).repeat_interleave(2);  // 3 sentences -> 6 rows
-  moved->select(beams);
-  kept->select(beams);
-  const auto within = at::tensor({1, 1, 2, 3, 5, 4}, at::kLong);  // each row stays in its sentence
-  for (int64_t t = 0; t < target.size(1); ++t) {
-    if (t == 2) {
-      moved->select(within);
-      kept->select_within_sources(within);
-    }
-    const auto a = model->step(*moved, target.select(1, t)), b = model->step(*kept, target.select(1, t));
-    EXPECT_TRUE(at::equal(a.logits, b.logits)) << "position " << t;
-    EXPECT_TRUE(at::equal(a.attention, b.attention)) << "position " << t;
-  }
+  test::expect_select_within_sources_equals_select(*model, source, source_lengths, target);
 }
 
 TEST(Gnmt, StepRejectsAForeignState) {
