@@ -8,6 +8,13 @@
 // and mixseq opens it with dlopen(RTLD_LOCAL | RTLD_DEEPBIND): libsentencepiece binds to its
 // own protobuf first and its symbols stay out of the global scope.
 //
+// DEEPBIND has one cost: the module binds to libstdc++'s and libc's own globals (std::cerr,
+// __libc_single_threaded, ...), never to a copy the program holds. A program compiled -fPIE has
+// such copies (copy relocations) and only they are constructed and kept up to date, so the module
+// would write to an unconstructed std::cerr (a crash at libsentencepiece's first log line, issue
+// 11). mixseq's programs are compiled -fPIC (CMakeLists.txt), and functions() refuses to open the
+// module in a program that holds such a copy, with an error saying so.
+//
 // Only this interface crosses the boundary (both sides are built by the same compiler
 // against the same libstdc++); failures come back as messages, not exceptions.
 #pragma once

@@ -16,6 +16,8 @@ namespace mixseq {
 namespace {
 
 constexpr std::array<const char*, 4> kModelTypes = {"unigram", "bpe", "char", "word"};
+// SentencePiece's default max_sentence_length: the trainer skips longer lines (with a warning).
+constexpr size_t kMaxSentenceBytes = 4192;
 
 // The lines of several files, in order, for the trainer. A read error (unreadable file,
 // malformed UTF-8) ends the input and is kept, to be reported as "<path>:<line>: ...".
@@ -35,10 +37,12 @@ class FileSentences : public sentencepiece_module::SentenceSource {
       return false;
     }
     ++lines_read_;
+    if (sentence.size() > kMaxSentenceBytes) ++long_lines_;
     return true;
   }
   std::string error() const override { return error_; }
   int64_t lines_read() const { return lines_read_; }
+  int64_t long_lines() const { return long_lines_; }
 
  private:
   const std::vector<std::string>& paths_;
@@ -46,6 +50,7 @@ class FileSentences : public sentencepiece_module::SentenceSource {
   std::unique_ptr<LineReader> reader_;
   std::string error_;
   int64_t lines_read_ = 0;
+  int64_t long_lines_ = 0;
 };
 
 std::string join(const std::vector<std::string>& parts, const char* separator) {
@@ -109,7 +114,11 @@ int64_t train_sentencepiece(const SentencePieceTrainOptions& options) {
   FileSentences sentences(options.input_paths);
   const std::string error = train(trainer_options, options.seed, sentences);
   if (!sentences.error().empty()) throw Error(sentences.error());
-  MIXSEQ_CHECK(error.empty(), "SentencePiece training of '", options.model_prefix, ".model' failed: ", error);
+  MIXSEQ_CHECK(error.empty(), "SentencePiece training of '", options.model_prefix, ".model' failed: ", error,
+               sentences.long_lines() == 0 ? ""
+                                           : str_cat("; ", sentences.long_lines(), " of the ", sentences.lines_read(),
+                                                     " input lines are longer than ", kMaxSentenceBytes,
+                                                     " bytes, which SentencePiece skips"));
   return sentences.lines_read();
 }
 

@@ -169,6 +169,38 @@ TEST(SentencePieceTrain, BpeModelKeepsUserDefinedSymbolsWhole) {
   EXPECT_EQ(tokenizer.decode(pieces), "haus <sep> baum");
 }
 
+// libsentencepiece logs to std::cerr: its training log, and a warning for a line over 4,192 bytes.
+// Both crashed the process while the program held its own copy of std::cerr (issue 11,
+// src/text/sentencepiece_module.h).
+TEST(SentencePieceTrain, LogsItsProgressAndLongLinesWithoutCrashing) {
+  test::TempDir dir;
+  std::string long_line;
+  while (long_line.size() <= 4192) long_line += "haus baum straße ";
+  auto sentences = make_sentences(200, 11);
+  sentences.insert(sentences.begin() + 50, long_line);
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("train.txt", as_lines(sentences))};
+  options.model_prefix = dir.path("m");
+  options.vocab_size = 40;
+  options.log_progress = true;
+  EXPECT_EQ(train_sentencepiece(options), 201);
+  const SentencePieceTokenizer tokenizer(dir.path("m.model"));
+  EXPECT_EQ(tokenizer.decode(tokenizer.encode("haus baum")), "haus baum");
+}
+
+TEST(SentencePieceTrain, InputOfOnlyOverlongLinesIsAnErrorThatSaysSo) {
+  test::TempDir dir;
+  std::string long_line;
+  while (long_line.size() <= 4192) long_line += "one two three ";
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("long.txt", long_line + "\n")};
+  options.model_prefix = dir.path("m");
+  options.vocab_size = 10;
+  EXPECT_NE(test::error_of([&] { train_sentencepiece(options); })
+                .find("1 of the 1 input lines are longer than 4192 bytes, which SentencePiece skips"),
+            std::string::npos);
+}
+
 TEST(SentencePieceTrain, MalformedUtf8IsAnErrorWithFileAndLine) {
   test::TempDir dir;
   SentencePieceTrainOptions options;
