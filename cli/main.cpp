@@ -1,6 +1,9 @@
 // mixseq: one command for training, translating and scoring sequence models.
 // The table below is the only place that names every subcommand.
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <string>
@@ -54,6 +57,17 @@ std::vector<std::string> spell_out_sacrebleu_flags(int argc, char** argv) {
   return args;
 }
 
+// Standard output is buffered: a failed write (a full disk, a closed pipe) shows only when it is
+// flushed. `mixseq bleu ref -i hyp > /dev/full` must fail rather than lose the score with exit 0.
+int exit_after_flushing_stdout(int status) {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout.good() && std::fflush(stdout) == 0) return status;
+  std::cerr << "mixseq: error: cannot write to standard output: "
+            << (errno != 0 ? std::strerror(errno) : "unknown error") << '\n';
+  return status != 0 ? status : 1;
+}
+
 }  // namespace
 }  // namespace mixseq::cli
 
@@ -75,14 +89,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return exit_after_flushing_stdout(app.exit(e));  // --help prints to stdout
   }
   try {
     table.set_extra_arguments(app.remaining());
     // Ranks of a data-parallel job on one node share its cores (docs/distributed.md).
     const auto launch = mixseq::detect_launch_environment();
     mixseq::configure_threads(threads, static_cast<int>(launch.local_world_size));
-    return table.run_chosen();
+    return exit_after_flushing_stdout(table.run_chosen());
   } catch (const std::exception& e) {
     std::cerr << "mixseq: error: " << e.what() << '\n';
     return 1;

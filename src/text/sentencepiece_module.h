@@ -28,7 +28,7 @@
 
 namespace mixseq::sentencepiece_module {
 
-constexpr int kInterfaceVersion = 1;  // bump on any change below
+constexpr int kInterfaceVersion = 2;  // bump on any change below
 
 // A loaded model. Const methods are thread-safe, as libsentencepiece's are.
 class Processor {
@@ -53,8 +53,10 @@ struct Functions {
   std::unique_ptr<Processor> (*load)(const std::string& path, std::string& error);
   // Runs SentencePieceTrainer::Train with `options` (trainer flag name -> value) on `sentences`,
   // seeding libsentencepiece's generator with `seed`; returns "" on success, else the message.
+  // Writes no file: the model comes back serialized in `model`, and in `vocabulary` the text of
+  // spm_train's <prefix>.vocab ("piece<TAB>score" lines), for mixseq to write and check.
   std::string (*train)(const std::unordered_map<std::string, std::string>& options, uint32_t seed,
-                       SentenceSource& sentences);
+                       SentenceSource& sentences, std::string& model, std::string& vocabulary);
 };
 
 // Opens the module once per process (thread-safe) and returns its functions; throws

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sentencepiece_processor.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -193,12 +194,29 @@ TEST(SentencePieceTrain, InputOfOnlyOverlongLinesIsAnErrorThatSaysSo) {
   std::string long_line;
   while (long_line.size() <= 4192) long_line += "one two three ";
   SentencePieceTrainOptions options;
-  options.input_paths = {dir.write("long.txt", long_line + "\n")};
+  options.input_paths = {dir.write("long.txt", long_line + "\n" + long_line + "\n")};
   options.model_prefix = dir.path("m");
   options.vocab_size = 10;
   EXPECT_NE(test::error_of([&] { train_sentencepiece(options); })
-                .find("1 of the 1 input lines are longer than 4192 bytes, which SentencePiece skips"),
+                .find("each of the 2 input lines is longer than 4192 bytes, which SentencePiece skips"),
             std::string::npos);
+}
+
+// libsentencepiece's own writer ignores write errors: a full disk left a truncated model and
+// "wrote" (issue 11).
+TEST(SentencePieceTrain, AModelThatCannotBeWrittenIsAnError) {
+  test::TempDir dir;
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("train.txt", as_lines(make_sentences(100, 4)))};
+  options.model_prefix = dir.path("m");
+  options.vocab_size = 40;
+  const std::string error = test::error_of([&] {
+    const test::FileSizeLimit full_disk(16384);  // the model takes about 240 kB
+    train_sentencepiece(options);
+  });
+  EXPECT_EQ(error, "cannot write '" + dir.path("m.model") + "': File too large; '" + dir.path("m.model") +
+                       "' is left as it was");
+  EXPECT_FALSE(std::filesystem::exists(dir.path("m.model")));
 }
 
 TEST(SentencePieceTrain, MalformedUtf8IsAnErrorWithFileAndLine) {
