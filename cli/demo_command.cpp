@@ -21,6 +21,7 @@
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 
@@ -68,11 +69,15 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
   command->add_option("--work-dir", arguments->work_dir, "Folder for everything the demo writes")
       ->capture_default_str();
   command->add_option("--train-size", arguments->task.train_size, "Training pairs of the built-in task")
+      ->check(at_least(1))
       ->capture_default_str();
   command->add_option("--max-numbers", arguments->task.max_numbers_per_sentence, "Numbers per sentence, at most")
+      ->check(at_least(1))
       ->capture_default_str();
-  command->add_option("--max-value", arguments->task.max_value, "Largest number in the task")->capture_default_str();
-  command->add_option("--bpe-merges", arguments->bpe_merges, "Joint BPE merges")->capture_default_str();
+  command->add_option("--max-value", arguments->task.max_value, "Largest number in the task")
+      ->check(in_range(1, kMaxNumberValue))
+      ->capture_default_str();
+  command->add_option("--bpe-merges", arguments->bpe_merges, "Joint BPE merges")->check(at_least(0))->capture_default_str();
   table.add_with_overrides(command, [=, &table] {
     const auto started = std::chrono::steady_clock::now();
     const std::string& dir = arguments->work_dir;

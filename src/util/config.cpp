@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "mixseq/util/error.h"
 
@@ -56,15 +58,29 @@ class PathVisitor : public ConfigVisitor {
   std::vector<std::string> prefix_;
 };
 
+bool all_finite(double value) { return std::isfinite(value); }
+bool all_finite(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double value) { return std::isfinite(value); });
+}
+
+// YAML reads ".nan" and ".inf" as numbers; no setting means anything with them.
 template <typename T>
 T convert(const YAML::Node& node, const std::string& where, const std::string& path, const char* expected) {
-  try {
-    return node.as<T>();
-  } catch (const YAML::Exception&) {
+  const auto complaint = [&](const char* what) {
     std::ostringstream text;
     text << node;
-    throw Error(str_cat(where, ": ", path, " must be ", expected, ", not '", text.str(), "'"));
+    return Error(str_cat(where, ": ", path, " must be ", what, ", not '", text.str(), "'"));
+  };
+  T value;
+  try {
+    value = node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw complaint(expected);
   }
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::vector<double>>) {
+    if (!all_finite(value)) throw complaint(std::is_same_v<T, double> ? "a finite number" : "a list of finite numbers");
+  }
+  return value;
 }
 
 std::string where(const std::string& source, const YAML::Node& node) {

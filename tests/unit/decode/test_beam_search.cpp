@@ -14,6 +14,7 @@
 
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
@@ -612,6 +613,24 @@ TEST(BeamSearch, RejectsBadOptionsAndInputs) {
   o.coverage_penalty = 0;
   EXPECT_NO_THROW(search(*no_attention, kSources, o));
   EXPECT_TRUE(beam_search(*no_attention, at::zeros({0, 3}, at::kLong), at::zeros({0}, at::kLong), o).empty());
+}
+
+// `translate --length-penalty nan` printed nan scores with exit 0 (issue 11).
+TEST(BeamSearch, RejectsNonFiniteAndOutOfRangeOptions) {
+  auto model = make_model(hashed_logits, hashed_attention);
+  const auto error = [&](const BeamSearchOptions& o) { return test::error_of([&] { search(*model, kSources, o); }); };
+  BeamSearchOptions o;
+  o.length_penalty = std::nan("");
+  EXPECT_EQ(error(o), "length_penalty must be a finite number; got nan");
+  o = {};
+  o.max_len_a = kInf;
+  EXPECT_EQ(error(o), "max_len_a must be a finite number; got inf");
+  o = {};
+  o.max_len_b = -1;
+  EXPECT_EQ(error(o), "max_len_a and max_len_b must be >= 0; got 0 and -1");
+  o = {};
+  o.beam_size = kMaxBeamSize + 1;
+  EXPECT_EQ(error(o), "beam_size must be in 1..1000 (1 = greedy search); got 1001");
 }
 
 }  // namespace

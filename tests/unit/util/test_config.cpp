@@ -66,6 +66,17 @@ TEST(Config, BadValuesAndChoicesAreErrors) {
             std::string::npos);
 }
 
+// YAML reads ".nan" and ".inf" as numbers; `train --optim.lr .nan` must not train with them.
+TEST(Config, NonFiniteNumbersAreErrors) {
+  RootOptions options;
+  EXPECT_EQ(error_of([&] { read_config_yaml("inner: {dropout: .nan}", "t.yaml", options.fields()); }),
+            "t.yaml:1: inner.dropout must be a finite number, not '.nan'");
+  EXPECT_EQ(error_of([&] { read_config_yaml("betas: [0.9, .inf]", "t.yaml", options.fields()); }),
+            "t.yaml:1: betas must be a list of finite numbers, not '[0.9, .inf]'");
+  EXPECT_EQ(error_of([&] { apply_config_override("inner.dropout", "-.inf", options.fields()); }),
+            "command line: --inner.dropout must be a finite number, not '-.inf'");
+}
+
 TEST(Config, CommandLineOverridesUseTheYamlPath) {
   RootOptions options;
   apply_config_override("inner.dropout", "0.3", options.fields());
