@@ -24,6 +24,7 @@ bool LineReader::next(std::string& line) {
   }
   ++line_number_;
   ended_with_newline_ = !in_->eof();  // getline sets eof only when the file ended before a "\n"
+  if (!keep_carriage_returns && !line.empty() && line.back() == '\r') line.pop_back();
   if (check_utf8) {
     if (const auto bad = find_invalid_utf8(line)) fail("malformed UTF-8 at byte ", *bad + 1);
   }
