@@ -108,7 +108,7 @@ nlohmann::json common_fields(const BenchArguments& arguments, const Seq2SeqModel
 }
 
 int bench_train(const BenchArguments& arguments, int threads) {
-  auto device = resolve_device(arguments.device);
+  auto device = resolve_device(arguments.device, "--device");
   const auto launch = detect_launch_environment();
   std::unique_ptr<ProcessGroup> group;
   if (launch.distributed()) {
@@ -178,7 +178,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
 }
 
 int bench_translate(const BenchArguments& arguments, int threads) {
-  const auto device = resolve_device(arguments.device);
+  const auto device = resolve_device(arguments.device, "--device");
   const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);

@@ -106,7 +106,7 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
     log_info("demo: 4/5 trained ", summary.steps, " updates in ", summary.seconds, " s, best validation BLEU ",
              summary.best_bleu);
 
-    const auto device = resolve_device(config.train.device);
+    const auto device = resolve_device(config.train.device, "--train.device");
     auto trained = load_trained_model(best_checkpoint_path(config.train.run_dir), device);
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device,
                           resolve_precision(config.train.precision, device));

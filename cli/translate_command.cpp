@@ -61,7 +61,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")->capture_default_str();
   command->add_flag("--scores", arguments->show_scores, "Write 'index ||| translation ||| score' lines");
   table.add(command, [=] {
-    const auto device = resolve_device(arguments->device);
+    const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
     auto trained = load_trained_model(arguments->checkpoint, device);

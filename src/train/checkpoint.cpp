@@ -38,6 +38,8 @@ void save_atomically(torch::serialize::OutputArchive& archive, const std::string
 
 torch::serialize::InputArchive open_checkpoint(const std::string& path) {
   MIXSEQ_CHECK(std::filesystem::exists(path), "checkpoint '", path, "' does not exist");
+  MIXSEQ_CHECK(!std::filesystem::is_directory(path), "checkpoint '", path, "' is a directory; name a checkpoint in it, ",
+               "such as ", (std::filesystem::path(path) / "checkpoint_best.pt").string());
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path, torch::kCPU);

@@ -1,5 +1,6 @@
 #include "mixseq/util/line_reader.h"
 
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -12,6 +13,8 @@ LineReader::LineReader(const std::string& path) : path_(path == "-" ? "<stdin>" 
     in_ = &std::cin;
     return;
   }
+  // An ifstream opens a directory and fails only at the first read ("read error after line 0").
+  MIXSEQ_CHECK(!std::filesystem::is_directory(path), "cannot read '", path, "': it is a directory, not a text file");
   file_ = std::make_unique<std::ifstream>(path, std::ios::binary);
   MIXSEQ_CHECK(file_->is_open(), "cannot open '", path, "' for reading");
   in_ = file_.get();

@@ -77,6 +77,14 @@ TEST(Config, NonFiniteNumbersAreErrors) {
             "command line: --inner.dropout must be a finite number, not '-.inf'");
 }
 
+// `train -c <directory>` read an empty config and said "data.dir is empty" (issue 11).
+TEST(Config, ADirectoryIsNoConfigFile) {
+  test::TempDir dir;
+  RootOptions options;
+  EXPECT_EQ(error_of([&] { read_config_file(dir.root().string(), options.fields()); }),
+            "config file '" + dir.root().string() + "' is a directory; give a YAML file, such as configs/gnmt_tiny.yaml");
+}
+
 TEST(Config, CommandLineOverridesUseTheYamlPath) {
   RootOptions options;
   apply_config_override("inner.dropout", "0.3", options.fields());

@@ -26,6 +26,13 @@ TEST(LineReader, ReportsWhetherTheLastLineEndedWithANewline) {
   }
 }
 
+// A directory opens as an ifstream and failed at the first read: "read error after line 0".
+TEST(LineReader, ADirectoryIsAnErrorThatSaysSo) {
+  test::TempDir dir;
+  EXPECT_EQ(test::error_of([&] { LineReader reader(dir.root().string()); }),
+            "cannot read '" + dir.root().string() + "': it is a directory, not a text file");
+}
+
 TEST(LineReader, WindowsLineEndsEndLinesAsNewlinesDo) {
   test::TempDir dir;
   const std::string path = dir.write("crlf.txt", "a b\r\n\r\nc\rd\r\ne\r");
