@@ -10,6 +10,7 @@
 #include "mixseq/train/checkpoint_average.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 
@@ -30,7 +31,8 @@ void add_average_checkpoints_command(CLI::App& app, CommandTable& table) {
   auto* inputs = command->add_option("--inputs", arguments->inputs, "Checkpoints (.pt) to average");
   auto* run_dir = command->add_option("--run-dir", arguments->run_dir,
                                       "Average the newest numbered checkpoints (checkpoint_<update>.pt) of this run");
-  auto* num = command->add_option("--num", arguments->num, "How many numbered checkpoints --run-dir averages");
+  auto* num = command->add_option("--num", arguments->num, "How many numbered checkpoints --run-dir averages")
+                  ->check(at_least(1));
   command->add_option("-o,--output", arguments->output, "The averaged checkpoint (.pt)")->required();
   inputs->excludes(run_dir)->excludes(num);
   run_dir->needs(num);

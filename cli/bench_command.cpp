@@ -35,6 +35,7 @@
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/memory_usage.h"
 #include "operator_profile.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 
@@ -122,7 +123,7 @@ void print_profile(OperatorProfile& profile, int64_t count, double seconds, int6
 }
 
 int bench_train(const BenchArguments& arguments, int threads) {
-  auto device = resolve_device(arguments.device);
+  auto device = resolve_device(arguments.device, "--device");
   const auto launch = detect_launch_environment();
   std::unique_ptr<ProcessGroup> group;
   if (launch.distributed()) {
@@ -194,7 +195,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
 }
 
 int bench_translate(const BenchArguments& arguments, int threads) {
-  const auto device = resolve_device(arguments.device);
+  const auto device = resolve_device(arguments.device, "--device");
   const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
@@ -242,16 +243,21 @@ int bench_translate(const BenchArguments& arguments, int threads) {
 }
 
 void add_shape_options(CLI::App* command, BenchArguments& arguments) {
-  command->add_option("--model", arguments.model, "Architecture")->capture_default_str();
-  command->add_option("--vocab", arguments.vocab, "Vocabulary size")->capture_default_str();
-  command->add_option("--hidden", arguments.hidden, "Hidden size (GNMT)")->capture_default_str();
-  command->add_option("--d-model", arguments.d_model, "Model width (Transformer)")->capture_default_str();
-  command->add_option("--ffn", arguments.ffn, "Feed-forward width (Transformer)")->capture_default_str();
-  command->add_option("--heads", arguments.heads, "Attention heads (Transformer)")->capture_default_str();
-  command->add_option("--layers", arguments.layers, "Layers (Transformer: in the encoder and in the decoder)")
+  command->add_option("--model", arguments.model, "Architecture")->capture_default_str();  // the registry checks it
+  command->add_option("--vocab", arguments.vocab, "Vocabulary size, the special symbols included")
+      ->check(at_least(kSpecialSymbolCount + 1))  // random words are drawn above the special symbols
       ->capture_default_str();
-  command->add_option("--batch", arguments.batch, "Sentences per batch")->capture_default_str();
-  command->add_option("--seq-len", arguments.seq_len, "Source and target words per sentence")->capture_default_str();
+  command->add_option("--hidden", arguments.hidden, "Hidden size (GNMT)")->check(at_least(1))->capture_default_str();
+  command->add_option("--d-model", arguments.d_model, "Model width (Transformer)")->check(at_least(1))->capture_default_str();
+  command->add_option("--ffn", arguments.ffn, "Feed-forward width (Transformer)")->check(at_least(1))->capture_default_str();
+  command->add_option("--heads", arguments.heads, "Attention heads (Transformer)")->check(at_least(1))->capture_default_str();
+  command->add_option("--layers", arguments.layers, "Layers (Transformer: in the encoder and in the decoder)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--batch", arguments.batch, "Sentences per batch")->check(at_least(1))->capture_default_str();
+  command->add_option("--seq-len", arguments.seq_len, "Source and target words per sentence")
+      ->check(at_least(1))
+      ->capture_default_str();
   command->add_option("--precision", arguments.precision, "fp32, tf32, bf16 or fp16")->capture_default_str();
   command->add_option("--device", arguments.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
 }
@@ -264,19 +270,25 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
   auto arguments = std::make_shared<BenchArguments>();
   auto* train = bench->add_subcommand("train", "Full training steps: forward, loss, backward, clipping, Adam");
   add_shape_options(train, *arguments);
-  train->add_option("--steps", arguments->steps, "Timed steps")->capture_default_str();
-  train->add_option("--warmup-steps", arguments->warmup_steps, "Untimed steps first")->capture_default_str();
+  train->add_option("--steps", arguments->steps, "Timed steps")->check(at_least(1))->capture_default_str();
+  train->add_option("--warmup-steps", arguments->warmup_steps, "Untimed steps first")
+      ->check(at_least(0))
+      ->capture_default_str();
   train->add_option("--bucket-mb", arguments->bucket_mb, "Data-parallel: gradient bucket size in MB")
+      ->check(above(0))
       ->capture_default_str();
   train->add_flag("--no-overlap", arguments->no_overlap, "Data-parallel: all-reduce only after backward");
   auto* translate = bench->add_subcommand("translate", "Beam search with </s> suppressed (fixed workload)");
   add_shape_options(translate, *arguments);
-  translate->add_option("--beam", arguments->beam, "Beam size")->capture_default_str();
-  translate->add_option("--batches", arguments->batches, "Timed batches")->capture_default_str();
-  translate->add_option("--max-len", arguments->max_len, "Output tokens per hypothesis")->capture_default_str();
+  translate->add_option("--beam", arguments->beam, "Beam size")->check(in_range(1, kMaxBeamSize))->capture_default_str();
+  translate->add_option("--batches", arguments->batches, "Timed batches")->check(at_least(1))->capture_default_str();
+  translate->add_option("--max-len", arguments->max_len, "Output tokens per hypothesis")
+      ->check(at_least(1))
+      ->capture_default_str();
   for (auto* command : {train, translate})
     command->add_option("--profile", arguments->profile_top,
-                        "Also print the N operators with the most self time (LibTorch's profiler; slows the run)");
+                        "Also print the N operators with the most self time (LibTorch's profiler; slows the run)")
+        ->check(at_least(0));
   table.add(train, [=] { return bench_train(*arguments, at::get_num_threads()); });
   table.add(translate, [=] { return bench_translate(*arguments, at::get_num_threads()); });
 }

@@ -11,6 +11,7 @@
 #include "mixseq/text/scoring_input.h"
 #include "mixseq/util/log.h"
 #include "scoring_options.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 namespace {
@@ -79,7 +80,8 @@ void add_bleu_command(CLI::App& app, CommandTable& table) {
   command->add_option("-s,--smooth-method", flags->smooth_method, "Smoothing: exp, floor, add-k or none")
       ->capture_default_str();
   command->add_option("--smooth-value", flags->smooth_value,
-                      "Value for floor (default 0.1) and add-k (default 1) smoothing (-sv)");
+                      "Value for floor (default 0.1) and add-k (default 1) smoothing (-sv)")
+      ->check(at_least(0));
   command->add_flag("--force", flags->force, "Do not warn about output that looks tokenized");
   table.add(command, [flags] { return run_bleu(*flags); });
 }

@@ -9,6 +9,7 @@
 #include "mixseq/text/bpe_learner.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 namespace {
@@ -73,8 +74,11 @@ void add_learn_command(CLI::App& bpe, const CLI::App& app, CommandTable& table) 
   command->add_option("-i,--input", args->inputs, "Input texts, learnt from as one corpus (\"-\": stdin)")
       ->capture_default_str();
   command->add_option("-o,--output", args->output, "Codes file (\"-\": stdout)")->capture_default_str();
-  command->add_option("-s,--symbols", args->options.symbols, "Merge operations to learn")->capture_default_str();
+  command->add_option("-s,--symbols", args->options.symbols, "Merge operations to learn")
+      ->check(at_least(0))
+      ->capture_default_str();
   command->add_option("--min-frequency", args->options.min_frequency, "Stop when no pair occurs this often")
+      ->check(at_least(0))
       ->capture_default_str();
   command->add_flag("--dict-input", args->dict_input, "Inputs are \"<word> <count>\" vocabularies, not text");
   command->add_flag("-t,--total-symbols", args->options.total_symbols,
@@ -95,14 +99,17 @@ void add_apply_command(CLI::App& bpe, const CLI::App& app, CommandTable& table) 
   command->add_option("-c,--codes", args->codes, "Codes file from bpe learn or subword-nmt")->required();
   command->add_option("-i,--input", args->input, "Input text (\"-\": stdin)")->capture_default_str();
   command->add_option("-o,--output", args->output, "Segmented text (\"-\": stdout)")->capture_default_str();
-  command->add_option("-m,--merges", args->merges, "Use only the first N merges (-1: all)")->capture_default_str();
+  command->add_option("-m,--merges", args->merges, "Use only the first N merges (-1: all)")
+      ->check(at_least(-1))
+      ->capture_default_str();
   command->add_option("-s,--separator", args->options.separator, "Appended to every piece of a word but its last")
       ->capture_default_str();
   command->add_option("--vocabulary", args->options.vocabulary,
                       "\"<token> <count>\" file (bpe learn --write-vocabulary): pieces missing from it are split "
                       "back into smaller known pieces");
   auto* threshold = command->add_option("--vocabulary-threshold", args->vocabulary_threshold,
-                                        "Tokens counted fewer times than this in --vocabulary count as unknown");
+                                        "Tokens counted fewer times than this in --vocabulary count as unknown")
+                        ->check(at_least(0));
   command->add_option("--glossaries", args->options.glossaries,
                       "Python regular expressions for words or parts of words never split (quote each one)");
   table.add(command, [args, threshold, &app] {

@@ -8,6 +8,7 @@
 #include "mixseq/text/chrf.h"
 #include "mixseq/text/scoring_input.h"
 #include "scoring_options.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 namespace {
@@ -39,9 +40,15 @@ void add_chrf_command(CLI::App& app, CommandTable& table) {
   auto flags = std::make_shared<ChrfCommandOptions>();
   add_scoring_options(*command, flags->scoring);
   ChrfOptions& chrf = flags->chrf;
-  command->add_option("--chrf-char-order", chrf.char_order, "Character n-gram order (-cc)")->capture_default_str();
-  command->add_option("--chrf-word-order", chrf.word_order, "Word n-gram order, 2 for chrF++ (-cw)")->capture_default_str();
-  command->add_option("--chrf-beta", chrf.beta, "Weight of recall relative to precision")->capture_default_str();
+  command->add_option("--chrf-char-order", chrf.char_order, "Character n-gram order (-cc)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--chrf-word-order", chrf.word_order, "Word n-gram order, 2 for chrF++ (-cw)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--chrf-beta", chrf.beta, "Weight of recall relative to precision")
+      ->check(at_least(0))
+      ->capture_default_str();
   command->add_flag("--chrf-whitespace", chrf.whitespace, "Keep whitespace in character n-grams");
   command->add_flag("--lowercase,--chrf-lowercase", chrf.lowercase, "Lowercase hypotheses and references first (-lc)");
   command->add_flag("--chrf-eps-smoothing", chrf.eps_smoothing,

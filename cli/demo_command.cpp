@@ -23,6 +23,7 @@
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 
@@ -71,11 +72,15 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
                       "Folder for everything the demo writes; an earlier demo's files there are replaced")
       ->capture_default_str();
   command->add_option("--train-size", arguments->task.train_size, "Training pairs of the built-in task")
+      ->check(at_least(1))
       ->capture_default_str();
   command->add_option("--max-numbers", arguments->task.max_numbers_per_sentence, "Numbers per sentence, at most")
+      ->check(at_least(1))
       ->capture_default_str();
-  command->add_option("--max-value", arguments->task.max_value, "Largest number in the task")->capture_default_str();
-  command->add_option("--bpe-merges", arguments->bpe_merges, "Joint BPE merges")->capture_default_str();
+  command->add_option("--max-value", arguments->task.max_value, "Largest number in the task")
+      ->check(in_range(1, kMaxNumberValue))
+      ->capture_default_str();
+  command->add_option("--bpe-merges", arguments->bpe_merges, "Joint BPE merges")->check(at_least(0))->capture_default_str();
   table.add_with_overrides(command, [=, &table] {
     const auto started = std::chrono::steady_clock::now();
     const std::string& dir = arguments->work_dir;
@@ -112,7 +117,7 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
     log_info("demo: 4/5 trained ", summary.steps, " updates in ", summary.seconds, " s, best validation BLEU ",
              summary.best_bleu);
 
-    const auto device = resolve_device(config.train.device);
+    const auto device = resolve_device(config.train.device, "--train.device");
     auto trained = load_trained_model(best_checkpoint_path(config.train.run_dir), device);
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device,
                           resolve_precision(config.train.precision, device));

@@ -1,6 +1,11 @@
 // mixseq: one command for training, translating and scoring sequence models.
 // The table below is the only place that names every subcommand.
+#include <c10/util/Exception.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <string>
@@ -9,9 +14,10 @@
 
 #include "command_table.h"
 #include "commands.h"
-#include "mixseq/util/error.h"
 #include "mixseq/distributed/launch_environment.h"
 #include "mixseq/util/allocator.h"
+#include "mixseq/util/error.h"
+#include "mixseq/util/nearest_name.h"
 #include "mixseq/util/threads.h"
 
 namespace mixseq::cli {
@@ -54,6 +60,38 @@ std::vector<std::string> spell_out_sacrebleu_flags(int argc, char** argv) {
   return args;
 }
 
+// "mixseq trian" left CLI11 saying only "A subcommand is required": name the word it did not know
+// and the nearest command ("unknown spm command 'trian'; did you mean 'train'?"), or list the
+// commands when none was given. "" when the failure is not a missing subcommand.
+std::string missing_command_message(const CLI::App& app) {
+  const CLI::App* parent = &app;
+  std::string scope;  // "" for mixseq's own commands, "spm " for those of mixseq spm
+  for (auto chosen = parent->get_subcommands(); !chosen.empty(); chosen = parent->get_subcommands()) {
+    parent = chosen.front();
+    scope += parent->get_name() + " ";
+  }
+  std::vector<std::string> known;
+  for (const auto* subcommand : parent->get_subcommands({})) known.push_back(subcommand->get_name());
+  if (known.empty()) return "";
+  for (const auto& word : app.remaining())
+    if (!word.empty() && word.front() != '-')
+      return mixseq::str_cat("unknown ", scope, "command '", word, "'", mixseq::did_you_mean(word, known));
+  std::string list;
+  for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
+  return mixseq::str_cat("mixseq ", scope, "needs a command: ", list, "; see mixseq ", scope, "--help");
+}
+
+// Standard output is buffered: a failed write (a full disk, a closed pipe) shows only when it is
+// flushed. `mixseq bleu ref -i hyp > /dev/full` must fail rather than lose the score with exit 0.
+int exit_after_flushing_stdout(int status) {
+  errno = 0;
+  std::cout.flush();
+  if (std::cout.good() && std::fflush(stdout) == 0) return status;
+  std::cerr << "mixseq: error: cannot write to standard output: "
+            << (errno != 0 ? std::strerror(errno) : "unknown error") << '\n';
+  return status != 0 ? status : 1;
+}
+
 }  // namespace
 }  // namespace mixseq::cli
 
@@ -74,15 +112,24 @@ int main(int argc, char** argv) {
   auto args = spell_out_sacrebleu_flags(argc, argv);
   try {
     app.parse(args);
+  } catch (const CLI::RequiredError& e) {
+    const std::string missing = missing_command_message(app);
+    if (missing.empty()) return app.exit(e);
+    std::cerr << "mixseq: error: " << missing << '\n';
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return exit_after_flushing_stdout(app.exit(e));  // --help prints to stdout
   }
   try {
     table.set_extra_arguments(app.remaining());
     // Ranks of a data-parallel job on one node share its cores (docs/distributed.md).
     const auto launch = mixseq::detect_launch_environment();
     mixseq::configure_threads(threads, static_cast<int>(launch.local_world_size));
-    return table.run_chosen();
+    return exit_after_flushing_stdout(table.run_chosen());
+  } catch (const c10::Error& e) {
+    // LibTorch's what() carries a page of C++ stack frames; the message alone says what went wrong.
+    std::cerr << "mixseq: error: " << e.what_without_backtrace() << '\n';
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "mixseq: error: " << e.what() << '\n';
     return 1;

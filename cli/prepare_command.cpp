@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "mixseq/data/prepare.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 
@@ -22,19 +23,24 @@ void add_prepare_command(CLI::App& app, CommandTable& table) {
   command->add_option("--vocabulary", options->vocabulary, "Existing vocabulary file (default: build from --train)");
   command->add_option("--vocab-max-size", options->vocabulary_options.max_size,
                       "Most vocabulary entries before padding; 0 = no limit")
+      ->check(at_least(0))
       ->capture_default_str();
   command->add_option("--vocab-min-count", options->vocabulary_options.min_count,
                       "Leave out pieces seen fewer times")
+      ->check(at_least(0))
       ->capture_default_str();
   command->add_option("--vocab-pad-to-multiple", options->vocabulary_options.pad_to_multiple,
                       "Pad the vocabulary size to a multiple of this; 1 = off")
+      ->check(at_least(1))
       ->capture_default_str();
   command->add_option("-o,--output-dir", options->output_dir, "Folder for vocab.txt, *.bin and dataset.json")
       ->required();
   command->add_option("--max-length", options->max_length, "Drop training pairs with a side over this many pieces; 0 = off")
+      ->check(at_least(0))
       ->capture_default_str();
   command->add_option("--max-length-ratio", options->max_length_ratio,
                       "Drop training pairs whose length ratio exceeds this; 0 = off")
+      ->check(at_least(0))
       ->capture_default_str();
   command->add_flag("--drop-non-latin1", options->drop_non_latin1,
                     "Drop training pairs with characters outside Latin-1 (GNMT recipe)");

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "mixseq/util/error.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 
@@ -17,11 +18,14 @@ void add_scoring_options(CLI::App& command, ScoringOptions& options) {
       ->capture_default_str();
   command.add_flag("--json", options.json, "Same as --format json: sacreBLEU's JSON object");
   command.add_flag("--short", options.short_signature, "Abbreviated signature keys in text output (-sh)");
-  command.add_option("-w,--width", options.width, "Decimals of the score")->capture_default_str();
+  command.add_option("-w,--width", options.width, "Decimals of the score")
+      ->check(in_range(0, kMaxScoreWidth))
+      ->capture_default_str();
 }
 
 void check_scoring_options(const ScoringOptions& options) {
-  MIXSEQ_CHECK(options.width >= 0, "--width must be >= 0 decimals, got ", options.width);
+  MIXSEQ_CHECK(options.width >= 0 && options.width <= kMaxScoreWidth, "--width must be 0..", kMaxScoreWidth,
+               " decimals, got ", options.width);
   MIXSEQ_CHECK(!(options.sentence_level && (options.json || options.format == "json")),
                "--json is not available with --sentence-level: sacreBLEU prints sentence scores as text lines ",
                "only; drop --json (or -f json)");

@@ -11,6 +11,9 @@
 
 namespace mixseq::cli {
 
+// More decimals than a double holds (17) say nothing; -w 1000000000 printed a gigabyte of zeros.
+constexpr int kMaxScoreWidth = 17;
+
 struct ScoringOptions {
   std::vector<std::string> references;  // REF files, one reference per line each
   std::string input = "-";              // -i/--input: the system output; "-" reads stdin

@@ -1,5 +1,6 @@
 // mixseq spm {train,encode,decode}: SentencePiece models through libsentencepiece.
 // encode and decode turn one line into one line, spread over --threads workers in input order.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
 #include "mixseq/util/parallel_lines.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 namespace {
@@ -86,20 +88,25 @@ void add_train(CLI::App& app, CLI::App* spm, CommandTable& table) {
   command->add_option("--model-prefix", options->model_prefix, "Writes <prefix>.model and <prefix>.vocab")
       ->required();
   command->add_option("--vocab-size", options->vocab_size, "Pieces in the model, <unk> <s> </s> included")
+      ->check(in_range(1, INT32_MAX))  // SentencePiece counts pieces in int32
       ->capture_default_str();
   command->add_option("--model-type", options->model_type, "Segmentation algorithm")
       ->check(CLI::IsMember({"unigram", "bpe", "char", "word"}))
       ->capture_default_str();
   command->add_option("--character-coverage", options->character_coverage,
                       "Share of characters spelled by the model (0.9995 for Chinese/Japanese)")
+      ->check(in_range(0, 1))  // 0 is refused by train_sentencepiece, with advice
       ->capture_default_str();
   command->add_option("--input-sentence-size", options->input_sentence_size,
                       "Sentences sampled for training (0: all)")
+      ->check(at_least(0))
       ->capture_default_str();
   command->add_option("--shuffle-input-sentence", options->shuffle_input_sentence,
                       "With --input-sentence-size: sample at random (true) or take the first (false)")
       ->capture_default_str();
-  command->add_option("--seed", options->seed, "Seed for the sampling")->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed for the sampling")
+      ->check(in_range(0, UINT32_MAX - 1))  // SentencePiece reads UINT32_MAX as "seed from std::random_device"
+      ->capture_default_str();
   command->add_option("--user-defined-symbols", options->user_defined_symbols,
                       "Pieces always kept whole, e.g. '<sep>' (repeatable; no commas)");
   command->add_flag("--verbose", options->log_progress, "Show SentencePiece's training log");

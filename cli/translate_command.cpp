@@ -10,6 +10,7 @@
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 
@@ -35,18 +36,32 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   command->add_option("-i,--input", arguments->input, "Source text, one sentence per line (- = stdin)")
       ->capture_default_str();
   command->add_option("-o,--output", arguments->output, "Translations (- = stdout)")->capture_default_str();
-  command->add_option("--beam-size", search.beam_size, "Hypotheses kept per sentence; 1 = greedy")->capture_default_str();
-  command->add_option("--length-penalty", search.length_penalty, "GNMT alpha; 0 disables")->capture_default_str();
-  command->add_option("--coverage-penalty", search.coverage_penalty, "GNMT beta; 0 disables")->capture_default_str();
-  command->add_option("--max-len-a", search.max_len_a, "Max output tokens = a * source length + b")->capture_default_str();
-  command->add_option("--max-len-b", search.max_len_b, "Max output tokens = a * source length + b")->capture_default_str();
-  command->add_option("--nbest", search.nbest, "Translations per sentence (n-best list output)")->capture_default_str();
-  command->add_option("--max-tokens", arguments->options.max_tokens, "Source tokens per batch")->capture_default_str();
+  command->add_option("--beam-size", search.beam_size, "Hypotheses kept per sentence; 1 = greedy")
+      ->check(in_range(1, kMaxBeamSize))
+      ->capture_default_str();
+  command->add_option("--length-penalty", search.length_penalty, "GNMT alpha; 0 disables")
+      ->check(finite_number())
+      ->capture_default_str();
+  command->add_option("--coverage-penalty", search.coverage_penalty, "GNMT beta; 0 disables")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--max-len-a", search.max_len_a, "Max output tokens = a * source length + b")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--max-len-b", search.max_len_b, "Max output tokens = a * source length + b")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--nbest", search.nbest, "Translations per sentence (n-best list output), at most --beam-size")
+      ->check(in_range(1, kMaxBeamSize))
+      ->capture_default_str();
+  command->add_option("--max-tokens", arguments->options.max_tokens, "Source tokens per batch")
+      ->check(at_least(1))
+      ->capture_default_str();
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")->capture_default_str();
   command->add_flag("--scores", arguments->show_scores, "Write 'index ||| translation ||| score' lines");
   table.add(command, [=] {
-    const auto device = resolve_device(arguments->device);
+    const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
     auto trained = load_trained_model(arguments->checkpoint, device);

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/log.h"
+#include "option_checks.h"
 
 namespace mixseq::cli {
 namespace {
@@ -35,9 +36,13 @@ void add_vocab_command(CLI::App& app, CommandTable& table) {
       ->required();
   command->add_option("-o,--output", paths->output, "Vocabulary file to write ('-': stdout)")->required();
   command->add_option("--max-size", options->max_size, "Most entries, specials included, before padding (0: no limit)")
+      ->check(at_least(0))
       ->capture_default_str();
-  command->add_option("--min-count", options->min_count, "Leave out pieces seen fewer times")->capture_default_str();
+  command->add_option("--min-count", options->min_count, "Leave out pieces seen fewer times")
+      ->check(at_least(0))
+      ->capture_default_str();
   command->add_option("--pad-to-multiple", options->pad_to_multiple, "Pad the size to a multiple of this (1: no padding)")
+      ->check(at_least(1))
       ->capture_default_str();
   table.add(command, [paths, options] {
     const TokenCounts counts = count_tokens(paths->inputs);

@@ -33,6 +33,21 @@ void write_file(const std::string& path, const std::string& content);
 void write_lines(const std::string& path, const std::vector<std::string>& lines);
 std::string read_file(const std::string& path);
 
+// A full disk for this process while it lives: writes past `bytes` into any file fail with EFBIG
+// ("File too large") instead of raising SIGXFSZ. Tests of write errors use it rather than
+// /dev/full, which code that wrongly replaces its output would replace when run as root.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(long bytes);
+  ~FileSizeLimit();
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  unsigned long previous_limit_;  // rlim_t
+  void (*previous_handler_)(int);
+};
+
 // The message of the mixseq::Error that `action` throws, or "" when it throws none.
 std::string error_of(const std::function<void()>& action);
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -178,6 +179,9 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
                "--vocabulary");
   MIXSEQ_CHECK(options.target_lang.empty() || !options.source_lang.empty(),
                "prepare: a parallel corpus needs --source-lang as well as --target-lang");
+  MIXSEQ_CHECK(options.max_length >= 0, "prepare: max_length must be >= 0 (0 = no limit), got ", options.max_length);
+  MIXSEQ_CHECK(std::isfinite(options.max_length_ratio) && options.max_length_ratio >= 0,
+               "prepare: max_length_ratio must be a finite number >= 0 (0 = off), got ", options.max_length_ratio);
   const bool parallel = !options.target_lang.empty();
   std::vector<SplitFiles> splits;
   for (const auto& [name, prefix] : {std::pair{"train", &options.train_prefix}, std::pair{"valid", &options.valid_prefix},

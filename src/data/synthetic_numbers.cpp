@@ -3,6 +3,7 @@
 #include <array>
 #include <filesystem>
 #include <unordered_set>
+#include <utility>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/output_file.h"
@@ -67,7 +68,7 @@ int64_t draw_number(PortableRandom& random, int64_t max_value) {
 }  // namespace
 
 std::string english_number_words(int64_t value) {
-  MIXSEQ_CHECK(value >= 0 && value <= 999999, "english_number_words: ", value, " is outside 0..999999");
+  MIXSEQ_CHECK(value >= 0 && value <= kMaxNumberValue, "english_number_words: ", value, " is outside 0..", kMaxNumberValue);
   if (value < 1000) return english_below_thousand(value);
   std::string words = english_below_thousand(value / 1000) + " thousand";
   if (value % 1000 != 0) words += " " + english_below_thousand(value % 1000);
@@ -75,7 +76,7 @@ std::string english_number_words(int64_t value) {
 }
 
 std::string german_number_words(int64_t value) {
-  MIXSEQ_CHECK(value >= 0 && value <= 999999, "german_number_words: ", value, " is outside 0..999999");
+  MIXSEQ_CHECK(value >= 0 && value <= kMaxNumberValue, "german_number_words: ", value, " is outside 0..", kMaxNumberValue);
   if (value < 20) return kGermanSmall[value];
   if (value < 1000) return german_below_thousand(value, /*final_position=*/true);
   std::string word = german_below_thousand(value / 1000, /*final_position=*/false) + "tausend";
@@ -84,8 +85,11 @@ std::string german_number_words(int64_t value) {
 }
 
 NumberTaskCorpus make_number_task(const NumberTaskOptions& options) {
-  MIXSEQ_CHECK(options.max_value >= 1 && options.max_value <= 999999,
-               "number task: max_value (", options.max_value, ") must be in 1..999999");
+  MIXSEQ_CHECK(options.max_value >= 1 && options.max_value <= kMaxNumberValue, "number task: max_value (",
+               options.max_value, ") must be in 1..", kMaxNumberValue);
+  for (const auto& [name, size] : {std::pair{"train_size", options.train_size}, std::pair{"valid_size", options.valid_size},
+                                   std::pair{"test_size", options.test_size}})
+    MIXSEQ_CHECK(size >= 0, "number task: ", name, " (", size, ") must be at least 0");
   MIXSEQ_CHECK(options.max_numbers_per_sentence >= 1, "number task: max_numbers_per_sentence (",
                options.max_numbers_per_sentence, ") must be at least 1");
   const int64_t total = options.train_size + options.valid_size + options.test_size;

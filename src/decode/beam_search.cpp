@@ -252,7 +252,14 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
 }  // namespace
 
 void check_beam_search_options(const BeamSearchOptions& o, int64_t vocab_size) {
-  MIXSEQ_CHECK(o.beam_size >= 1, "beam_size must be at least 1 (1 = greedy search); got ", o.beam_size);
+  MIXSEQ_CHECK(o.beam_size >= 1 && o.beam_size <= kMaxBeamSize, "beam_size must be in 1..", kMaxBeamSize,
+               " (1 = greedy search); got ", o.beam_size);
+  for (const auto& [name, value] : {std::pair{"length_penalty", o.length_penalty},
+                                    std::pair{"length_penalty_const", o.length_penalty_const},
+                                    std::pair{"coverage_penalty", o.coverage_penalty}, std::pair{"max_len_a", o.max_len_a}})
+    MIXSEQ_CHECK(std::isfinite(value), name, " must be a finite number; got ", value);
+  MIXSEQ_CHECK(o.max_len_a >= 0 && o.max_len_b >= 0, "max_len_a and max_len_b must be >= 0; got ", o.max_len_a, " and ",
+               o.max_len_b);
   MIXSEQ_CHECK(o.nbest >= 1 && o.nbest <= o.beam_size, "nbest (", o.nbest, ") must be between 1 and beam_size (",
                o.beam_size, ")");
   MIXSEQ_CHECK(o.length_penalty_const > -1.0, "length_penalty_const must be above -1 so that lp > 0; got ",

@@ -77,6 +77,7 @@ template <typename Fn, typename Sink>
 void transform_lines(const std::string& path, int workers, const Fn& fn, const Sink& sink) {
   LineReader reader(path);
   reader.check_utf8 = false;
+  reader.keep_carriage_returns = true;  // apply_bpe.py keeps a line's "\r\n" and cuts lines at "\r" (fn does)
   std::vector<std::string> lines, results;
   std::vector<size_t> bad_byte;  // per line: 1-based offset of its first malformed byte; 0 if none
   for (int64_t first_line = 1;; first_line += static_cast<int64_t>(lines.size())) {

@@ -21,6 +21,7 @@ void append_universal_newline_lines(std::string_view line, std::vector<std::stri
 
 std::vector<std::string> read_stripped_lines(const std::string& path, std::string& display_name) {
   LineReader reader(path);
+  reader.keep_carriage_returns = true;  // sacreBLEU's rules, applied below
   display_name = reader.path();
   std::vector<std::string> lines;
   for (std::string line; reader.next(line);) {

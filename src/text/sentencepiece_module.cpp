@@ -9,6 +9,31 @@
 namespace mixseq::sentencepiece_module {
 namespace {
 
+// Globals of libstdc++ and libc that libsentencepiece uses and a program may hold a copy of.
+struct SharedGlobal {
+  const char* symbol;
+  const char* name;
+};
+constexpr SharedGlobal kSharedGlobals[] = {{"_ZSt4cerr", "std::cerr"},
+                                           {"_ZSt4cout", "std::cout"},
+                                           {"_ZSt4clog", "std::clog"},
+                                           {"_ZSt3cin", "std::cin"},
+                                           {"__libc_single_threaded", "__libc_single_threaded"}};
+
+// Each global must be one object for the program and the module: the program's copy (a copy
+// relocation, from code compiled -fPIE) is the one libstdc++ constructs and libc updates, while
+// the module, bound with RTLD_DEEPBIND, would use the library's original (see the header).
+void check_one_copy_of_shared_globals(void* handle, const std::string& path) {
+  for (const auto& global : kSharedGlobals) {
+    void* in_module = dlsym(handle, global.symbol);
+    void* in_program = dlsym(RTLD_DEFAULT, global.symbol);
+    MIXSEQ_CHECK(in_module == nullptr || in_program == nullptr || in_module == in_program,
+                 "this program holds its own copy of ", global.name, " (a copy relocation: some of its code was ",
+                 "compiled -fPIE), which SentencePiece's module '", path, "' would not see, and it would crash; ",
+                 "compile the program with -fPIC, as mixseq's CMakeLists.txt does");
+  }
+}
+
 std::string module_path() {
   if (const char* path = std::getenv("MIXSEQ_SENTENCEPIECE_MODULE")) return path;
   return MIXSEQ_SENTENCEPIECE_MODULE_PATH;  // set by src/CMakeLists.txt
@@ -21,6 +46,7 @@ const Functions& open_module() {
   MIXSEQ_CHECK(handle != nullptr, "cannot open mixseq's SentencePiece module '", path, "': ", dlerror(),
                "; rebuild mixseq (target mixseq_sentencepiece) or point $MIXSEQ_SENTENCEPIECE_MODULE at "
                "libmixseq_sentencepiece.so");
+  check_one_copy_of_shared_globals(handle, path);
   using Entry = const Functions* (*)();
   const auto entry = reinterpret_cast<Entry>(dlsym(handle, "mixseq_sentencepiece_module_functions"));
   MIXSEQ_CHECK(entry != nullptr, "'", path, "' is not mixseq's SentencePiece module: ", dlerror());

@@ -8,6 +8,13 @@
 // and mixseq opens it with dlopen(RTLD_LOCAL | RTLD_DEEPBIND): libsentencepiece binds to its
 // own protobuf first and its symbols stay out of the global scope.
 //
+// DEEPBIND has one cost: the module binds to libstdc++'s and libc's own globals (std::cerr,
+// __libc_single_threaded, ...), never to a copy the program holds. A program compiled -fPIE has
+// such copies (copy relocations) and only they are constructed and kept up to date, so the module
+// would write to an unconstructed std::cerr (a crash at libsentencepiece's first log line, issue
+// 11). mixseq's programs are compiled -fPIC (CMakeLists.txt), and functions() refuses to open the
+// module in a program that holds such a copy, with an error saying so.
+//
 // Only this interface crosses the boundary (both sides are built by the same compiler
 // against the same libstdc++); failures come back as messages, not exceptions.
 #pragma once
@@ -21,7 +28,7 @@
 
 namespace mixseq::sentencepiece_module {
 
-constexpr int kInterfaceVersion = 1;  // bump on any change below
+constexpr int kInterfaceVersion = 2;  // bump on any change below
 
 // A loaded model. Const methods are thread-safe, as libsentencepiece's are.
 class Processor {
@@ -46,8 +53,10 @@ struct Functions {
   std::unique_ptr<Processor> (*load)(const std::string& path, std::string& error);
   // Runs SentencePieceTrainer::Train with `options` (trainer flag name -> value) on `sentences`,
   // seeding libsentencepiece's generator with `seed`; returns "" on success, else the message.
+  // Writes no file: the model comes back serialized in `model`, and in `vocabulary` the text of
+  // spm_train's <prefix>.vocab ("piece<TAB>score" lines), for mixseq to write and check.
   std::string (*train)(const std::unordered_map<std::string, std::string>& options, uint32_t seed,
-                       SentenceSource& sentences);
+                       SentenceSource& sentences, std::string& model, std::string& vocabulary);
 };
 
 // Opens the module once per process (thread-safe) and returns its functions; throws

@@ -9,6 +9,8 @@ namespace mixseq {
 
 SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path) : model_path_(model_path) {
   // libsentencepiece's own message for a missing file is "Not found: ... Error #2"; say it plainly.
+  MIXSEQ_CHECK(!std::filesystem::is_directory(model_path), "SentencePiece model '", model_path,
+               "' is a directory; name the <prefix>.model file that `mixseq spm train` wrote");
   MIXSEQ_CHECK(std::filesystem::is_regular_file(model_path), "SentencePiece model '", model_path,
                "' does not exist; train one with `mixseq spm train --model-prefix <prefix> ...`, "
                "which writes <prefix>.model");

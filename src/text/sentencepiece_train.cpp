@@ -2,20 +2,23 @@
 
 #include <algorithm>
 #include <array>
-#include <filesystem>
 #include <memory>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
+#include "mixseq/util/output_file.h"
 #include "text/sentencepiece_module.h"
 
 namespace mixseq {
 namespace {
 
 constexpr std::array<const char*, 4> kModelTypes = {"unigram", "bpe", "char", "word"};
+// SentencePiece's default max_sentence_length: the trainer skips longer lines (with a warning).
+constexpr size_t kMaxSentenceBytes = 4192;
 
 // The lines of several files, in order, for the trainer. A read error (unreadable file,
 // malformed UTF-8) ends the input and is kept, to be reported as "<path>:<line>: ...".
@@ -27,7 +30,10 @@ class FileSentences : public sentencepiece_module::SentenceSource {
     if (!error_.empty()) return false;
     try {
       while (!reader_ || !reader_->next(sentence)) {
-        if (next_path_ == paths_.size()) return false;
+        if (next_path_ == paths_.size()) {
+          finished_ = true;
+          return false;
+        }
         reader_ = std::make_unique<LineReader>(paths_[next_path_++]);
       }
     } catch (const std::exception& e) {
@@ -35,10 +41,13 @@ class FileSentences : public sentencepiece_module::SentenceSource {
       return false;
     }
     ++lines_read_;
+    if (sentence.size() > kMaxSentenceBytes) ++long_lines_;
     return true;
   }
   std::string error() const override { return error_; }
   int64_t lines_read() const { return lines_read_; }
+  // True when every line was read and each is longer than SentencePiece takes.
+  bool all_too_long() const { return finished_ && lines_read_ > 0 && long_lines_ == lines_read_; }
 
  private:
   const std::vector<std::string>& paths_;
@@ -46,6 +55,8 @@ class FileSentences : public sentencepiece_module::SentenceSource {
   std::unique_ptr<LineReader> reader_;
   std::string error_;
   int64_t lines_read_ = 0;
+  int64_t long_lines_ = 0;
+  bool finished_ = false;
 };
 
 std::string join(const std::vector<std::string>& parts, const char* separator) {
@@ -90,7 +101,6 @@ int64_t train_sentencepiece(const SentencePieceTrainOptions& options) {
   const int threads = options.num_threads > 0 ? options.num_threads
                                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::unordered_map<std::string, std::string> trainer_options = {
-      {"model_prefix", options.model_prefix},
       {"vocab_size", std::to_string(options.vocab_size)},
       {"model_type", options.model_type},
       {"character_coverage", exact_decimal(options.character_coverage)},
@@ -103,13 +113,22 @@ int64_t train_sentencepiece(const SentencePieceTrainOptions& options) {
   if (!options.user_defined_symbols.empty())
     trainer_options["user_defined_symbols"] = join(options.user_defined_symbols, ",");
   const auto& train = sentencepiece_module::functions().train;  // open the module before reading input
-  // libsentencepiece writes <prefix>.model but does not make its folder (OutputFile does).
-  const auto folder = std::filesystem::path(options.model_prefix).parent_path();
-  if (!folder.empty()) std::filesystem::create_directories(folder);
   FileSentences sentences(options.input_paths);
-  const std::string error = train(trainer_options, options.seed, sentences);
+  std::string model, vocabulary;
+  const std::string error = train(trainer_options, options.seed, sentences, model, vocabulary);
   if (!sentences.error().empty()) throw Error(sentences.error());
-  MIXSEQ_CHECK(error.empty(), "SentencePiece training of '", options.model_prefix, ".model' failed: ", error);
+  MIXSEQ_CHECK(error.empty(), "SentencePiece training of '", options.model_prefix, ".model' failed: ", error,
+               sentences.all_too_long() ? str_cat("; each of the ", sentences.lines_read(), " input lines is longer than ",
+                                                  kMaxSentenceBytes, " bytes, which SentencePiece skips")
+                                        : "");
+  // Written here rather than by libsentencepiece, whose writer ignores errors: a full disk left a
+  // truncated model behind a success message. The model's trainer_spec has no model_prefix (the
+  // trainer wants none when it writes no file); nothing reads it.
+  for (const auto& [suffix, bytes] : {std::pair{".model", &model}, std::pair{".vocab", &vocabulary}}) {
+    OutputFile file(options.model_prefix + suffix);
+    file.stream() << *bytes;
+    file.commit();
+  }
   return sentences.lines_read();
 }
 

@@ -27,7 +27,9 @@ size_t trailing_strip_chars(std::string_view line);  // bytes rstrip would remov
 // "<path>:<line>: ..." with the number of the "\n"-line, which is what editors show.
 class PythonLineReader {
  public:
-  explicit PythonLineReader(const std::string& path) : reader_(path) {}
+  explicit PythonLineReader(const std::string& path) : reader_(path) {
+    reader_.keep_carriage_returns = true;  // "\r" is one of Python's line boundaries, cut below
+  }
 
   // The next line, valid until the following call; false at the end of the file.
   bool next(std::string_view& line);

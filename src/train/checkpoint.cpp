@@ -3,16 +3,15 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <unistd.h>
 
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
+#include "mixseq/util/output_file.h"
 
 namespace mixseq {
 namespace {
@@ -69,25 +68,15 @@ uint64_t contents_checksum(const CheckpointContents& contents) {
   return checksum.value();
 }
 
-// Writes through stdio so the file can be flushed to disk before it is renamed into place.
+// Flushed to disk before it is renamed into place: a crash keeps the previous checkpoint or the
+// whole new one.
 void save_atomically(torch::serialize::OutputArchive& archive, const std::string& path) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  const std::string temporary = path + ".tmp";
-  std::FILE* file = std::fopen(temporary.c_str(), "wb");
-  MIXSEQ_CHECK(file != nullptr, "cannot open '", temporary, "' for writing");
-  bool ok = true;
+  OutputFile file(path, OutputFileOptions{/*sync_to_disk=*/true});
   archive.save_to([&](const void* data, size_t size) -> size_t {
-    ok = ok && std::fwrite(data, 1, size, file) == size;
+    file.stream().write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
     return size;
   });
-  ok = ok && std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0;
-  ok = std::fclose(file) == 0 && ok;
-  if (!ok) {
-    std::remove(temporary.c_str());
-    throw Error(str_cat("write error on '", temporary, "' (disk full?); the previous checkpoint is untouched"));
-  }
-  std::filesystem::rename(temporary, path);
+  file.commit();
 }
 
 struct OpenCheckpoint {
@@ -97,6 +86,8 @@ struct OpenCheckpoint {
 
 OpenCheckpoint open_checkpoint(const std::string& path) {
   MIXSEQ_CHECK(std::filesystem::exists(path), "checkpoint '", path, "' does not exist");
+  MIXSEQ_CHECK(!std::filesystem::is_directory(path), "checkpoint '", path, "' is a directory; name a checkpoint in it, ",
+               "such as ", (std::filesystem::path(path) / "checkpoint_best.pt").string());
   OpenCheckpoint opened;
   auto& archive = opened.archive;
   try {

@@ -316,7 +316,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   const auto started = Clock::now();
   check_options(config);
   const TrainOptions& options = config.train;
-  auto device = resolve_device(options.device);
+  auto device = resolve_device(options.device, "--train.device");
   DataParallel parallel = join_data_parallel(detect_launch_environment(), config.distributed, device);
   const auto precision = resolve_precision(options.precision, device);
   configure_precision(precision, device);

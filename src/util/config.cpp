@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/nearest_name.h"
 
 namespace mixseq {
 namespace {
@@ -17,34 +21,6 @@ std::string join_path(const std::vector<std::string>& prefix, const char* key) {
   std::string path;
   for (const auto& part : prefix) path += part + ".";
   return path + key;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t substitution = diagonal + (a[i - 1] != b[j - 1]);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
-    }
-  }
-  return row[b.size()];
-}
-
-// "; did you mean 'x'?" when a known name is close enough to be a typo, else the known names.
-std::string suggest(const std::string& unknown, const std::vector<std::string>& known) {
-  if (known.empty()) return "";
-  const auto nearest = std::min_element(known.begin(), known.end(), [&](const auto& a, const auto& b) {
-    return edit_distance(unknown, a) < edit_distance(unknown, b);
-  });
-  if (edit_distance(unknown, *nearest) <= std::max<size_t>(2, unknown.size() / 3))
-    return "; did you mean '" + *nearest + "'?";
-  std::string list;
-  for (const auto& name : known) list += (list.empty() ? "" : ", ") + name;
-  return "; known: " + list;
 }
 
 // Walks the fields and tracks the dotted path of each; subclasses see every field with its path.
@@ -56,15 +32,29 @@ class PathVisitor : public ConfigVisitor {
   std::vector<std::string> prefix_;
 };
 
+bool all_finite(double value) { return std::isfinite(value); }
+bool all_finite(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double value) { return std::isfinite(value); });
+}
+
+// YAML reads ".nan" and ".inf" as numbers; no setting means anything with them.
 template <typename T>
 T convert(const YAML::Node& node, const std::string& where, const std::string& path, const char* expected) {
-  try {
-    return node.as<T>();
-  } catch (const YAML::Exception&) {
+  const auto complaint = [&](const char* what) {
     std::ostringstream text;
     text << node;
-    throw Error(str_cat(where, ": ", path, " must be ", expected, ", not '", text.str(), "'"));
+    return Error(str_cat(where, ": ", path, " must be ", what, ", not '", text.str(), "'"));
+  };
+  T value;
+  try {
+    value = node.as<T>();
+  } catch (const YAML::Exception&) {
+    throw complaint(expected);
   }
+  if constexpr (std::is_same_v<T, double> || std::is_same_v<T, std::vector<double>>) {
+    if (!all_finite(value)) throw complaint(std::is_same_v<T, double> ? "a finite number" : "a list of finite numbers");
+  }
+  return value;
 }
 
 std::string where(const std::string& source, const YAML::Node& node) {
@@ -75,7 +65,7 @@ void check_choice(const std::string& value, std::initializer_list<const char*> c
                   const std::string& path) {
   std::vector<std::string> known(choices.begin(), choices.end());
   MIXSEQ_CHECK(std::find(known.begin(), known.end(), value) != known.end(), where, ": ", path, " is '", value,
-               "'", suggest(value, known));
+               "'", did_you_mean(value, known));
 }
 
 class YamlReader : public PathVisitor {
@@ -137,7 +127,7 @@ class YamlReader : public PathVisitor {
       const auto key = entry.first.as<std::string>();
       if (std::find(level.keys.begin(), level.keys.end(), key) == level.keys.end())
         throw Error(str_cat(where(source_, entry.first), ": unknown key '", join_path(prefix_, key.c_str()), "'",
-                            suggest(key, level.keys)));
+                            did_you_mean(key, level.keys)));
     }
   }
 
@@ -255,6 +245,9 @@ void read_config_yaml(const std::string& yaml, const std::string& source, const 
 }
 
 void read_config_file(const std::string& path, const ConfigFields& fields) {
+  // An ifstream opens a directory and reads nothing: the config was empty ("data.dir is empty").
+  MIXSEQ_CHECK(!std::filesystem::is_directory(path), "config file '", path,
+               "' is a directory; give a YAML file, such as configs/gnmt_tiny.yaml");
   std::ifstream in(path);
   MIXSEQ_CHECK(in.is_open(), "cannot open config file '", path, "'");
   std::ostringstream text;
@@ -268,7 +261,7 @@ void apply_config_override(const std::string& path, const std::string& value, co
   if (applier.applied()) return;
   std::vector<std::string> known;
   for (const auto& entry : config_paths(fields)) known.push_back(entry.first);
-  throw Error(str_cat("unknown option --", path, suggest(path, known)));
+  throw Error(str_cat("unknown option --", path, did_you_mean(path, known)));
 }
 
 std::string config_to_yaml(const ConfigFields& fields) {

@@ -1,5 +1,6 @@
 #include "mixseq/util/line_reader.h"
 
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -12,6 +13,8 @@ LineReader::LineReader(const std::string& path) : path_(path == "-" ? "<stdin>" 
     in_ = &std::cin;
     return;
   }
+  // An ifstream opens a directory and fails only at the first read ("read error after line 0").
+  MIXSEQ_CHECK(!std::filesystem::is_directory(path), "cannot read '", path, "': it is a directory, not a text file");
   file_ = std::make_unique<std::ifstream>(path, std::ios::binary);
   MIXSEQ_CHECK(file_->is_open(), "cannot open '", path, "' for reading");
   in_ = file_.get();
@@ -24,6 +27,7 @@ bool LineReader::next(std::string& line) {
   }
   ++line_number_;
   ended_with_newline_ = !in_->eof();  // getline sets eof only when the file ended before a "\n"
+  if (!keep_carriage_returns && !line.empty() && line.back() == '\r') line.pop_back();
   if (check_utf8) {
     if (const auto bad = find_invalid_utf8(line)) fail("malformed UTF-8 at byte ", *bad + 1);
   }

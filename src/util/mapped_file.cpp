@@ -22,6 +22,10 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     ::close(fd);
     throw Error(str_cat("cannot stat '", path, "': ", std::strerror(error)));
   }
+  if (S_ISDIR(info.st_mode)) {
+    ::close(fd);
+    throw Error(str_cat("cannot read '", path, "': it is a directory, not a file"));
+  }
   size_ = static_cast<size_t>(info.st_size);
   if (size_ > 0) {
     void* address = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);

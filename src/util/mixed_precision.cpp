@@ -7,6 +7,7 @@
 #endif
 
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "mixseq/util/error.h"
@@ -74,16 +75,17 @@ std::string precision_name(Precision precision) {
   return "?";
 }
 
-torch::Device resolve_device(const std::string& name) {
+torch::Device resolve_device(const std::string& name, const std::string& option) {
   if (name == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  std::optional<torch::Device> device;
   try {
-    const torch::Device device(name);
-    MIXSEQ_CHECK(device.is_cpu() || torch::cuda::is_available(), "device '", name,
-                 "' asked for, but this LibTorch sees no CUDA device; use --train.device cpu");
-    return device;
+    device.emplace(name);
   } catch (const c10::Error&) {
-    throw Error(str_cat("unknown device '", name, "'; use auto, cpu, cuda or cuda:N"));
+    throw Error(str_cat(option, " '", name, "' is not a device; use auto, cpu, cuda or cuda:N"));
   }
+  MIXSEQ_CHECK(device->is_cpu() || torch::cuda::is_available(), option, " ", name,
+               " asked for, but this LibTorch sees no CUDA device; use ", option, " cpu");
+  return *device;
 }
 
 

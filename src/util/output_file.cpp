@@ -1,40 +1,178 @@
 #include "mixseq/util/output_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <streambuf>
 
 #include "mixseq/util/error.h"
 
 namespace mixseq {
+namespace fs = std::filesystem;
 
-OutputFile::OutputFile(const std::string& path) : path_(path) {
+namespace {
+
+constexpr int kMaxSymbolicLinks = 40;  // Linux's own limit (ELOOP)
+
+std::string system_reason(int error) { return error != 0 ? std::strerror(error) : "unknown error"; }
+
+// How OutputFile writes a path: the file to replace through "<file>.tmp", or the path to write
+// straight into.
+struct Destination {
+  std::string file;
+  bool replace = true;
+};
+
+// The links in /proc/<pid>/fd (behind /dev/stdout and /dev/fd/N) name open files, not paths: the
+// file there may be the shell's redirection, to be written into, not replaced.
+bool is_open_file_link(const fs::path& link) {
+  std::error_code error;
+  const auto folder = fs::canonical(fs::absolute(link).parent_path(), error);
+  return !error && folder.string().rfind("/proc/", 0) == 0;
+}
+
+Destination choose_destination(const std::string& path) {
+  std::error_code error;
+  const auto status = fs::status(path, error);  // follows symbolic links
+  MIXSEQ_CHECK(!fs::is_directory(status), "cannot write '", path, "': it is a directory; name a file (e.g. '",
+               (fs::path(path) / "out.txt").string(), "')");
+  if (fs::exists(status) && !fs::is_regular_file(status)) return {path, false};  // fifo, device, socket
+  fs::path file = path;
+  for (int links = 0; fs::is_symlink(fs::symlink_status(file, error)); ++links) {
+    MIXSEQ_CHECK(links < kMaxSymbolicLinks, "cannot write '", path, "': more than ", kMaxSymbolicLinks,
+                 " symbolic links to follow (a loop?)");
+    if (is_open_file_link(file)) return {path, false};
+    const fs::path target = fs::read_symlink(file);
+    file = target.is_absolute() ? target : file.parent_path() / target;
+  }
+  return {file.string(), true};
+}
+
+}  // namespace
+
+// Buffers writes to a file descriptor; the first failing write(2) keeps its errno for the message.
+class OutputFile::DescriptorBuffer : public std::streambuf {
+ public:
+  explicit DescriptorBuffer(int fd) : fd_(fd) { setp(data_, data_ + sizeof data_); }
+  ~DescriptorBuffer() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int fd() const { return fd_; }
+  int error() const { return error_; }
+  // Closes the descriptor; false (with error() set) when it or an earlier write failed.
+  bool close() {
+    const bool written = drain();
+    const int result = ::close(fd_);
+    fd_ = -1;
+    if (result != 0 && error_ == 0 && errno != EINTR) error_ = errno;
+    return written && error_ == 0;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+  // Writers that fill in a header at the end seek back (TokenDatasetWriter); a fifo cannot.
+  pos_type seekoff(off_type offset, std::ios_base::seekdir direction, std::ios_base::openmode which) override {
+    const pos_type failed(off_type(-1));
+    if (!(which & std::ios_base::out) || !drain()) return failed;
+    const int whence = direction == std::ios_base::beg ? SEEK_SET : direction == std::ios_base::cur ? SEEK_CUR : SEEK_END;
+    const off_t position = ::lseek(fd_, offset, whence);
+    if (position < 0) {
+      error_ = errno;
+      return failed;
+    }
+    return pos_type(position);
+  }
+  pos_type seekpos(pos_type position, std::ios_base::openmode which) override {
+    return seekoff(off_type(position), std::ios_base::beg, which);
+  }
+
+ private:
+  bool drain() {
+    if (error_ != 0) return false;
+    for (const char* next = pbase(); next < pptr();) {
+      const ssize_t written = ::write(fd_, next, static_cast<size_t>(pptr() - next));
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) {
+        error_ = written < 0 ? errno : EIO;
+        return false;
+      }
+      next += written;
+    }
+    setp(data_, data_ + sizeof data_);
+    return true;
+  }
+
+  int fd_;
+  int error_ = 0;
+  char data_[1 << 16];
+};
+
+OutputFile::OutputFile(const std::string& path, const OutputFileOptions& options) : path_(path), options_(options) {
   if (path == "-") {
     out_ = &std::cout;
     return;
   }
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  temporary_path_ = path + ".tmp";
-  file_ = std::make_unique<std::ofstream>(temporary_path_, std::ios::binary | std::ios::trunc);
-  MIXSEQ_CHECK(file_->is_open(), "cannot open '", temporary_path_, "' for writing");
+  const Destination destination = choose_destination(path);
+  int fd = -1;
+  if (destination.replace) {
+    target_ = destination.file;
+    const auto parent = fs::path(target_).parent_path();
+    if (!parent.empty()) fs::create_directories(parent);
+    temporary_path_ = target_ + ".tmp";
+    fd = ::open(temporary_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    MIXSEQ_CHECK(fd >= 0, "cannot open '", temporary_path_, "' for writing: ", system_reason(errno));
+    struct stat existing;
+    if (::stat(target_.c_str(), &existing) == 0) ::fchmod(fd, existing.st_mode & 07777);  // keep its permissions
+  } else {
+    // O_APPEND: behind /dev/stdout may be the shell's ">>" redirection.
+    fd = ::open(destination.file.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    MIXSEQ_CHECK(fd >= 0, "cannot open '", path, "' for writing: ", system_reason(errno));
+  }
+  buffer_ = std::make_unique<DescriptorBuffer>(fd);
+  file_ = std::make_unique<std::ostream>(buffer_.get());
   out_ = file_.get();
 }
 
 OutputFile::~OutputFile() {
-  if (file_ && !committed_) {
-    file_->close();
+  if (!temporary_path_.empty() && !committed_) {
+    buffer_.reset();
     std::remove(temporary_path_.c_str());
   }
 }
 
 void OutputFile::commit() {
+  if (!buffer_) {  // standard output
+    errno = 0;
+    out_->flush();
+    MIXSEQ_CHECK(out_->good(), "cannot write to standard output: ", system_reason(errno));
+    committed_ = true;
+    return;
+  }
+  const std::string unchanged = temporary_path_.empty() ? "" : str_cat("; '", path_, "' is left as it was");
   out_->flush();
-  MIXSEQ_CHECK(out_->good(), "write error on '", path_, "' (disk full?)");
-  if (file_) {
-    file_->close();
-    MIXSEQ_CHECK(!file_->fail(), "write error on '", path_, "' (disk full?)");
-    std::filesystem::rename(temporary_path_, path_);
+  MIXSEQ_CHECK(out_->good() && buffer_->error() == 0, "cannot write '", path_, "': ", system_reason(buffer_->error()),
+               unchanged);
+  if (options_.sync_to_disk && !temporary_path_.empty())
+    MIXSEQ_CHECK(::fsync(buffer_->fd()) == 0, "cannot write '", path_, "' to disk: ", system_reason(errno), unchanged);
+  MIXSEQ_CHECK(buffer_->close(), "cannot write '", path_, "': ", system_reason(buffer_->error()), unchanged);
+  if (!temporary_path_.empty()) {
+    std::error_code error;
+    fs::rename(temporary_path_, target_, error);
+    MIXSEQ_CHECK(!error, "cannot move '", temporary_path_, "' to '", target_, "': ", error.message(), unchanged);
   }
   committed_ = true;
 }

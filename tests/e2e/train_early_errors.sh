@@ -20,7 +20,7 @@ fails_early() {
   ! grep -q "train | epoch" "$log" || fail "train $* failed only after updates"
 }
 
-fails_early "validation_search: beam_size must be at least 1" --train.run_dir "$work/beam0" --validation_search.beam_size 0
+fails_early "validation_search: beam_size must be in 1..1000" --train.run_dir "$work/beam0" --validation_search.beam_size 0
 fails_early "validation_search: a source of [0-9]* tokens gets max_len = .* below min_len" \
   --train.run_dir "$work/len0" --validation_search.max_len_a 0 --validation_search.max_len_b 0
 fails_early "data.valid_max_tokens (0)" --train.run_dir "$work/valid0" --data.valid_max_tokens 0
@@ -29,7 +29,7 @@ written=$(find "$work/beam0" "$work/len0" "$work/valid0" -type f ! -name train.l
 
 "${train[@]}" --train.run_dir "$work/kept" --train.max_epochs 0 --train.max_steps 2 --train.validate_bleu false \
   2>"$work/kept.log" || fail "the run to keep: $(tail -3 "$work/kept.log")"
-fails_early "validation_search: beam_size must be at least 1" --train.run_dir "$work/kept" --overwrite \
+fails_early "validation_search: beam_size must be in 1..1000" --train.run_dir "$work/kept" --overwrite \
   --validation_search.beam_size 0
 [ -f "$work/kept/checkpoint_last.pt" ] || fail "--overwrite with a bad setting deleted the previous run"
 echo "PASS: bad validation settings fail before the first update, and delete nothing"

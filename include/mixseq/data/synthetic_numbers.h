@@ -15,13 +15,15 @@
 
 namespace mixseq {
 
+constexpr int64_t kMaxNumberValue = 999999;  // German writes millions apart ("eine Million"): not in the task
+
 struct NumberTaskOptions {
   uint64_t seed = 1;                 // fixes every split
-  int64_t train_size = 20000;        // sentence pairs
+  int64_t train_size = 20000;        // sentence pairs, >= 0 in every split
   int64_t valid_size = 500;
   int64_t test_size = 500;
   int64_t max_numbers_per_sentence = 3;  // each sentence holds 1..this many numbers, ", "-separated
-  int64_t max_value = 999999;        // largest number (at most 999,999: German writes millions apart)
+  int64_t max_value = kMaxNumberValue;  // largest number, 1..kMaxNumberValue
 };
 
 struct ParallelText {

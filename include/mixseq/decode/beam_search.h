@@ -49,8 +49,12 @@
 
 namespace mixseq {
 
+// Beam sizes past a few dozen do not improve translations (Koehn & Knowles 2017, §3.6); each
+// hypothesis costs a row of [V] logits per sentence, so beyond this a beam only exhausts memory.
+constexpr int64_t kMaxBeamSize = 1000;
+
 struct BeamSearchOptions {
-  int64_t beam_size = 5;              // K, hypotheses kept per sentence; 1 = greedy search
+  int64_t beam_size = 5;              // K, hypotheses kept per sentence; 1 = greedy search; at most kMaxBeamSize
   double length_penalty = 0.6;        // GNMT alpha in lp(Y) = ((c + |Y|) / (c + 1))^alpha; 0 disables
   double length_penalty_const = 5.0;  // GNMT c in lp(Y); Wu et al. use 5
   double coverage_penalty = 0.1;      // GNMT beta; 0 disables (needed for models that report no attention)

@@ -4,7 +4,8 @@
 // paths may hold spaces or commas, and malformed UTF-8 is reported as "<path>:<line>". The
 // options go to SentencePieceTrainer as a key -> value map, never as a flag string, so no
 // value needs quoting. Writes <model_prefix>.model (for SentencePieceTokenizer) and
-// <model_prefix>.vocab (one "piece<TAB>score" per line, for reading).
+// <model_prefix>.vocab (one "piece<TAB>score" per line, for reading), both as OutputFile writes:
+// replaced whole or not at all, write errors (a full disk) reported.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,8 @@
 // LineReader reads a text file line by line and knows where it is, so that every complaint
-// about the input can name the file and the line. "-" reads standard input.
+// about the input can name the file and the line. "-" reads standard input. It is the one reader
+// of text in mixseq, so text is read alike everywhere: a line ends at "\n", and a "\r" before it
+// (Windows line ends, "\r\n") is not part of the line. Only readers that reproduce another tool
+// byte for byte (subword-nmt's, sacreBLEU's) keep the "\r" and apply that tool's rules.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +21,7 @@ class LineReader {
   // Opens `path` ("-" for stdin); throws mixseq::Error naming the path if it cannot.
   explicit LineReader(const std::string& path);
 
-  // Reads the next line without its "\n" into `line`; false at the end of the file.
+  // Reads the next line without its "\n" (and a "\r" that ends it) into `line`; false at the end of the file.
   // With check_utf8, malformed UTF-8 throws "<path>:<line>: malformed UTF-8 at byte <n>".
   bool next(std::string& line);
 
@@ -28,6 +31,8 @@ class LineReader {
   // to reproduce the input's ending byte for byte.
   bool ended_with_newline() const { return ended_with_newline_; }
   bool check_utf8 = true;
+  // Keep a "\r" that ends a line, for readers that apply another tool's line rules (see above).
+  bool keep_carriage_returns = false;
 
   // "<path>:<line>: <what>" for the line last read.
   template <typename... Args>

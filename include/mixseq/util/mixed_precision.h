@@ -32,8 +32,9 @@ bool computes_bf16_natively(const torch::Device& device);
 bool cpuinfo_lists_bf16(std::istream& cpuinfo);
 std::string precision_name(Precision precision);
 
-// "auto" (CUDA when available, else CPU), "cpu", "cuda" or "cuda:N".
-torch::Device resolve_device(const std::string& name);
+// "auto" (CUDA when available, else CPU), "cpu", "cuda" or "cuda:N". Errors name `option`, the
+// flag or config key the name came from ("--device", "--train.device"), and say how to fix it.
+torch::Device resolve_device(const std::string& name, const std::string& option);
 
 // Checks that `device` supports `precision` (fp16 and tf32 need CUDA) and sets the process-wide
 // TF32 switches to match.

@@ -2,6 +2,8 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <sstream>
+
 #include "text/sentencepiece_module.h"
 
 namespace mixseq::sentencepiece_module {
@@ -48,11 +50,26 @@ std::unique_ptr<Processor> load(const std::string& path, std::string& error) {
   return processor;
 }
 
+// What TrainerInterface::SaveVocab writes: "piece<TAB>score" per piece, the score as ostream prints a float.
+std::string vocabulary_text(const sentencepiece::SentencePieceProcessor& processor) {
+  std::ostringstream text;
+  for (int id = 0; id < processor.GetPieceSize(); ++id)
+    text << processor.IdToPiece(id) << '\t' << processor.GetScore(id) << '\n';
+  return text.str();
+}
+
+// With an output string, SentencePieceTrainer writes no file, and so cannot leave a truncated one:
+// its own writer checks no error once the model is written (issue 11).
 std::string train(const std::unordered_map<std::string, std::string>& options, uint32_t seed,
-                  SentenceSource& sentences) {
+                  SentenceSource& sentences, std::string& model, std::string& vocabulary) {
   sentencepiece::SetRandomGeneratorSeed(seed);
   SourceIterator iterator(sentences);
-  return LibraryProcessor::message(sentencepiece::SentencePieceTrainer::Train(options, &iterator));
+  std::string error = LibraryProcessor::message(sentencepiece::SentencePieceTrainer::Train(options, &iterator, &model));
+  if (!error.empty()) return error;
+  sentencepiece::SentencePieceProcessor processor;
+  error = LibraryProcessor::message(processor.LoadFromSerializedProto(model));
+  if (error.empty()) vocabulary = vocabulary_text(processor);
+  return error;
 }
 
 const Functions kFunctions = {kInterfaceVersion, load, train};

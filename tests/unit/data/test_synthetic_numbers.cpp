@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "mixseq/util/error.h"
-
-#include <set>
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
@@ -53,6 +53,13 @@ TEST(NumberTask, SplitsAreFixedBySeedAndDisjoint) {
 
   options.seed = 2;
   EXPECT_NE(make_number_task(options).train.source, a.train.source);
+}
+
+// `synth --train-size -5` wrote a short validation split with exit 0 (issue 11).
+TEST(NumberTask, NegativeSizesAreErrors) {
+  NumberTaskOptions options;
+  options.train_size = -5;
+  EXPECT_EQ(test::error_of([&] { make_number_task(options); }), "number task: train_size (-5) must be at least 0");
 }
 
 TEST(NumberTask, TargetsTranslateSourcesNumberByNumber) {

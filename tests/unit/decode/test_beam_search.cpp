@@ -621,7 +621,7 @@ TEST(BeamSearch, OptionsAndMaxLengthAreCheckedWithoutSearching) {
   BeamSearchOptions o;
   EXPECT_NO_THROW(check_beam_search_options(o, 10));
   o.beam_size = 0;
-  EXPECT_NE(error_of([&] { check_beam_search_options(o, 10); }).find("beam_size must be at least 1"),
+  EXPECT_NE(error_of([&] { check_beam_search_options(o, 10); }).find("beam_size must be in 1..1000"),
             std::string::npos);
   o = {};
   o.max_len_a = 1.5;
@@ -634,6 +634,24 @@ TEST(BeamSearch, OptionsAndMaxLengthAreCheckedWithoutSearching) {
                          "below min_len (1)"),
             std::string::npos)
       << message;
+}
+
+// `translate --length-penalty nan` printed nan scores with exit 0 (issue 11).
+TEST(BeamSearch, RejectsNonFiniteAndOutOfRangeOptions) {
+  auto model = make_model(hashed_logits, hashed_attention);
+  const auto error = [&](const BeamSearchOptions& o) { return test::error_of([&] { search(*model, kSources, o); }); };
+  BeamSearchOptions o;
+  o.length_penalty = std::nan("");
+  EXPECT_EQ(error(o), "length_penalty must be a finite number; got nan");
+  o = {};
+  o.max_len_a = kInf;
+  EXPECT_EQ(error(o), "max_len_a must be a finite number; got inf");
+  o = {};
+  o.max_len_b = -1;
+  EXPECT_EQ(error(o), "max_len_a and max_len_b must be >= 0; got 0 and -1");
+  o = {};
+  o.beam_size = kMaxBeamSize + 1;
+  EXPECT_EQ(error(o), "beam_size must be in 1..1000 (1 = greedy search); got 1001");
 }
 
 }  // namespace

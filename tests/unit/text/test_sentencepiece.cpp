@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sentencepiece_processor.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -167,6 +168,55 @@ TEST(SentencePieceTrain, BpeModelKeepsUserDefinedSymbolsWhole) {
   const auto pieces = tokenizer.encode("haus <sep> baum");
   EXPECT_NE(std::find(pieces.begin(), pieces.end(), "<sep>"), pieces.end());
   EXPECT_EQ(tokenizer.decode(pieces), "haus <sep> baum");
+}
+
+// libsentencepiece logs to std::cerr: its training log, and a warning for a line over 4,192 bytes.
+// Both crashed the process while the program held its own copy of std::cerr (issue 11,
+// src/text/sentencepiece_module.h).
+TEST(SentencePieceTrain, LogsItsProgressAndLongLinesWithoutCrashing) {
+  test::TempDir dir;
+  std::string long_line;
+  while (long_line.size() <= 4192) long_line += "haus baum straße ";
+  auto sentences = make_sentences(200, 11);
+  sentences.insert(sentences.begin() + 50, long_line);
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("train.txt", as_lines(sentences))};
+  options.model_prefix = dir.path("m");
+  options.vocab_size = 40;
+  options.log_progress = true;
+  EXPECT_EQ(train_sentencepiece(options), 201);
+  const SentencePieceTokenizer tokenizer(dir.path("m.model"));
+  EXPECT_EQ(tokenizer.decode(tokenizer.encode("haus baum")), "haus baum");
+}
+
+TEST(SentencePieceTrain, InputOfOnlyOverlongLinesIsAnErrorThatSaysSo) {
+  test::TempDir dir;
+  std::string long_line;
+  while (long_line.size() <= 4192) long_line += "one two three ";
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("long.txt", long_line + "\n" + long_line + "\n")};
+  options.model_prefix = dir.path("m");
+  options.vocab_size = 10;
+  EXPECT_NE(test::error_of([&] { train_sentencepiece(options); })
+                .find("each of the 2 input lines is longer than 4192 bytes, which SentencePiece skips"),
+            std::string::npos);
+}
+
+// libsentencepiece's own writer ignores write errors: a full disk left a truncated model and
+// "wrote" (issue 11).
+TEST(SentencePieceTrain, AModelThatCannotBeWrittenIsAnError) {
+  test::TempDir dir;
+  SentencePieceTrainOptions options;
+  options.input_paths = {dir.write("train.txt", as_lines(make_sentences(100, 4)))};
+  options.model_prefix = dir.path("m");
+  options.vocab_size = 40;
+  const std::string error = test::error_of([&] {
+    const test::FileSizeLimit full_disk(16384);  // the model takes about 240 kB
+    train_sentencepiece(options);
+  });
+  EXPECT_EQ(error, "cannot write '" + dir.path("m.model") + "': File too large; '" + dir.path("m.model") +
+                       "' is left as it was");
+  EXPECT_FALSE(std::filesystem::exists(dir.path("m.model")));
 }
 
 TEST(SentencePieceTrain, MalformedUtf8IsAnErrorWithFileAndLine) {

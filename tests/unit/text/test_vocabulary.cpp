@@ -54,6 +54,16 @@ TEST(Vocabulary, CountsTokensOverSeveralFiles) {
   EXPECT_EQ(count_tokens({dir.write("a.txt", kFileA), dir.write("b.txt", kFileB)}), hand_counts());
 }
 
+// Windows line ends: `vocab build` counted "cat\r" while `prepare` (which splits on any whitespace)
+// saw "cat", so every line's last piece mapped to <unk> (issue 11).
+TEST(Vocabulary, CountsTheSameTokensInCrlfFiles) {
+  test::TempDir dir;
+  std::string crlf_a = kFileA, crlf_b = kFileB;
+  for (auto* text : {&crlf_a, &crlf_b})
+    for (size_t at = 0; (at = text->find('\n', at)) != std::string::npos; at += 2) text->insert(at, "\r");
+  EXPECT_EQ(count_tokens({dir.write("a.txt", crlf_a), dir.write("b.txt", crlf_b)}), hand_counts());
+}
+
 TEST(Vocabulary, SpecialSymbolsHaveFixedIds) {
   const auto vocabulary = Vocabulary::build({{"x", 1}}, options(0, 1, 1));
   EXPECT_EQ(vocabulary.token(kPadId), "<pad>");
@@ -135,6 +145,13 @@ TEST(Vocabulary, SaveThenLoadGivesAnEqualVocabulary) {
   EXPECT_EQ(loaded, vocabulary);
   EXPECT_EQ(loaded.id("dog"), 7);
   EXPECT_NE(loaded, Vocabulary::build(hand_counts(), options(0, 2, 8)));
+}
+
+TEST(Vocabulary, LoadsAFileWithWindowsLineEnds) {
+  test::TempDir dir;
+  const auto loaded = Vocabulary::load(dir.write("vocab.txt", "<pad> 0\r\n<unk> 0\r\n<s> 0\r\n</s> 0\r\ncat 2\r\n"));
+  EXPECT_EQ(loaded.size(), 5);
+  EXPECT_EQ(loaded.id("cat"), 4);
 }
 
 TEST(Vocabulary, UnknownTokensMapToUnk) {

@@ -195,6 +195,10 @@ TEST(Checkpoint, ReportsBadFilesByName) {
   EXPECT_NE(error_of([&] { read_checkpoint_contents(dir.path("text.pt")); }).find("text.pt"), std::string::npos);
   EXPECT_NE(error_of([&] { read_checkpoint_contents(dir.path("none.pt")); }).find("does not exist"),
             std::string::npos);
+  // `translate -c runs/x` (the run folder) said "not a readable checkpoint (truncated or corrupt?)".
+  EXPECT_EQ(error_of([&] { read_checkpoint_contents(dir.root().string()); }),
+            "checkpoint '" + dir.root().string() + "' is a directory; name a checkpoint in it, such as " +
+                dir.path("checkpoint_best.pt"));
 
   torch::nn::Linear wider(3, 5);
   const auto shape = error_of([&] { load_model_weights(path, *wider); });

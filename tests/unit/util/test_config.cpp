@@ -66,6 +66,25 @@ TEST(Config, BadValuesAndChoicesAreErrors) {
             std::string::npos);
 }
 
+// YAML reads ".nan" and ".inf" as numbers; `train --optim.lr .nan` must not train with them.
+TEST(Config, NonFiniteNumbersAreErrors) {
+  RootOptions options;
+  EXPECT_EQ(error_of([&] { read_config_yaml("inner: {dropout: .nan}", "t.yaml", options.fields()); }),
+            "t.yaml:1: inner.dropout must be a finite number, not '.nan'");
+  EXPECT_EQ(error_of([&] { read_config_yaml("betas: [0.9, .inf]", "t.yaml", options.fields()); }),
+            "t.yaml:1: betas must be a list of finite numbers, not '[0.9, .inf]'");
+  EXPECT_EQ(error_of([&] { apply_config_override("inner.dropout", "-.inf", options.fields()); }),
+            "command line: --inner.dropout must be a finite number, not '-.inf'");
+}
+
+// `train -c <directory>` read an empty config and said "data.dir is empty" (issue 11).
+TEST(Config, ADirectoryIsNoConfigFile) {
+  test::TempDir dir;
+  RootOptions options;
+  EXPECT_EQ(error_of([&] { read_config_file(dir.root().string(), options.fields()); }),
+            "config file '" + dir.root().string() + "' is a directory; give a YAML file, such as configs/gnmt_tiny.yaml");
+}
+
 TEST(Config, CommandLineOverridesUseTheYamlPath) {
   RootOptions options;
   apply_config_override("inner.dropout", "0.3", options.fields());

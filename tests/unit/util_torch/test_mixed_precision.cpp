@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
 #include <sstream>
 
@@ -30,6 +31,17 @@ TEST(MixedPrecision, AutoPicksBf16OnlyWhereComputedNatively) {
   EXPECT_EQ(resolve_precision("fp32", cpu), Precision::kFp32);
   EXPECT_EQ(resolve_precision("bf16", cpu), Precision::kBf16);  // explicit names are kept
   EXPECT_NE(test::error_of([&] { resolve_precision("fp8", cpu); }).find("known: auto, fp32"), std::string::npos);
+}
+
+// `translate --device cuda` without CUDA told the user to use --train.device (issue 11).
+TEST(MixedPrecision, DeviceErrorsNameTheFlagInUse) {
+  EXPECT_EQ(test::error_of([] { resolve_device("gpu", "--device"); }),
+            "--device 'gpu' is not a device; use auto, cpu, cuda or cuda:N");
+  if (torch::cuda::is_available()) GTEST_SKIP() << "CUDA is available: asking for it is no error";
+  EXPECT_EQ(test::error_of([] { resolve_device("cuda", "--device"); }),
+            "--device cuda asked for, but this LibTorch sees no CUDA device; use --device cpu");
+  EXPECT_EQ(test::error_of([] { resolve_device("cuda:1", "--train.device"); }),
+            "--train.device cuda:1 asked for, but this LibTorch sees no CUDA device; use --train.device cpu");
 }
 
 }  // namespace

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Messages that say what is wrong and how to fix it (issue 11): a mistyped command gets the nearest
+# one, a directory given for a file says so, and a device error names the flag of the command in use.
+#   cli_messages.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work/folder"
+cd "$work"
+printf 'a b\n' >text
+
+failures=0
+# expect <message part> <mixseq arguments...>: a non-zero exit and the message on stderr.
+expect() {
+  local message=$1
+  shift
+  local status=0
+  "$mixseq" "$@" >out.txt 2>err.txt || status=$?
+  if [ "$status" -eq 0 ] || ! grep -qF -- "$message" err.txt; then
+    echo "FAIL: mixseq $* exited $status without '$message':"
+    cat err.txt
+    failures=$((failures + 1))
+  fi
+}
+
+expect "unknown command 'trian'; did you mean 'train'?" trian
+expect "unknown command 'tarnslate'; did you mean 'translate'?" --threads 1 tarnslate -i text
+expect "unknown spm command 'trian'; did you mean 'train'?" spm trian
+expect "mixseq bpe needs a command: learn, apply" bpe
+expect "config file 'folder' is a directory; give a YAML file" train -c folder
+expect "cannot read 'folder': it is a directory, not a text file" vocab build -i folder -o vocab.txt
+expect "cannot read 'folder': it is a directory, not a text file" bleu folder -i text
+expect "checkpoint 'folder' is a directory; name a checkpoint in it, such as folder/checkpoint_best.pt" \
+  translate -c folder -i text --device cpu
+expect "SentencePiece model 'folder' is a directory" spm encode -m folder -i text
+
+# Without CUDA, each command names its own device flag.
+status=0
+"$mixseq" translate -c folder --device cuda >/dev/null 2>err.txt || status=$?
+if grep -qF "sees no CUDA device" err.txt; then
+  grep -qF -- "use --device cpu" err.txt && ! grep -qF -- "--train.device" err.txt ||
+    { echo "FAIL: translate --device cuda names another flag:"; cat err.txt; failures=$((failures + 1)); }
+  expect "--device cuda asked for, but this LibTorch sees no CUDA device; use --device cpu" \
+    bench train --device cuda --vocab 10 --hidden 4 --layers 2 --batch 1 --seq-len 2 --steps 1
+fi
+[ "$failures" -eq 0 ] || exit 1
+echo "PASS: typos get the nearest command, directories and devices are named"
