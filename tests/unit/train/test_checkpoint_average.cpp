@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
-#include "mixseq/train/checkpoint.h"
+#include "mixseq/models/trained_model.h"
 #include "mixseq/train/train_config.h"
-#include "mixseq/train/trained_model.h"
 #include "test_support.h"
 
 namespace mixseq {

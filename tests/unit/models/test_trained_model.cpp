@@ -1,10 +1,11 @@
-#include "mixseq/train/trained_model.h"
+#include "mixseq/models/trained_model.h"
 
 #include <gtest/gtest.h>
 
 #include "mixseq/data/prepared_data.h"
+#include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
-#include "mixseq/train/checkpoint.h"
+#include "mixseq/train/train_config.h"  // checkpoints store a whole training config
 #include "test_support.h"
 
 namespace mixseq {

@@ -4,7 +4,7 @@
 // checkpoint code out of train/, with the logits and the beam-search translations they gave
 // then. The DISABLED_ test below wrote them; it is kept to show how, not to be run again (a
 // fixture rewritten by newer code would no longer prove anything about the older format):
-//   build/bin/test_train --gtest_also_run_disabled_tests --gtest_filter='GoldenCheckpoint.DISABLED_*'
+//   build/bin/test_models --gtest_also_run_disabled_tests --gtest_filter='GoldenCheckpoint.DISABLED_*'
 #include <gtest/gtest.h>
 #include <torch/optim/adam.h>
 #include <torch/serialize.h>
@@ -15,11 +15,11 @@
 
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/decode/translator.h"
+#include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
+#include "mixseq/models/trained_model.h"
 #include "mixseq/optim/optimizer.h"
-#include "mixseq/train/checkpoint.h"
 #include "mixseq/train/train_config.h"
-#include "mixseq/train/trained_model.h"
 #include "test_support.h"
 
 namespace mixseq {
@@ -81,7 +81,8 @@ TEST(GoldenCheckpoint, DISABLED_WriteFixtures) {
                                                                                               contents.vocabulary_text)));
     contents.tokenizer_kind = "none";
     contents.progress = {/*step=*/7, /*epoch=*/2, /*epoch_batches=*/3, /*best_score=*/12.5, /*best_loss=*/2.25,
-                         /*loss_scale=*/0, /*loss_scale_clean_steps=*/0, /*train_seconds=*/42};
+                         /*loss_scale=*/0, /*loss_scale_clean_steps=*/0, /*train_seconds=*/42, /*cpu_rng_state=*/{},
+                         /*cuda_rng_state=*/{}};
     torch::manual_seed(1);
     auto model = build_model(config.model, 12);
     auto optimizer = build_optimizer(config.optim, model->parameters());
