@@ -132,7 +132,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
   const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
-  auto model = build_model(model_config(arguments), arguments.vocab);
+  auto model = build_seq2seq_model(model_config(arguments), arguments.vocab);
   model->to(device);
   model->train();
   OptimizerOptions optimizer_options;
@@ -198,7 +198,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
-  auto model = build_model(model_config(arguments), arguments.vocab);
+  auto model = build_seq2seq_model(model_config(arguments), arguments.vocab);
   model->to(device);
   model->eval();
   BeamSearchOptions search;

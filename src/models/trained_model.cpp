@@ -59,7 +59,7 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
                                         scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
-  auto model = build_model(config, vocabulary.size());
+  auto model = build_seq2seq_model(config, vocabulary.size());
   load_model_weights(checkpoint_path, *model);
   model->to(device);
   model->eval();

@@ -333,7 +333,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   const EpochBatches validation_plan = can_validate ? plan_validation_batches(data, config.data) : EpochBatches{};
 
   torch::manual_seed(static_cast<uint64_t>(options.seed));
-  auto model = build_model(config.model, data.vocabulary().size());
+  auto model = build_seq2seq_model(config.model, data.vocabulary().size());
   model->to(device);
   auto optimizer = build_optimizer(config.optim, model->parameters());
   UpdateStep update_step(*model, *optimizer, config.criterion, config.clipping, config.loss_scaler, precision, device);

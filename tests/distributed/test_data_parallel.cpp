@@ -86,7 +86,7 @@ struct TinyTraining {
     config.gnmt.num_layers = 3;
     config.gnmt.dropout = 0;
     torch::manual_seed(1);
-    model = build_model(config, kVocab);
+    model = build_seq2seq_model(config, kVocab);
     OptimizerOptions adam;
     adam.lr = 1e-2;
     optimizer = build_optimizer(adam, model->parameters());

@@ -84,7 +84,7 @@ TEST(GoldenCheckpoint, DISABLED_WriteFixtures) {
                          /*loss_scale=*/0, /*loss_scale_clean_steps=*/0, /*train_seconds=*/42, /*cpu_rng_state=*/{},
                          /*cuda_rng_state=*/{}};
     torch::manual_seed(1);
-    auto model = build_model(config.model, 12);
+    auto model = build_seq2seq_model(config.model, 12);
     auto optimizer = build_optimizer(config.optim, model->parameters());
     {  // one step, so that there is optimizer state to save
       const FixedBatch batch;

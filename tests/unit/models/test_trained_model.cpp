@@ -31,7 +31,7 @@ TEST(TrainedModel, RefusesAVocabularyOtherThanTheOneItWasTrainedWith) {
   TrainConfig config;
   config.model.gnmt.hidden_size = 8;
   config.model.gnmt.num_layers = 2;
-  const auto model = build_model(config.model, 12);
+  const auto model = build_seq2seq_model(config.model, 12);
   CheckpointContents contents;
   contents.config_yaml = config_to_yaml(config.fields());
   contents.tokenizer_kind = "none";
