@@ -22,6 +22,7 @@
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/bleu.h"
 #include "mixseq/train/checkpoint_average.h"
+#include "mixseq/train/translation_loss.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
@@ -168,13 +169,11 @@ ValidationResult validation_loss(Seq2SeqModelImpl& model, const PreparedData& da
   auto loss = torch::zeros({}, torch::device(device)), nll = torch::zeros({}, torch::device(device));
   int64_t tokens = 0;
   for (size_t b = parallel.rank(); b < plan.batches.size(); b += parallel.world_size()) {
-    const auto batch = make_translation_batch(source, &target, plan.batches[b]).to(device);
-    const AutocastScope autocast(precision, device);
-    const auto logits = model.forward(batch.source, batch.source_lengths, batch.target_input);  // [B, T, V]
-    const auto sums = label_smoothed_cross_entropy(logits, batch.target_output, config.criterion);
+    const auto sums = translation_loss(model, make_translation_batch(source, &target, plan.batches[b]),
+                                       config.criterion, precision, device);
     loss += sums.loss;
     nll += sums.nll;
-    tokens += batch.target_tokens;
+    tokens += sums.target_tokens;
   }
   model.train();
   const auto sums = parallel.sum({loss.item<double>(), nll.item<double>(), static_cast<double>(tokens)});
@@ -336,7 +335,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   auto model = build_seq2seq_model(config.model, data.vocabulary().size());
   model->to(device);
   auto optimizer = build_optimizer(config.optim, model->parameters());
-  UpdateStep update_step(*model, *optimizer, config.criterion, config.clipping, config.loss_scaler, precision, device);
+  UpdateStep update_step(*model, *optimizer, config.clipping, config.loss_scaler, precision, device);
   DynamicLossScaler& scaler = update_step.loss_scaler();
   const bool scaling = update_step.scaling();
 
@@ -512,7 +511,10 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
       }
       const double lr = schedule.lr_at(progress.step);
       set_learning_rate(*optimizer, lr);
-      const auto update = update_step.run(batches, static_cast<int64_t>(agreed[0]));
+      const auto update = update_step.run(
+          options.update_freq,
+          [&](int64_t micro) { return translation_loss(*model, batches[micro], config.criterion, precision, device); },
+          static_cast<int64_t>(agreed[0]));
       interval.loss += update.loss;
       interval.nll += update.nll;
       interval.source_tokens += update.source_tokens;
