@@ -31,9 +31,10 @@
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/optim/optimizer.h"
 #include "mixseq/text/vocabulary.h"
-#include "mixseq/util/mixed_precision.h"
+#include "mixseq/train/translation_loss.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/memory_usage.h"
+#include "mixseq/util/mixed_precision.h"
 #include "operator_profile.h"
 #include "option_checks.h"
 
@@ -133,13 +134,12 @@ int bench_train(const BenchArguments& arguments, int threads) {
   const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
-  auto model = build_model(model_config(arguments), arguments.vocab);
+  auto model = build_seq2seq_model(model_config(arguments), arguments.vocab);
   model->to(device);
   model->train();
   OptimizerOptions optimizer_options;
   auto optimizer = build_optimizer(optimizer_options, model->parameters());
-  UpdateStep update(*model, *optimizer, LabelSmoothingOptions{}, GradientClippingOptions{}, LossScalerOptions{},
-                    precision, device);
+  UpdateStep update(*model, *optimizer, GradientClippingOptions{}, LossScalerOptions{}, precision, device);
   std::unique_ptr<GradientReducer> reducer;
   if (group) {
     GradientReducerOptions options;
@@ -150,9 +150,12 @@ int bench_train(const BenchArguments& arguments, int threads) {
   }
   const int64_t world_size = group ? group->world_size() : 1;
   torch::manual_seed(static_cast<uint64_t>(1 + launch.rank));  // each rank its own batch
-  const std::vector<TranslationBatch> batch = {random_batch(arguments).to(device)};
-  const int64_t update_tokens = batch.front().target_tokens * world_size;  // every rank's batch has as many
-  for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(batch, update_tokens);
+  const TranslationBatch batch = random_batch(arguments).to(device);
+  const int64_t update_tokens = batch.target_tokens * world_size;  // every rank's batch has as many
+  const auto forward_loss = [&](int64_t) {
+    return translation_loss(*model, batch, LabelSmoothingOptions{}, precision, device);
+  };
+  for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(1, forward_loss, update_tokens);
   synchronize(device);
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
@@ -160,7 +163,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
   double allreduce_wait_ms = 0;
   auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
   for (int64_t step = 0; step < arguments.steps; ++step) {
-    const auto result = update.run(batch, update_tokens);
+    const auto result = update.run(1, forward_loss, update_tokens);
     tokens += result.target_tokens + (counts_target_tokens_only(arguments) ? 0 : result.source_tokens);
     if (reducer) allreduce_wait_ms += reducer->last_stats().wait_ms;
   }
@@ -199,7 +202,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
-  auto model = build_model(model_config(arguments), arguments.vocab);
+  auto model = build_seq2seq_model(model_config(arguments), arguments.vocab);
   model->to(device);
   model->eval();
   BeamSearchOptions search;

@@ -8,7 +8,7 @@
 
 #include "commands.h"
 #include "config_arguments.h"
-#include "mixseq/train/checkpoint.h"
+#include "mixseq/models/checkpoint.h"
 #include "mixseq/train/trainer.h"
 #include "mixseq/util/log.h"
 

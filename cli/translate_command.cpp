@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "mixseq/decode/translator.h"
-#include "mixseq/train/trained_model.h"
+#include "mixseq/models/trained_model.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <variant>
 
 #include "mixseq/models/gnmt.h"
 #include "mixseq/models/transformer.h"
@@ -12,26 +13,71 @@
 namespace mixseq {
 namespace {
 
-using ModelBuilder = std::function<Seq2SeqModel(const ModelConfig&, int64_t vocab_size)>;
+using Seq2SeqBuilder = std::function<Seq2SeqModel(const ModelConfig&, int64_t vocab_size)>;
+using LanguageModelBuilder = std::function<LanguageModel(const ModelConfig&, int64_t vocab_size)>;
+// The builder's type is the family: the alternatives are in ModelFamily's order.
+using ModelBuilder = std::variant<Seq2SeqBuilder, LanguageModelBuilder>;
+static_assert(static_cast<int>(ModelFamily::kSeq2Seq) == 0 && static_cast<int>(ModelFamily::kLanguageModel) == 1);
 
+// A language model joins with its implementation, e.g.
+//   {"transformer_xl", LanguageModelBuilder([](const ModelConfig& c, int64_t v) { ... })},
+// and its name joins the choices of model.arch (models/model_config.h).
 const std::map<std::string, ModelBuilder> kModelRegistry = {
-    {"gnmt", [](const ModelConfig& c, int64_t vocab_size) { return GnmtModel(c.gnmt, vocab_size).ptr(); }},
-    {"transformer",
-     [](const ModelConfig& c, int64_t vocab_size) { return TransformerModel(c.transformer, vocab_size).ptr(); }},
+    {"gnmt", Seq2SeqBuilder([](const ModelConfig& c, int64_t vocab_size) {
+       return GnmtModel(c.gnmt, vocab_size).ptr();
+     })},
+    {"transformer", Seq2SeqBuilder([](const ModelConfig& c, int64_t vocab_size) {
+       return TransformerModel(c.transformer, vocab_size).ptr();
+     })},
 };
 
-std::string known_names() {
-  std::string names;
-  for (const auto& [name, builder] : kModelRegistry) names += (names.empty() ? "" : ", ") + name;
-  return names;
+ModelFamily family_of(const ModelBuilder& builder) { return static_cast<ModelFamily>(builder.index()); }
+
+std::string join(const std::vector<std::string>& names) {
+  std::string joined;
+  for (const auto& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined.empty() ? "none yet" : joined;
+}
+
+const ModelBuilder& find_builder(const std::string& arch) {
+  const auto it = kModelRegistry.find(arch);
+  if (it != kModelRegistry.end()) return it->second;
+  std::vector<std::string> known;
+  for (const auto& [name, builder] : kModelRegistry) known.push_back(name);
+  throw Error(str_cat("unknown model.arch '", arch, "'; known: ", join(known)));
+}
+
+template <typename Builder>
+const Builder& builder_of_family(const std::string& arch, ModelFamily wanted) {
+  const ModelBuilder& builder = find_builder(arch);
+  const auto* of_family = std::get_if<Builder>(&builder);
+  MIXSEQ_CHECK(of_family != nullptr, "model.arch '", arch, "' is a ", model_family_name(family_of(builder)),
+               ", but a ", model_family_name(wanted), " is needed here; architectures of that family: ",
+               join(model_architectures(wanted)));
+  return *of_family;
 }
 
 }  // namespace
 
-Seq2SeqModel build_model(const ModelConfig& config, int64_t vocab_size) {
-  const auto it = kModelRegistry.find(config.arch);
-  MIXSEQ_CHECK(it != kModelRegistry.end(), "unknown model.arch '", config.arch, "'; known: ", known_names());
-  return it->second(config, vocab_size);
+std::string model_family_name(ModelFamily family) {
+  return family == ModelFamily::kSeq2Seq ? "sequence-to-sequence (translation) model" : "language model";
+}
+
+ModelFamily model_family(const std::string& arch) { return family_of(find_builder(arch)); }
+
+std::vector<std::string> model_architectures(ModelFamily family) {
+  std::vector<std::string> names;
+  for (const auto& [name, builder] : kModelRegistry)
+    if (family_of(builder) == family) names.push_back(name);
+  return names;
+}
+
+Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size) {
+  return builder_of_family<Seq2SeqBuilder>(config.arch, ModelFamily::kSeq2Seq)(config, vocab_size);
+}
+
+LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size) {
+  return builder_of_family<LanguageModelBuilder>(config.arch, ModelFamily::kLanguageModel)(config, vocab_size);
 }
 
 }  // namespace mixseq

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <utility>
 
-#include "mixseq/train/checkpoint.h"
-#include "mixseq/train/trained_model.h"
+#include "mixseq/models/checkpoint.h"
+#include "mixseq/models/trained_model.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -32,9 +32,8 @@ int64_t update_of(const std::string& name) {
 // The model section alone: other sections (learning rate, data, run_dir) may differ between the
 // checkpoints of one model, e.g. after a resume with other settings.
 std::string model_section_yaml(const std::string& path, const CheckpointContents& contents) {
-  TrainConfig config;
-  read_config_yaml(contents.config_yaml, path + " (stored config)", config.fields());
-  return config_to_yaml([&](ConfigVisitor& v) { v.section("model", config.model); });
+  ModelConfig config = stored_model_config(contents, path);
+  return config_to_yaml([&](ConfigVisitor& v) { v.section("model", config); });
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> named_tensors(const torch::nn::Module& model) {

@@ -231,7 +231,9 @@ class YamlWriter : public ConfigVisitor {
 
 }  // namespace
 
-void read_config_yaml(const std::string& yaml, const std::string& source, const ConfigFields& fields) {
+namespace {
+
+void read_yaml(const std::string& yaml, const std::string& source, const ConfigFields& fields, bool whole) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml);
@@ -241,7 +243,17 @@ void read_config_yaml(const std::string& yaml, const std::string& source, const 
   MIXSEQ_CHECK(!root || root.IsNull() || root.IsMap(), source, ": a configuration must be a map of keys");
   YamlReader reader(root, source);
   fields(reader);
-  reader.finish();
+  if (whole) reader.finish();  // sections read alone leave the root's other keys to their readers
+}
+
+}  // namespace
+
+void read_config_yaml(const std::string& yaml, const std::string& source, const ConfigFields& fields) {
+  read_yaml(yaml, source, fields, /*whole=*/true);
+}
+
+void read_config_yaml_sections(const std::string& yaml, const std::string& source, const ConfigFields& fields) {
+  read_yaml(yaml, source, fields, /*whole=*/false);
 }
 
 void read_config_file(const std::string& path, const ConfigFields& fields) {

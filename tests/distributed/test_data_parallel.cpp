@@ -24,6 +24,7 @@
 #include "mixseq/models/registry.h"
 #include "mixseq/optim/optimizer.h"
 #include "mixseq/text/vocabulary.h"
+#include "mixseq/train/translation_loss.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/error.h"
 #include "models/model_test_support.h"
@@ -86,12 +87,22 @@ struct TinyTraining {
     config.gnmt.num_layers = 3;
     config.gnmt.dropout = 0;
     torch::manual_seed(1);
-    model = build_model(config, kVocab);
+    model = build_seq2seq_model(config, kVocab);
     OptimizerOptions adam;
     adam.lr = 1e-2;
     optimizer = build_optimizer(adam, model->parameters());
-    update_step = std::make_unique<UpdateStep>(*model, *optimizer, LabelSmoothingOptions{}, GradientClippingOptions{},
-                                               LossScalerOptions{}, Precision::kFp32, torch::Device(torch::kCPU));
+    update_step = std::make_unique<UpdateStep>(*model, *optimizer, GradientClippingOptions{}, LossScalerOptions{},
+                                               Precision::kFp32, torch::Device(torch::kCPU));
+  }
+
+  // One update over `batches`, the loss per target token of the update (`update_tokens`, all ranks).
+  void update(const std::vector<TranslationBatch>& batches, int64_t update_tokens) {
+    update_step->run(
+        static_cast<int64_t>(batches.size()),
+        [&](int64_t micro) {
+          return translation_loss(*model, batches[micro], LabelSmoothingOptions{}, Precision::kFp32, torch::kCPU);
+        },
+        update_tokens);
   }
 
   at::Tensor flat_parameters() const {
@@ -145,7 +156,7 @@ TEST(Worker, TrainSteps) {
     for (const auto& batch : mine) tokens += static_cast<double>(batch.target_tokens);
     const int64_t update_tokens = static_cast<int64_t>(group->sum({tokens})[0]);
     const int64_t collectives_before = group->collectives_started();
-    training.update_step->run(mine, update_tokens);
+    training.update(mine, update_tokens);
     const int64_t collectives = group->collectives_started() - collectives_before;
 
     const auto flat = training.flat_parameters();
@@ -177,7 +188,7 @@ TEST(Worker, LosePeer) {
       }
       const auto batches = update_batches(step, 1);
       const double tokens = static_cast<double>(batches[0].target_tokens);
-      training.update_step->run(batches, static_cast<int64_t>(group->sum({tokens})[0]));
+      training.update(batches, static_cast<int64_t>(group->sum({tokens})[0]));
     }
     ADD_FAILURE() << "1000 updates without the peer";
   } catch (const Error& e) {
@@ -271,7 +282,12 @@ void expect_clean_exits(const std::vector<RankOutcome>& ranks) {
 // One process, no group: the same updates over all world_size*F batches at once.
 at::Tensor train_alone(int64_t steps, int64_t batches_per_update) {
   TinyTraining training;
-  for (int64_t step = 0; step < steps; ++step) training.update_step->run(update_batches(step, batches_per_update));
+  for (int64_t step = 0; step < steps; ++step) {
+    const auto batches = update_batches(step, batches_per_update);
+    int64_t tokens = 0;
+    for (const auto& batch : batches) tokens += batch.target_tokens;
+    training.update(batches, tokens);
+  }
   return training.flat_parameters();
 }
 

@@ -1,4 +1,7 @@
-// The training loop for translation models, shared by every architecture the registry builds.
+// The training loop for translation models, shared by every sequence-to-sequence architecture
+// the registry builds. What is not particular to translation (device, data-parallel group, run
+// folder, checkpoints and resume, signals, time budget, log lines) is the TrainingSession's
+// (train/training_session.h); this loop owns the batches, validation and the best model.
 //
 // One update: set the learning rate for the step, run update_freq batches forward (under
 // autocast for bf16/fp16) and backward, with the loss normalised by the target tokens of the

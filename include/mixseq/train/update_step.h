@@ -1,29 +1,40 @@
-// UpdateStep: one optimizer update of a translation model over one or more batches (gradient
-// accumulation), shared by the training loop and `mixseq bench train`:
-//   forward each batch under autocast, label-smoothed loss normalised by the target tokens of
-//   the whole update, backward (scaled for fp16); then unscale, skip the update if gradients
-//   overflowed (fp16), clip the fp32 gradients, step the optimizer, zero the gradients.
-// The caller sets the learning rate first. In a data-parallel job a GradientReducer sums the
-// gradients of all ranks during the last batch's backward, so every rank takes the same step.
+// UpdateStep: one optimizer update over one or more micro-batches (gradient accumulation), for
+// any task: the training loops and `mixseq bench train` share it.
+//   For each micro-batch the caller's forward_loss runs the forward pass (under autocast) and
+//   returns the summed loss of its targets; UpdateStep divides it by the targets of the whole
+//   update and runs backward (scaled for fp16). Then it unscales the gradients, skips the update
+//   if they overflowed (fp16), clips the fp32 gradients, steps the optimizer, zeroes the gradients.
+// What a task knows (its batches, its model's forward, its criterion) stays in its callable, e.g.
+// train/translation_loss.h; UpdateStep knows only the parameters, the optimizer and the
+// precision. The caller sets the learning rate first. In a data-parallel job a GradientReducer
+// sums the gradients of all ranks during the last micro-batch's backward, so every rank takes
+// the same step.
 #pragma once
 
+#include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
-#include "mixseq/criteria/label_smoothed_cross_entropy.h"
-#include "mixseq/data/translation_batch.h"
 #include "mixseq/distributed/gradient_reducer.h"
-#include "mixseq/models/seq2seq_model.h"
 #include "mixseq/optim/gradient_clipping.h"
 #include "mixseq/optim/loss_scaler.h"
 #include "mixseq/util/mixed_precision.h"
 
 namespace mixseq {
 
+// What forward_loss returns for one micro-batch.
+struct LossSums {
+  torch::Tensor loss;         // [] summed training loss over the targets, with its graph: backpropagated
+  torch::Tensor nll;          // [] summed negative log-likelihood of the same targets, no gradient
+  int64_t target_tokens = 0;  // the targets summed over
+  int64_t source_tokens = 0;  // other tokens read (translation sources), counted for throughput only
+};
+
 struct UpdateResult {
-  torch::Tensor loss;     // [] summed smoothed loss over the update's target tokens (on the device)
+  torch::Tensor loss;     // [] summed loss over the update's targets (on the device)
   torch::Tensor nll;      // [] summed negative log-likelihood
   int64_t source_tokens = 0;
   int64_t target_tokens = 0;
@@ -32,13 +43,15 @@ struct UpdateResult {
 
 class UpdateStep {
  public:
-  UpdateStep(Seq2SeqModelImpl& model, torch::optim::Optimizer& optimizer, const LabelSmoothingOptions& criterion,
-             const GradientClippingOptions& clipping, const LossScalerOptions& loss_scaler, Precision precision,
-             const torch::Device& device);
+  // Runs the forward pass and loss of micro-batch `micro` (0 .. micro_batches - 1).
+  using ForwardLoss = std::function<LossSums(int64_t micro)>;
 
-  // `batches` may live on the CPU; each is moved to the device in turn. `update_tokens`: the
-  // target tokens of the whole update, over all ranks (0: those of `batches`).
-  UpdateResult run(const std::vector<TranslationBatch>& batches, int64_t update_tokens = 0);
+  UpdateStep(torch::nn::Module& model, torch::optim::Optimizer& optimizer, const GradientClippingOptions& clipping,
+             const LossScalerOptions& loss_scaler, Precision precision, const torch::Device& device);
+
+  // `update_tokens`: the targets of the whole update, over all ranks (the loss is per target of
+  // the update, whatever the micro-batch and the rank); at least 1.
+  UpdateResult run(int64_t micro_batches, const ForwardLoss& forward_loss, int64_t update_tokens);
 
   // Data-parallel training: `reducer` (or nullptr) sums the gradients over the ranks.
   void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
@@ -47,9 +60,7 @@ class UpdateStep {
   DynamicLossScaler& loss_scaler() { return scaler_; }
 
  private:
-  Seq2SeqModelImpl& model_;
   torch::optim::Optimizer& optimizer_;
-  LabelSmoothingOptions criterion_;
   GradientClippingOptions clipping_;
   DynamicLossScaler scaler_;
   Precision precision_;

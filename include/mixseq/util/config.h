@@ -52,6 +52,12 @@ using ConfigFields = std::function<void(ConfigVisitor&)>;
 void read_config_yaml(const std::string& yaml, const std::string& source, const ConfigFields& fields);
 void read_config_file(const std::string& path, const ConfigFields& fields);
 
+// As read_config_yaml, for a reader that needs only some sections of a larger configuration (a
+// model loader reads the "model" section of the training config stored in a checkpoint): keys
+// at the root that `fields` does not name are skipped, unknown keys inside the sections it
+// names are still errors.
+void read_config_yaml_sections(const std::string& yaml, const std::string& source, const ConfigFields& fields);
+
 // Sets the field at a dotted path ("model.gnmt.hidden_size") from its text form, as it comes
 // from the command line; an unknown path or a bad value throws mixseq::Error naming both.
 void apply_config_override(const std::string& path, const std::string& value, const ConfigFields& fields);

@@ -116,11 +116,12 @@ TEST(Gnmt, RejectsInvalidConfigWithTheValue) {
 TEST(Gnmt, RegistryBuildsGnmtAndListsKnownNames) {
   ModelConfig config;
   config.gnmt = small_config();
-  const auto model = build_model(config, kVocab);
+  const auto model = build_seq2seq_model(config, kVocab);
   EXPECT_NE(std::dynamic_pointer_cast<GnmtModelImpl>(model), nullptr);
   EXPECT_EQ(model->vocab_size(), kVocab);
   config.arch = "gnmt3";
-  EXPECT_EQ(test::error_of([&] { build_model(config, kVocab); }), "unknown model.arch 'gnmt3'; known: gnmt, transformer");
+  EXPECT_EQ(test::error_of([&] { build_seq2seq_model(config, kVocab); }),
+            "unknown model.arch 'gnmt3'; known: gnmt, transformer");
 }
 
 TEST(Gnmt, ForwardShapes) {

@@ -460,7 +460,7 @@ TEST(Transformer, RegistryBuildsTheTransformer) {
   ModelConfig config;
   config.arch = "transformer";
   config.transformer = small_config();
-  const auto model = build_model(config, kVocab);
+  const auto model = build_seq2seq_model(config, kVocab);
   EXPECT_NE(std::dynamic_pointer_cast<TransformerModelImpl>(model), nullptr);
   EXPECT_EQ(model->vocab_size(), kVocab);
 }

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
-#include "mixseq/train/checkpoint.h"
+#include "mixseq/models/trained_model.h"
 #include "mixseq/train/train_config.h"
-#include "mixseq/train/trained_model.h"
 #include "test_support.h"
 
 namespace mixseq {
@@ -50,7 +50,7 @@ std::vector<std::string> file_names(const std::vector<std::string>& paths) {
 TEST(CheckpointAverage, AveragesEveryTensorToTheHandComputedMean) {
   test::TempDir dir;
   const auto config = tiny_gnmt(8);
-  auto model = build_model(config.model, kVocabSize);
+  auto model = build_seq2seq_model(config.model, kVocabSize);
   const std::string special = model->named_parameters().begin()->key();
   // Every parameter is a constant per file, except the first 4 values of `special`.
   const std::vector<double> constants = {1, 2, 6};                  // mean 3
@@ -73,7 +73,7 @@ TEST(CheckpointAverage, AveragesEveryTensorToTheHandComputedMean) {
   const float last = static_cast<float>((static_cast<double>(0.1F) + static_cast<double>(0.7F) +
                                          static_cast<double>(0.35F)) / 3.0);
   const auto special_mean = torch::tensor(std::vector<float>{0.5F, 1.0F, 2.0F, last});
-  auto averaged = build_model(config.model, kVocabSize);
+  auto averaged = build_seq2seq_model(config.model, kVocabSize);
   load_model_weights(output, *averaged);
   for (const auto& parameter : averaged->named_parameters()) {
     auto expected = torch::full_like(parameter.value(), 3.0);
@@ -92,9 +92,9 @@ TEST(CheckpointAverage, AveragesEveryTensorToTheHandComputedMean) {
 TEST(CheckpointAverage, NamesTheCheckpointThatDiffers) {
   test::TempDir dir;
   const auto narrow = tiny_gnmt(8), wide = tiny_gnmt(16);
-  save_checkpoint(dir.path("narrow.pt"), contents_of(narrow, 1), *build_model(narrow.model, kVocabSize), nullptr);
-  save_checkpoint(dir.path("wide.pt"), contents_of(wide, 2), *build_model(wide.model, kVocabSize), nullptr);
-  save_checkpoint(dir.path("other_vocab.pt"), contents_of(narrow, 3, 'k'), *build_model(narrow.model, kVocabSize),
+  save_checkpoint(dir.path("narrow.pt"), contents_of(narrow, 1), *build_seq2seq_model(narrow.model, kVocabSize), nullptr);
+  save_checkpoint(dir.path("wide.pt"), contents_of(wide, 2), *build_seq2seq_model(wide.model, kVocabSize), nullptr);
+  save_checkpoint(dir.path("other_vocab.pt"), contents_of(narrow, 3, 'k'), *build_seq2seq_model(narrow.model, kVocabSize),
                   nullptr);
 
   const auto shape = error_of([&] { average_checkpoints({dir.path("narrow.pt"), dir.path("wide.pt")}, dir.path("o.pt")); });
@@ -108,7 +108,7 @@ TEST(CheckpointAverage, NamesTheCheckpointThatDiffers) {
 TEST(CheckpointAverage, RefusesToReplaceATrainingCheckpoint) {
   test::TempDir dir;
   const auto config = tiny_gnmt(8);
-  auto model = build_model(config.model, kVocabSize);
+  auto model = build_seq2seq_model(config.model, kVocabSize);
   torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.1).momentum(0.9));
   const auto last = dir.path("checkpoint_last.pt");
   save_checkpoint(last, contents_of(config, 20), *model, &optimizer);

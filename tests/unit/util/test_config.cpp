@@ -54,6 +54,17 @@ TEST(Config, UnknownKeysNameFileLineAndNearestKey) {
   EXPECT_EQ(far, "t.yaml:1: unknown key 'zzz'; known: arch, shared_embeddings, betas, inner");
 }
 
+// A model loader reads one section of a whole training config: the other root keys are not its
+// business, but a typo inside its section still is.
+TEST(Config, SectionsReadAloneSkipOtherRootKeysOnly) {
+  InnerOptions inner;
+  const ConfigFields fields = [&](ConfigVisitor& v) { v.section("inner", inner); };
+  read_config_yaml_sections("arch: transformer\ninner:\n  hidden_size: 512\ntrain: {seed: 3}\n", "t.yaml", fields);
+  EXPECT_EQ(inner.hidden_size, 512);
+  EXPECT_EQ(error_of([&] { read_config_yaml_sections("arch: gnmt\ninner:\n  hiden_size: 5\n", "t.yaml", fields); }),
+            "t.yaml:3: unknown key 'inner.hiden_size'; did you mean 'hidden_size'?");
+}
+
 TEST(Config, BadValuesAndChoicesAreErrors) {
   RootOptions options;
   EXPECT_EQ(error_of([&] { read_config_yaml("inner: {hidden_size: big}", "t.yaml", options.fields()); }),

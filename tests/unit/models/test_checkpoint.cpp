@@ -1,4 +1,4 @@
-#include "mixseq/train/checkpoint.h"
+#include "mixseq/models/checkpoint.h"
 
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>

@@ -1,7 +1,9 @@
 // Checkpoints. A checkpoint holds everything needed to translate with a model (its resolved
 // configuration, vocabulary and tokenizer model ride along, so `mixseq translate` needs only
 // the file) and everything needed to continue training exactly where it stopped (optimizer
-// moments, loss scale, random generator state and the data position).
+// moments, loss scale, random generator state and the data position). The format lives here,
+// below train/ and decode/, because serving reads it too (models/trained_model.h); the
+// training loop is one of its writers.
 //
 // Files are written to "<path>.tmp", flushed to disk and renamed over <path>: a run killed
 // while saving leaves the previous checkpoint intact. Reading checks the format and version

@@ -1,4 +1,4 @@
-#include "mixseq/train/trained_model.h"
+#include "mixseq/models/trained_model.h"
 
 #include <filesystem>
 #include <fstream>
@@ -6,8 +6,8 @@
 
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/models/registry.h"
-#include "mixseq/train/checkpoint.h"
 #include "mixseq/util/checksum.h"
+#include "mixseq/util/config.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -37,10 +37,16 @@ class ScratchFolder {
 
 }  // namespace
 
+ModelConfig stored_model_config(const CheckpointContents& contents, const std::string& path) {
+  ModelConfig config;
+  read_config_yaml_sections(contents.config_yaml, path + " (stored config)",
+                            [&](ConfigVisitor& v) { v.section("model", config); });
+  return config;
+}
+
 TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device) {
   const auto contents = read_checkpoint_contents(checkpoint_path);
-  TrainConfig config;
-  read_config_yaml(contents.config_yaml, checkpoint_path + " (stored config)", config.fields());
+  ModelConfig config = stored_model_config(contents, checkpoint_path);
   const ScratchFolder scratch;
   auto vocabulary = Vocabulary::load(scratch.write("vocab.txt", contents.vocabulary_text));
   // The ids the model was trained on must name the same pieces here (0: a version 1 checkpoint).
@@ -53,7 +59,7 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
                                         scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
-  auto model = build_model(config.model, vocabulary.size());
+  auto model = build_seq2seq_model(config, vocabulary.size());
   load_model_weights(checkpoint_path, *model);
   model->to(device);
   model->eval();

@@ -1,10 +1,11 @@
-#include "mixseq/train/trained_model.h"
+#include "mixseq/models/trained_model.h"
 
 #include <gtest/gtest.h>
 
 #include "mixseq/data/prepared_data.h"
+#include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
-#include "mixseq/train/checkpoint.h"
+#include "mixseq/train/train_config.h"  // checkpoints store a whole training config
 #include "test_support.h"
 
 namespace mixseq {
@@ -30,7 +31,7 @@ TEST(TrainedModel, RefusesAVocabularyOtherThanTheOneItWasTrainedWith) {
   TrainConfig config;
   config.model.gnmt.hidden_size = 8;
   config.model.gnmt.num_layers = 2;
-  const auto model = build_model(config.model, 12);
+  const auto model = build_seq2seq_model(config.model, 12);
   CheckpointContents contents;
   contents.config_yaml = config_to_yaml(config.fields());
   contents.tokenizer_kind = "none";

@@ -1,4 +1,4 @@
-#include "mixseq/train/checkpoint.h"
+#include "mixseq/models/checkpoint.h"
 
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>

@@ -1,0 +1,71 @@
+// LanguageModel: what language-model training, evaluation and generation know of a decoder-only
+// model that carries a memory from one segment of text to the next, as Transformer-XL does
+// (Dai et al. 2019). It stands beside Seq2SeqModel (models/seq2seq_model.h); each architecture
+// of this family implements it, and nothing outside src/models names an architecture. The
+// registry (models/registry.h) says which family an architecture belongs to.
+//
+// The data are B parallel streams cut into consecutive segments (data/lm_stream.h): row b of
+// segment k continues row b of segment k-1. A caller passes each segment with the memory that
+// the previous segment of the same rows returned, and an empty LmMemory for the first one (or
+// after the rows changed, e.g. at an epoch start). The memory holds detached hidden states:
+// gradients stop at the segment boundary, while attention still reaches back M tokens
+// (Dai et al. 2019, §3.2, "segment-level recurrence with state reuse").
+//
+// Why forward() takes the targets and returns per-token NLL instead of logits: with a large
+// vocabulary the output layer is an adaptive softmax (Grave et al. 2017; Transformer-XL on
+// WikiText-103), which computes -log p(target) from the target's cluster and never builds the
+// [B, T, V] scores. The loss is summed by the caller (train/update_step.h wants sums, normalised
+// by the tokens of the whole update). Generation and anything that needs the whole distribution
+// call log_probs(), which pays for all V entries of every position it is given.
+//
+// Shapes: B batch (streams), T segment length, M memory length (tokens of earlier segments
+// kept), D model width, V vocabulary. Token ids follow text/vocabulary.h; a target of kPadId
+// marks a position without a target (its NLL is 0).
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace mixseq {
+
+// The states of earlier segments that the next one attends to.
+struct LmMemory {
+  // One entry per layer whose input the memory extends, in layer order, each [B, M, D] and
+  // detached; the architecture decides how many (Transformer-XL keeps the input of every layer).
+  // Empty: no memory, the first segment.
+  std::vector<torch::Tensor> layers;
+
+  bool empty() const { return layers.empty(); }
+  int64_t length() const { return layers.empty() ? 0 : layers.front().size(1); }  // M
+};
+
+struct LmOutput {
+  torch::Tensor nll;  // [B, T] fp32: -log p(targets[b, t] | tokens up to t and the memory); 0 at kPadId targets
+  LmMemory memory;    // for the next segment of the same rows
+};
+
+struct LmLogProbs {
+  torch::Tensor log_probs;  // [B, T, V] fp32: log p(v | tokens up to t and the memory)
+  LmMemory memory;          // for the next segment of the same rows
+};
+
+class LanguageModelImpl : public torch::nn::Module {
+ public:
+  // tokens [B, T] int64, targets [B, T] int64 (the token after each position), memory of the
+  // previous segment of these rows (M may be 0) -> per-token NLL [B, T] and the next memory.
+  virtual LmOutput forward(const torch::Tensor& tokens, const torch::Tensor& targets, const LmMemory& memory) = 0;
+
+  // tokens [B, T] int64, memory as for forward() -> the distribution of the token after each
+  // position [B, T, V] and the next memory; generation feeds T = 1 at a time.
+  virtual LmLogProbs log_probs(const torch::Tensor& tokens, const LmMemory& memory) = 0;
+
+  virtual int64_t vocab_size() const = 0;
+};
+
+using LanguageModel = std::shared_ptr<LanguageModelImpl>;
+
+}  // namespace mixseq

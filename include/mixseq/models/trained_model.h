@@ -1,0 +1,36 @@
+// TrainedModel: a checkpoint opened for translation, with everything that came inside it: the
+// model section of the configuration it was trained with, its vocabulary, its tokenizer and its
+// weights on the requested device, in eval mode.
+//
+// This is what serving needs (mixseq translate, the demo's translation, checkpoint averaging),
+// and it lives below train/ so that they need nothing from training: of the training
+// configuration a checkpoint stores (train/train_config.h), only the `model` section is read.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "mixseq/models/checkpoint.h"
+#include "mixseq/models/model_config.h"
+#include "mixseq/models/seq2seq_model.h"
+#include "mixseq/text/tokenizer.h"
+#include "mixseq/text/vocabulary.h"
+
+namespace mixseq {
+
+struct TrainedModel {
+  ModelConfig config;  // the `model` section of the stored training configuration
+  Vocabulary vocabulary;
+  std::unique_ptr<Tokenizer> tokenizer;
+  Seq2SeqModel model;
+};
+
+// The `model` section of the training configuration stored in a checkpoint read from `path`
+// (named in errors); the other sections are skipped.
+ModelConfig stored_model_config(const CheckpointContents& contents, const std::string& path);
+
+// Throws mixseq::Error naming the file when it is not a checkpoint, is corrupt, or holds a
+// vocabulary other than the one its model was trained with.
+TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device);
+
+}  // namespace mixseq

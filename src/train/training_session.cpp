@@ -1,0 +1,311 @@
+#include "mixseq/train/training_session.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+
+#include "mixseq/data/prepared_data.h"
+#include "mixseq/distributed/launch_environment.h"
+#include "mixseq/text/score_report.h"
+#include "mixseq/train/checkpoint_average.h"
+#include "mixseq/util/checksum.h"
+#include "mixseq/util/error.h"
+#include "mixseq/util/log.h"
+#include "mixseq/util/output_file.h"
+#include "mixseq/util/stop_request.h"
+
+namespace mixseq {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Joins the job's other ranks when a launcher started several; on CUDA each local rank takes
+// its own GPU.
+DataParallel join_data_parallel(const LaunchEnvironment& launch, const DistributedConfig& config,
+                                torch::Device& device) {
+  DataParallel parallel;
+  if (!launch.distributed()) return parallel;
+  if (device.is_cuda()) device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(launch.local_rank));
+  configure_log_lines(str_cat("[rank ", launch.rank, "] "), launch.rank == 0 || config.log_all_ranks);
+  ProcessGroupOptions options;
+  options.backend = config.backend;
+  options.timeout = std::chrono::seconds(config.timeout);
+  parallel.group = std::make_unique<ProcessGroup>(launch, device, options);
+  log_info("train: rank ", launch.rank, " of ", launch.world_size, " (", launch.launcher, ", local rank ",
+           launch.local_rank, ") joined the ", parallel.group->backend(), " group at ", launch.master_addr, ":",
+           launch.master_port);
+  return parallel;
+}
+
+// Rank 0, the only one that writes in the run folder, locks it; every rank checks it, so all
+// refuse alike, or none does. Nothing changes there yet: rank 0 applies the plan once the whole
+// configuration has been checked. The lock is held until `lock` is destroyed.
+RunDirectoryPlan claim_run_directory(const std::string& run_dir, RunStart start, const DataParallel& parallel,
+                                     std::optional<FileLock>& lock) {
+  std::string refusal;
+  RunDirectoryPlan plan;
+  try {
+    if (parallel.leader()) lock.emplace(lock_run_directory(run_dir));
+    plan = plan_run_directory(run_dir, start);
+  } catch (const Error& e) {
+    refusal = e.what();
+  }
+  const bool any_refused = parallel.sum({refusal.empty() ? 0.0 : 1.0})[0] > 0;
+  if (!refusal.empty()) throw Error(refusal);
+  MIXSEQ_CHECK(!any_refused, "another rank refused the run folder '", run_dir, "'; rank 0's error says why");
+  return plan;
+}
+
+at::Generator& cpu_generator() {
+  static at::Generator generator = at::detail::getDefaultCPUGenerator();
+  return generator;
+}
+
+void save_rng_state(const torch::Device& device, TrainingProgress& progress) {
+  {
+    std::lock_guard<std::mutex> lock(cpu_generator().mutex());
+    progress.cpu_rng_state = cpu_generator().get_state();
+  }
+  if (device.is_cuda()) {
+    auto generator = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    progress.cuda_rng_state = generator.get_state();
+  }
+}
+
+void restore_rng_state(const torch::Device& device, const TrainingProgress& progress) {
+  if (progress.cpu_rng_state.defined()) {
+    std::lock_guard<std::mutex> lock(cpu_generator().mutex());
+    cpu_generator().set_state(progress.cpu_rng_state);
+  }
+  if (device.is_cuda() && progress.cuda_rng_state.defined()) {
+    auto generator = at::globalContext().defaultGenerator(device);
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(progress.cuda_rng_state);
+  }
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  MIXSEQ_CHECK(in.is_open(), "cannot open '", path, "'");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Checkpoint contents besides the tensors: the config, vocabulary and tokenizer model, so the
+// checkpoint alone can translate.
+CheckpointContents describe_run(const std::string& config_yaml, const std::string& data_dir,
+                                const PreparedData& data) {
+  CheckpointContents contents;
+  contents.config_yaml = config_yaml;
+  contents.vocabulary_text = read_whole_file(data_dir + "/vocab.txt");
+  contents.vocabulary_fingerprint = vocabulary_fingerprint(data.vocabulary());
+  const std::string& tokenizer_spec = data.tokenizer();
+  const auto colon = tokenizer_spec.find(':');
+  contents.tokenizer_kind = tokenizer_spec.substr(0, colon);
+  if (colon != std::string::npos) contents.tokenizer_model = read_whole_file(tokenizer_spec.substr(colon + 1));
+  return contents;
+}
+
+// A vocabulary of the same size but other pieces would load without a shape error and train
+// every embedding on the wrong piece: the fingerprints of the token lists must agree.
+// (Version 1 checkpoints have no fingerprint.)
+void check_same_vocabulary(const CheckpointContents& saved, const CheckpointContents& run, const std::string& path,
+                           const std::string& data_dir) {
+  if (saved.vocabulary_fingerprint == 0) return;
+  MIXSEQ_CHECK(saved.vocabulary_fingerprint == run.vocabulary_fingerprint, "'", data_dir,
+               "/vocab.txt' is not the vocabulary '", path, "' was trained with (fingerprint ",
+               checksum_hex(run.vocabulary_fingerprint), ", not ", checksum_hex(saved.vocabulary_fingerprint),
+               "): the same ids would mean other pieces; resume with the data.dir that run used, or start a new run "
+               "(another --train.run_dir, or --overwrite)");
+}
+
+}  // namespace
+
+int64_t planned_total_steps(const TrainOptions& options, int64_t updates_per_epoch) {
+  const int64_t by_epochs = options.max_epochs * updates_per_epoch;
+  if (options.max_epochs == 0 && options.max_steps == 0) return kUnboundedSteps;
+  if (options.max_steps == 0) return by_epochs;
+  return options.max_epochs == 0 ? options.max_steps : std::min(options.max_steps, by_epochs);
+}
+
+TrainingSession::TrainingSession(const TrainOptions& options, const DistributedConfig& distributed, RunStart start)
+    : options_(options), distributed_(distributed), start_(start), device_(resolve_device(options.device, "--train.device")) {
+  parallel_ = join_data_parallel(detect_launch_environment(), distributed, device_);
+  precision_ = resolve_precision(options.precision, device_);
+  configure_precision(precision_, device_);
+  run_plan_ = claim_run_directory(options.run_dir, start, parallel_, run_dir_lock_);
+  watch_stop_signals();
+}
+
+void TrainingSession::begin(const std::string& config_yaml, const std::string& data_dir, const PreparedData& data,
+                            torch::nn::Module& model, torch::optim::Optimizer& optimizer, UpdateStep& update_step) {
+  model_ = &model;
+  optimizer_ = &optimizer;
+  update_step_ = &update_step;
+  contents_ = describe_run(config_yaml, data_dir, data);
+  TrainingProgress& progress = contents_.progress;
+  const std::string last_path = last_checkpoint_path(options_.run_dir);
+  if (run_plan_.resume) {
+    const auto saved = read_checkpoint_contents(last_path);
+    check_same_vocabulary(saved, contents_, last_path, data_dir);
+    load_model_weights(last_path, model);
+    load_optimizer_state(last_path, optimizer);
+    progress = saved.progress;
+    restore_rng_state(device_, progress);
+    if (update_step.scaling() && progress.loss_scale > 0)
+      update_step.loss_scaler().load_state({progress.loss_scale, progress.loss_scale_clean_steps});
+    log_info("train: resuming from ", last_path, " at update ", progress.step, ", epoch ", progress.epoch, " batch ",
+             progress.epoch_batches);
+  } else if (start_ == RunStart::kResume) {
+    log_info("train: --resume given but ", options_.run_dir, " holds no previous run; starting from scratch");
+  }
+  if (parallel_.group) {
+    GradientReducerOptions reducer_options;
+    reducer_options.bucket_cap_mb = distributed_.bucket_cap_mb;
+    reducer_options.overlap = distributed_.overlap;
+    parallel_.reducer = std::make_unique<GradientReducer>(model.parameters(), *parallel_.group, reducer_options);
+    update_step.set_gradient_reducer(parallel_.reducer.get());
+    log_info("train: gradients all-reduced in ", parallel_.reducer->bucket_count(), " buckets of up to ",
+             distributed_.bucket_cap_mb, " MB", distributed_.overlap ? ", during backward" : "");
+  }
+  seconds_before_ = progress.train_seconds;
+  first_step_ = progress.step;
+}
+
+void TrainingSession::open_run_directory(const std::string& config_yaml) {
+  if (parallel_.leader()) {
+    apply_run_directory_plan(options_.run_dir, run_plan_);
+    OutputFile config_file(options_.run_dir + "/config.yaml");
+    config_file.stream() << config_yaml;
+    config_file.commit();
+  }
+  metrics_.emplace(parallel_.leader() ? metrics_path(options_.run_dir) : "");
+  reset_interval();
+}
+
+double TrainingSession::seconds() const { return seconds_since(started_); }
+
+double TrainingSession::train_seconds() const { return seconds_before_ + seconds(); }
+
+bool TrainingSession::out_of_time() const {
+  return options_.max_time > 0 && train_seconds() + validation_seconds_ >= options_.max_time;
+}
+
+int64_t TrainingSession::fit_to_time_budget(int64_t total_steps, int64_t most_steps) const {
+  const int64_t step = contents_.progress.step;
+  if (options_.max_time <= 0 || step == 0) return total_steps;
+  const double per_update = train_seconds() / static_cast<double>(step);
+  const double left = std::max(0.0, options_.max_time - train_seconds() - validation_seconds_);
+  const int64_t fits = step + static_cast<int64_t>(left / per_update);
+  int64_t sized = std::min(most_steps, std::max(fits, step + 1));
+  // Ranks measure slightly different times; they must agree on the schedule.
+  sized = std::llround(parallel_.sum({static_cast<double>(sized)})[0] / static_cast<double>(parallel_.world_size()));
+  if (sized == total_steps) return total_steps;
+  log_info("train: max_time ", options_.max_time, " s: ", format_decimal(per_update * 1e3, 0),
+           " ms per update so far, schedule sized to ", sized, " updates");
+  return sized;
+}
+
+UpdateAgreement TrainingSession::agree_on_update(int64_t target_tokens) {
+  // One exchange per update: the update's target tokens over all ranks (the loss is per token of
+  // the whole update) and whether any rank was asked to stop (all stop together).
+  const int signal = stop_signal();
+  const auto agreed = parallel_.sum({static_cast<double>(target_tokens), signal == SIGINT ? 1.0 : 0.0,
+                                     signal == SIGTERM ? 1.0 : 0.0, out_of_time() ? 1.0 : 0.0});
+  UpdateAgreement agreement;
+  agreement.update_tokens = static_cast<int64_t>(agreed[0]);
+  if (agreed[1] + agreed[2] > 0) {
+    // A rank that got no signal itself stops as the others were told to.
+    agreement.stop_signal = signal != 0 ? signal : agreed[2] > 0 ? SIGTERM : SIGINT;
+    log_info("train: stop requested (", agreement.stop_signal == SIGINT ? "SIGINT" : "SIGTERM", "); saving ",
+             last_checkpoint_path(options_.run_dir));
+    return agreement;
+  }
+  if (agreed[3] > 0) {
+    log_info("train: train.max_time (", options_.max_time, " s) reached, leaving time for a last validation");
+    agreement.out_of_time = true;
+  }
+  return agreement;
+}
+
+void TrainingSession::reset_interval() {
+  interval_ = IntervalSums{};
+  interval_.loss = torch::zeros({}, torch::device(device_));
+  interval_.nll = torch::zeros({}, torch::device(device_));
+}
+
+void TrainingSession::record_update(const UpdateResult& update, double lr, int64_t total_steps) {
+  const TrainingProgress& progress = contents_.progress;
+  interval_.loss += update.loss;
+  interval_.nll += update.nll;
+  interval_.source_tokens += update.source_tokens;
+  interval_.target_tokens += update.target_tokens;
+  ++interval_.updates;
+  interval_.skipped += update.skipped;
+
+  const double elapsed = seconds_since(interval_.start);
+  const double eta = seconds() / (progress.step - first_step_) * (total_steps - progress.step);
+  const bool scaling = update_step_->scaling();
+  if (progress.step % options_.log_interval == 0 || progress.step == total_steps) {
+    const auto sums = parallel_.sum({interval_.loss.item<double>(), interval_.nll.item<double>(),
+                                     static_cast<double>(interval_.source_tokens),
+                                     static_cast<double>(interval_.target_tokens)});
+    const double per_token = 1.0 / std::max(sums[3], 1.0);
+    const double loss = sums[0] * per_token;
+    const double perplexity = std::exp(sums[1] * per_token);
+    const double tokens_per_second = (sums[2] + sums[3]) / std::max(elapsed, 1e-9);  // all ranks
+    const double ms_per_update = elapsed * 1e3 / interval_.updates;
+    nlohmann::json record = {{"kind", "train"}, {"epoch", progress.epoch}, {"step", progress.step},
+                             {"lr", lr}, {"ms_per_update", ms_per_update}, {"tok_per_s", tokens_per_second},
+                             {"loss", loss}, {"ppl", perplexity}, {"skipped_updates", interval_.skipped}};
+    const double scale = scaling ? update_step_->loss_scaler().current_scale() : 0;
+    if (scaling) record["loss_scale"] = scale;
+    metrics_->write(record, str_cat("train | epoch ", progress.epoch, " | step ", progress.step, "/", total_steps,
+                                    " | lr ", lr, " | ", format_decimal(ms_per_update, 1), " ms/update | ",
+                                    format_decimal(tokens_per_second, 0), " tok/s | loss ", format_decimal(loss, 4),
+                                    " | ppl ", format_decimal(perplexity, 2),
+                                    scaling ? str_cat(" | loss scale ", scale) : "", " | ETA ", format_duration(eta)));
+    reset_interval();
+  } else if (parallel_.leader()) {
+    // This rank's rate times the ranks: an estimate that needs no exchange.
+    const double tokens_per_second = static_cast<double>(interval_.source_tokens + interval_.target_tokens) *
+                                     static_cast<double>(parallel_.world_size()) / std::max(elapsed, 1e-9);
+    metrics_->progress(str_cat("epoch ", progress.epoch, " step ", progress.step, "/", total_steps, " | ",
+                               format_decimal(tokens_per_second, 0), " tok/s | ETA ", format_duration(eta)));
+  }
+}
+
+void TrainingSession::save_last() {
+  TrainingProgress& progress = contents_.progress;
+  progress.train_seconds = train_seconds();
+  if (!parallel_.leader()) return;  // all ranks hold the same model and optimizer state
+  save_rng_state(device_, progress);
+  if (update_step_->scaling()) {
+    const auto& state = update_step_->loss_scaler().state();
+    progress.loss_scale = state.scale, progress.loss_scale_clean_steps = state.clean_steps;
+  }
+  save_checkpoint(last_checkpoint_path(options_.run_dir), contents_, *model_, optimizer_);
+  if (options_.keep_last_checkpoints == 0) return;
+  // Numbered copies for averaging (mixseq average-checkpoints); resume reads checkpoint_last only.
+  save_checkpoint(numbered_checkpoint_path(options_.run_dir, progress.step), contents_, *model_, optimizer_);
+  const auto numbered = numbered_checkpoints(options_.run_dir);
+  for (size_t i = 0; i + static_cast<size_t>(options_.keep_last_checkpoints) < numbered.size(); ++i)
+    std::filesystem::remove(numbered[i]);
+}
+
+void TrainingSession::save_best() {
+  save_rng_state(device_, contents_.progress);
+  if (parallel_.leader()) save_checkpoint(best_checkpoint_path(options_.run_dir), contents_, *model_, optimizer_);
+}
+
+}  // namespace mixseq
