@@ -57,6 +57,12 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   command->add_option("--max-tokens", arguments->options.max_tokens, "Source tokens per batch")
       ->check(at_least(1))
       ->capture_default_str();
+  command->add_option("--max-source-tokens", arguments->options.max_source_tokens,
+                      "Longest source in tokens; a longer line is an error (0: no limit)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_flag("--truncate-long-sources", arguments->options.truncate_long_sources,
+                    "Cut sources longer than --max-source-tokens instead of stopping");
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")->capture_default_str();
   command->add_flag("--scores", arguments->show_scores, "Write 'index ||| translation ||| score' lines");

@@ -55,6 +55,13 @@ std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector
   for (size_t i = 0; i < sources.size(); ++i) {
     auto pieces = tokenizer_.encode(sources[i]);
     if (pieces.empty()) continue;
+    const auto length = static_cast<int64_t>(pieces.size());
+    if (options.max_source_tokens > 0 && length > options.max_source_tokens) {
+      MIXSEQ_CHECK(options.truncate_long_sources, "source line ", i + 1, " has ", length,
+                   " tokens, more than the limit of ", options.max_source_tokens,
+                   "; raise --max-source-tokens, or cut such lines with --truncate-long-sources");
+      pieces.resize(static_cast<size_t>(options.max_source_tokens));
+    }
     nonempty.push_back(i);
     ids.push_back(vocabulary_.encode(pieces));
   }

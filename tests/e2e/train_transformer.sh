@@ -28,4 +28,17 @@ grep -q '"bleu"' "$work/run/metrics.jsonl" || { echo "FAIL: no validation BLEU l
   --device cpu 2>"$work/translate.log" || { tail -20 "$work/translate.log"; exit 1; }
 [ "$(wc -l <"$work/test.hyp")" -eq "$(wc -l <"$work/raw/test.en")" ] ||
   { echo "FAIL: translate wrote $(wc -l <"$work/test.hyp") lines for $(wc -l <"$work/raw/test.en")"; exit 1; }
+# A source over --max-source-tokens stops translate naming its line, or is cut with
+# --truncate-long-sources (a 1 MB line used to run for minutes).
+{ head -2 "$work/raw/test.en"; printf 'one %.0s' $(seq 40); echo; } >"$work/long.en"
+if "$mixseq" --threads 1 translate -c "$work/run/checkpoint_last.pt" -i "$work/long.en" -o "$work/long.hyp" \
+     --device cpu --max-source-tokens 30 2>"$work/long.log"; then
+  echo "FAIL: a 40-token line passed --max-source-tokens 30"; exit 1
+fi
+grep -q "source line 3 has 40 tokens, more than the limit of 30" "$work/long.log" ||
+  { echo "FAIL: no message naming the long line:"; cat "$work/long.log"; exit 1; }
+"$mixseq" --threads 1 translate -c "$work/run/checkpoint_last.pt" -i "$work/long.en" -o "$work/long.hyp" \
+  --device cpu --max-source-tokens 30 --truncate-long-sources 2>"$work/long.log" ||
+  { echo "FAIL: --truncate-long-sources did not translate"; cat "$work/long.log"; exit 1; }
+[ "$(wc -l <"$work/long.hyp")" -eq 3 ] || { echo "FAIL: expected 3 translations"; exit 1; }
 echo "PASS: loss $first -> $last over 60 updates; validated and translated with the Transformer"

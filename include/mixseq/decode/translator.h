@@ -21,6 +21,11 @@ namespace mixseq {
 struct TranslateOptions {
   BeamSearchOptions search;
   int64_t max_tokens = 8192;  // source tokens per batch (sentences x longest source)
+  // Longest source, in tokens: a longer one is an error naming its line (a 1 MB line would
+  // otherwise run for minutes), or with truncate_long_sources cut to this length, as
+  // CTranslate2's max_input_length does. 0 = no limit.
+  int64_t max_source_tokens = 1024;
+  bool truncate_long_sources = false;
 };
 
 struct TextHypothesis {
