@@ -9,19 +9,7 @@ rm -rf "$work" && mkdir -p "$work/folder"
 cd "$work"
 printf 'a b\n' >text
 
-failures=0
-# expect <message part> <mixseq arguments...>: a non-zero exit and the message on stderr.
-expect() {
-  local message=$1
-  shift
-  local status=0
-  "$mixseq" "$@" >out.txt 2>err.txt || status=$?
-  if [ "$status" -eq 0 ] || ! grep -qF -- "$message" err.txt; then
-    echo "FAIL: mixseq $* exited $status without '$message':"
-    cat err.txt
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/expect_error.sh"
 
 expect "unknown command 'trian'; did you mean 'train'?" trian
 expect "unknown command 'tarnslate'; did you mean 'translate'?" --threads 1 tarnslate -i text

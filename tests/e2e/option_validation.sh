@@ -11,19 +11,7 @@ rm -rf "$work" && mkdir -p "$work"
 cd "$work"
 printf 'a b\n' >text
 
-failures=0
-# expect <message part> <mixseq arguments...>
-expect() {
-  local message=$1
-  shift
-  local status=0
-  "$mixseq" "$@" >out.txt 2>err.txt || status=$?
-  if [ "$status" -eq 0 ] || ! grep -qF -- "$message" err.txt; then
-    echo "FAIL: mixseq $* exited $status without '$message':"
-    cat err.txt
-    failures=$((failures + 1))
-  fi
-}
+source "$(dirname "$0")/expect_error.sh"
 
 expect "--length-penalty: nan is not a finite number" translate -c missing.pt --length-penalty nan
 expect "--coverage-penalty: -1 is out of range; it must be at least 0" translate -c missing.pt --coverage-penalty -1

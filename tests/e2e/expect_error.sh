@@ -1,0 +1,15 @@
+# Sourced by the end-to-end scripts that check error messages; needs $mixseq and the current
+# folder writable. `expect <message part> <mixseq arguments...>` requires a non-zero exit and the
+# message on stderr, and counts the misses in $failures.
+failures=0
+expect() {
+  local message=$1
+  shift
+  local status=0
+  "$mixseq" "$@" >out.txt 2>err.txt || status=$?
+  if [ "$status" -eq 0 ] || ! grep -qF -- "$message" err.txt; then
+    echo "FAIL: mixseq $* exited $status without '$message':"
+    cat err.txt
+    failures=$((failures + 1))
+  fi
+}
