@@ -98,10 +98,10 @@ void synchronize(const torch::Device& device) {
 }
 
 nlohmann::json common_fields(const BenchArguments& arguments, const Seq2SeqModelImpl& model,
-                             const torch::Device& device, int threads) {
+                             const torch::Device& device, Precision precision, int threads) {
   nlohmann::json fields = {{"model", arguments.model},         {"params", count_parameters(model)},
                            {"vocab", arguments.vocab},         {"layers", arguments.layers},
-                           {"batch", arguments.batch},         {"precision", arguments.precision},
+                           {"batch", arguments.batch},         {"precision", precision_name(precision)},
                            {"device", device.str()},           {"threads", threads}};
   if (arguments.model == "transformer")
     fields.update({{"d_model", arguments.d_model}, {"ffn", arguments.ffn}, {"heads", arguments.heads}});
@@ -170,7 +170,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
   synchronize(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (launch.rank != 0) return 0;
-  auto record = common_fields(arguments, *model, device, threads);
+  auto record = common_fields(arguments, *model, device, precision, threads);
   if (reducer) {
     record.update({{"world_size", world_size},
                    {"backend", group->backend()},
@@ -190,7 +190,6 @@ int bench_train(const BenchArguments& arguments, int threads) {
                  {"ms_per_step", seconds * 1e3 / arguments.steps},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
-  record["precision"] = precision_name(precision);  // "auto" resolved
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
   if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
@@ -226,7 +225,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   synchronize(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double sentences = static_cast<double>(arguments.batches * arguments.batch);
-  auto record = common_fields(arguments, *model, device, threads);
+  auto record = common_fields(arguments, *model, device, precision, threads);
   record.update({{"bench", "translate"},
                  {"beam", arguments.beam},
                  {"coverage_penalty", search.coverage_penalty},
@@ -238,7 +237,6 @@ int bench_translate(const BenchArguments& arguments, int threads) {
                  {"ms_per_batch", seconds * 1e3 / arguments.batches},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
-  record["precision"] = precision_name(precision);  // "auto" resolved
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
   if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.batches);
@@ -261,7 +259,7 @@ void add_shape_options(CLI::App* command, BenchArguments& arguments) {
   command->add_option("--seq-len", arguments.seq_len, "Source and target words per sentence")
       ->check(at_least(1))
       ->capture_default_str();
-  command->add_option("--precision", arguments.precision, "fp32, tf32, bf16 or fp16")->capture_default_str();
+  command->add_option("--precision", arguments.precision, "auto, fp32, tf32, bf16 or fp16")->capture_default_str();
   command->add_option("--device", arguments.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
 }
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "mixseq/nn/one_row_matmul.h"
+
 namespace mixseq {
 namespace {
 
@@ -46,12 +48,7 @@ std::tuple<torch::Tensor, torch::Tensor> BahdanauAttentionImpl::forward(const to
   auto scores = at::matmul(hidden, v_hat.to(dtype));            // [B, T, S]
   scores = scores.masked_fill(pad_mask.unsqueeze(1), -std::numeric_limits<double>::infinity());
   const auto weights = at::softmax(scores, /*dim=*/-1, at::promote_types(scores.scalar_type(), at::kFloat));
-  // One fp32 query per row (a decoding step): a broadcast product and a sum, not B one-row
-  // matrix products (LibTorch's fp32 CPU bmm makes one call per matrix; see
-  // nn/scaled_dot_product_attention.cpp).
-  const auto context = query.size(1) == 1 && keys.device().is_cpu() && keys.scalar_type() == at::kFloat
-                           ? (weights.to(keys.scalar_type()).transpose(1, 2) * keys).sum(1, /*keepdim=*/true)
-                           : at::bmm(weights.to(keys.scalar_type()), keys);  // [B, T, key_size]
+  const auto context = one_row_matmul(weights.to(keys.scalar_type()), keys);  // [B, T, key_size]
   return {context, weights};
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "mixseq/nn/one_row_matmul.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -23,23 +24,11 @@ torch::Tensor blocked_mask(const torch::Tensor& key_padding_mask, bool causal, i
   return blocked;
 }
 
-// LibTorch's CPU bmm in fp32 (at::native::bmm_out_or_baddbmm_) makes one small matrix product
-// per matrix of the batch: a decoding step's B·K·H one-row products cost more in calls than in
-// arithmetic (two thirds of a Transformer beam search). With one query, a broadcast product and
-// a sum read each key and value once in a single vectorized pass instead. bf16 products go to
-// oneDNN in one call, which is 2-4x faster than this there.
-bool one_fp32_query_on_cpu(const torch::Tensor& q) {
-  return q.size(2) == 1 && q.device().is_cpu() && q.scalar_type() == at::kFloat;
-}
-
+// q K^T with one query: the keys stay [B, H, S, Dh] as cached, read contiguously (rather than
+// one_row_matmul over their transpose); see nn/one_row_matmul.h for why.
 torch::Tensor query_key_products(const torch::Tensor& q, const torch::Tensor& k) {  // -> [B, H, T, S]
-  if (one_fp32_query_on_cpu(q)) return (q * k).sum(-1).unsqueeze(2);                    // [B, H, 1, S]
+  if (uses_broadcast_row_product(q)) return (q * k).sum(-1).unsqueeze(2);           // [B, H, 1, S]
   return at::matmul(q, k.transpose(-2, -1));
-}
-
-torch::Tensor weighted_values(const torch::Tensor& weights, const torch::Tensor& v) {  // -> [B, H, T, Dh]
-  if (one_fp32_query_on_cpu(weights)) return (weights.transpose(-2, -1) * v).sum(-2, /*keepdim=*/true);  // [B, H, 1, Dh]
-  return at::matmul(weights, v);
 }
 
 }  // namespace
@@ -54,7 +43,7 @@ std::tuple<torch::Tensor, torch::Tensor> plain_attention(const torch::Tensor& q,
   if (blocked.defined()) scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
   const auto weights = at::softmax(scores, -1);                               // [B, H, T, S]
   const auto dropped = at::dropout(weights, dropout_p, /*train=*/dropout_p > 0.0);
-  return {weighted_values(dropped.to(v.scalar_type()), v), weights};          // [B, H, T, Dh], [B, H, T, S]
+  return {one_row_matmul(dropped.to(v.scalar_type()), v), weights};             // [B, H, T, Dh], [B, H, T, S]
 }
 
 torch::Tensor scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

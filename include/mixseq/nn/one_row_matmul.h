@@ -1,0 +1,22 @@
+// Matrix products whose left side has one row, as a decoding step makes them: a [..., 1, K]
+// query or weight row against [..., K, N].
+//
+// LibTorch's fp32 CPU bmm (at::native::bmm_out_or_baddbmm_) makes one small product per matrix
+// of the batch, so a beam step's B·K·H one-row products cost more in calls than in arithmetic
+// (two thirds of a Transformer beam search). There a broadcast product and a sum read each
+// operand once in a single vectorized pass instead. bf16 products go to oneDNN in one call,
+// 2-4x faster than the broadcast there, and GPUs batch them: both keep at::matmul.
+#pragma once
+
+#include <torch/types.h>
+
+namespace mixseq {
+
+// Whether `row` ([..., 1, K]) takes the broadcast path: one row, fp32, on the CPU.
+bool uses_broadcast_row_product(const torch::Tensor& row);
+
+// row [..., 1, K] @ matrix [..., K, N] -> [..., 1, N], equal to at::matmul up to rounding;
+// a left side of several rows ([..., T, K]) goes to at::matmul.
+torch::Tensor one_row_matmul(const torch::Tensor& row, const torch::Tensor& matrix);
+
+}  // namespace mixseq
