@@ -1,4 +1,5 @@
-// mixseq train: trains a translation model from a YAML config and command-line overrides.
+// mixseq train: trains a translation or language model (as model.arch says) from a YAML config
+// and command-line overrides.
 //   mixseq train --config configs/gnmt_tiny.yaml --data.dir data --train.precision bf16
 //   mixseq train --config ... --resume      (continues <run_dir>/checkpoint_last.pt)
 //   mixseq train --config ... --overwrite   (deletes a previous run's checkpoints and metrics first)
@@ -9,6 +10,8 @@
 #include "commands.h"
 #include "config_arguments.h"
 #include "mixseq/models/checkpoint.h"
+#include "mixseq/models/registry.h"
+#include "mixseq/train/language_model_trainer.h"
 #include "mixseq/train/trainer.h"
 #include "mixseq/util/log.h"
 
@@ -43,7 +46,7 @@ TrainConfig resolve_config(const TrainArguments& arguments, const std::vector<Co
 
 void add_train_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand(
-      "train", "Train a translation model; any --<section>.<key> VALUE overrides the config (see --print-config)");
+      "train", "Train a translation or language model; any --<section>.<key> VALUE overrides the config (see --print-config)");
   auto arguments = std::make_shared<TrainArguments>();
   command->add_option("-c,--config", arguments->config_path, "YAML config (configs/*.yaml)");
   auto* resume = command->add_flag("--resume", arguments->resume,
@@ -59,15 +62,21 @@ void add_train_command(CLI::App& app, CommandTable& table) {
       std::cout << config_to_yaml(printable.fields());
       return 0;
     }
-    const auto summary = train_translation_model(config, arguments->start());
+    const bool language_model = model_family(config.model.arch) == ModelFamily::kLanguageModel;
+    const auto summary = language_model ? train_language_model(config, arguments->start())
+                                        : train_translation_model(config, arguments->start());
     if (summary.stop_signal != 0) {
       // Not 0: a script or scheduler must see that the run did not finish.
       log_info("train: stopped by signal ", summary.stop_signal, " at update ", summary.steps, "; ",
                last_checkpoint_path(config.train.run_dir), " is saved: continue with --resume");
       return 128 + summary.stop_signal;
     }
-    log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
-             summary.best_bleu, ", ", summary.seconds, " s");
+    if (language_model)
+      log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, last validation loss ",
+               summary.last_valid_loss, ", ", summary.seconds, " s");
+    else
+      log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
+               summary.best_bleu, ", ", summary.seconds, " s");
     // As NVIDIA's benchmark mode: a run that set a target and missed it has failed.
     MIXSEQ_CHECK(config.train.target_bleu == 0 || summary.reached_target_bleu, "train: validation BLEU never reached ",
                  "train.target_bleu ", config.train.target_bleu, " (best ", summary.best_bleu, ")");

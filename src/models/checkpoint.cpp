@@ -65,6 +65,10 @@ uint64_t contents_checksum(const CheckpointContents& contents) {
   for (const double value : {progress.best_score, progress.best_loss, progress.loss_scale}) add_number(value);
   add_tensor(progress.cpu_rng_state);
   add_tensor(progress.cuda_rng_state);
+  if (!progress.carried_state.empty()) {  // so that checkpoints from before it keep their checksum
+    add_number(static_cast<int64_t>(progress.carried_state.size()));
+    for (const auto& tensor : progress.carried_state) add_tensor(tensor);
+  }
   return checksum.value();
 }
 
@@ -176,6 +180,9 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   state.write("train_seconds", c10::IValue(progress.train_seconds));
   if (progress.cpu_rng_state.defined()) state.write("cpu_rng_state", progress.cpu_rng_state);
   if (progress.cuda_rng_state.defined()) state.write("cuda_rng_state", progress.cuda_rng_state);
+  state.write("carried_state_count", c10::IValue(static_cast<int64_t>(progress.carried_state.size())));
+  for (size_t i = 0; i < progress.carried_state.size(); ++i)
+    state.write("carried_state_" + std::to_string(i), progress.carried_state[i].cpu());
   archive.write("progress", state);
   archive.write("contents_checksum", checksum_value(contents_checksum(contents)));
 
@@ -236,6 +243,12 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
   if (state.try_read("train_seconds", train_seconds)) progress.train_seconds = train_seconds.toDouble();
   state.try_read("cpu_rng_state", progress.cpu_rng_state);
   state.try_read("cuda_rng_state", progress.cuda_rng_state);
+  c10::IValue carried;  // absent from checkpoints written before language models
+  if (state.try_read("carried_state_count", carried)) {
+    progress.carried_state.resize(static_cast<size_t>(carried.toInt()));
+    for (size_t i = 0; i < progress.carried_state.size(); ++i)
+      state.read("carried_state_" + std::to_string(i), progress.carried_state[i]);
+  }
   c10::IValue best_loss;  // absent from the first version 1 checkpoints
   if (state.try_read("best_loss", best_loss)) progress.best_loss = best_loss.toDouble();
   if (!has_checksums) return contents;

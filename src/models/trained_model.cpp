@@ -44,7 +44,16 @@ ModelConfig stored_model_config(const CheckpointContents& contents, const std::s
   return config;
 }
 
-TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device) {
+namespace {
+
+// What every trained model brings besides its network.
+struct CheckpointedText {
+  ModelConfig config;
+  Vocabulary vocabulary;
+  std::unique_ptr<Tokenizer> tokenizer;
+};
+
+CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
   const auto contents = read_checkpoint_contents(checkpoint_path);
   ModelConfig config = stored_model_config(contents, checkpoint_path);
   const ScratchFolder scratch;
@@ -59,10 +68,41 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
                                         scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
-  auto model = build_seq2seq_model(config, vocabulary.size());
+  return {std::move(config), std::move(vocabulary), std::move(tokenizer)};
+}
+
+template <typename Model>
+void load_for_inference(const std::string& checkpoint_path, Model& model, const torch::Device& device) {
   load_model_weights(checkpoint_path, *model);
   model->to(device);
   model->eval();
+}
+
+std::string in_file(const std::string& path, const Error& e) { return str_cat("'", path, "': ", e.what()); }
+
+}  // namespace
+
+TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device) {
+  auto [config, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
+  Seq2SeqModel model;
+  try {
+    model = build_seq2seq_model(config, vocabulary.size());
+  } catch (const Error& e) {
+    throw Error(in_file(checkpoint_path, e));
+  }
+  load_for_inference(checkpoint_path, model, device);
+  return {std::move(config), std::move(vocabulary), std::move(tokenizer), std::move(model)};
+}
+
+TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device) {
+  auto [config, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
+  LanguageModel model;
+  try {
+    model = build_language_model(config, vocabulary.size());
+  } catch (const Error& e) {
+    throw Error(in_file(checkpoint_path, e));
+  }
+  load_for_inference(checkpoint_path, model, device);
   return {std::move(config), std::move(vocabulary), std::move(tokenizer), std::move(model)};
 }
 

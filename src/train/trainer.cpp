@@ -122,31 +122,13 @@ BleuScore validation_bleu(Seq2SeqModelImpl& model, const PreparedData& data, con
 
 void check_options(const TrainConfig& config) {
   const auto& train = config.train;
-  MIXSEQ_CHECK(train.max_epochs > 0 || train.max_steps > 0 || train.max_time > 0,
-               "train.max_epochs, train.max_steps and train.max_time are all 0: set one of them to say when to stop");
-  MIXSEQ_CHECK(std::isfinite(train.max_time) && train.max_time >= 0, "train.max_time (", train.max_time,
-               ") must be a number of seconds, or 0 for no time budget");
   MIXSEQ_CHECK(std::isfinite(train.target_bleu) && train.target_bleu >= 0 && train.target_bleu <= 100,
                "train.target_bleu (", train.target_bleu, ") must be between 0 (none) and 100");
   MIXSEQ_CHECK(train.target_bleu == 0 || train.validate_bleu, "train.target_bleu (", train.target_bleu,
                ") needs train.validate_bleu true: it is checked at each BLEU validation");
-  MIXSEQ_CHECK(train.max_epochs >= 0 && train.max_steps >= 0, "train.max_epochs (", train.max_epochs,
-               ") and train.max_steps (", train.max_steps, ") must not be negative");
-  MIXSEQ_CHECK(train.update_freq >= 1, "train.update_freq (", train.update_freq, ") must be at least 1");
-  MIXSEQ_CHECK(train.log_interval >= 1, "train.log_interval (", train.log_interval, ") must be at least 1");
-  MIXSEQ_CHECK(train.keep_last_checkpoints >= 0, "train.keep_last_checkpoints (", train.keep_last_checkpoints,
-               ") must be 0 (none) or positive");
-  MIXSEQ_CHECK(train.validate_interval >= 0, "train.validate_interval (", train.validate_interval,
-               ") must be 0 (at epoch ends only) or positive");
-  MIXSEQ_CHECK(train.save_interval >= 0, "train.save_interval (", train.save_interval,
-               ") must be 0 (at epoch ends only) or positive");
   MIXSEQ_CHECK(config.data.valid_max_tokens >= 1, "data.valid_max_tokens (", config.data.valid_max_tokens,
                ") must be at least 1");
   MIXSEQ_CHECK(!config.data.dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare`");
-  MIXSEQ_CHECK(config.distributed.timeout >= 1, "distributed.timeout (", config.distributed.timeout,
-               ") must be at least 1 second");
-  MIXSEQ_CHECK(config.distributed.bucket_cap_mb > 0, "distributed.bucket_cap_mb (", config.distributed.bucket_cap_mb,
-               ") must be positive");
 }
 
 // The validation search runs first at the end of an epoch, maybe hours in: its settings are

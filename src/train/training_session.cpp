@@ -129,6 +129,32 @@ void check_same_vocabulary(const CheckpointContents& saved, const CheckpointCont
                "(another --train.run_dir, or --overwrite)");
 }
 
+// What every task's loop needs of train.* and distributed.*, checked before anything starts.
+void check_options(const TrainOptions& train, const DistributedConfig& distributed) {
+  MIXSEQ_CHECK(train.max_epochs > 0 || train.max_steps > 0 || train.max_time > 0,
+               "train.max_epochs, train.max_steps and train.max_time are all 0: set one of them to say when to stop");
+  MIXSEQ_CHECK(std::isfinite(train.max_time) && train.max_time >= 0, "train.max_time (", train.max_time,
+               ") must be a number of seconds, or 0 for no time budget");
+  MIXSEQ_CHECK(train.max_epochs >= 0 && train.max_steps >= 0, "train.max_epochs (", train.max_epochs,
+               ") and train.max_steps (", train.max_steps, ") must not be negative");
+  MIXSEQ_CHECK(train.update_freq >= 1, "train.update_freq (", train.update_freq, ") must be at least 1");
+  MIXSEQ_CHECK(train.log_interval >= 1, "train.log_interval (", train.log_interval, ") must be at least 1");
+  MIXSEQ_CHECK(train.keep_last_checkpoints >= 0, "train.keep_last_checkpoints (", train.keep_last_checkpoints,
+               ") must be 0 (none) or positive");
+  MIXSEQ_CHECK(train.validate_interval >= 0, "train.validate_interval (", train.validate_interval,
+               ") must be 0 (at epoch ends only) or positive");
+  MIXSEQ_CHECK(train.save_interval >= 0, "train.save_interval (", train.save_interval,
+               ") must be 0 (at epoch ends only) or positive");
+  MIXSEQ_CHECK(distributed.timeout >= 1, "distributed.timeout (", distributed.timeout, ") must be at least 1 second");
+  MIXSEQ_CHECK(distributed.bucket_cap_mb > 0, "distributed.bucket_cap_mb (", distributed.bucket_cap_mb,
+               ") must be positive");
+}
+
+const TrainOptions& checked(const TrainOptions& train, const DistributedConfig& distributed) {
+  check_options(train, distributed);
+  return train;
+}
+
 }  // namespace
 
 int64_t planned_total_steps(const TrainOptions& options, int64_t updates_per_epoch) {
@@ -139,7 +165,7 @@ int64_t planned_total_steps(const TrainOptions& options, int64_t updates_per_epo
 }
 
 TrainingSession::TrainingSession(const TrainOptions& options, const DistributedConfig& distributed, RunStart start)
-    : options_(options), distributed_(distributed), start_(start), device_(resolve_device(options.device, "--train.device")) {
+    : options_(checked(options, distributed)), distributed_(distributed), start_(start), device_(resolve_device(options.device, "--train.device")) {
   parallel_ = join_data_parallel(detect_launch_environment(), distributed, device_);
   precision_ = resolve_precision(options.precision, device_);
   configure_precision(precision_, device_);

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mixseq {
 
@@ -39,6 +40,9 @@ struct TrainingProgress {
   double train_seconds = 0;       // wall time of training so far, validation included, across resumes
   torch::Tensor cpu_rng_state;    // LibTorch's default CPU generator (dropout), for exact resume
   torch::Tensor cuda_rng_state;   // the current CUDA device's generator; undefined on CPU runs
+  // What a task's loop carries from one update to the next and needs back to resume exactly: a
+  // language model's memory (per layer, [B, M, D] over all ranks' streams). Empty for translation.
+  std::vector<torch::Tensor> carried_state;
 };
 
 struct CheckpointContents {

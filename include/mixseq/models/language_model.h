@@ -53,6 +53,15 @@ struct LmLogProbs {
   LmMemory memory;          // for the next segment of the same rows
 };
 
+// How far back the model attends, changeable after training: Transformer-XL evaluates with a
+// longer memory than it trained with (the reference's eval.py: mem_len 640, clamp_len 400,
+// same_length), which is what makes its evaluation "long-context".
+struct LmContext {
+  int64_t mem_len = 0;       // M: positions of earlier segments kept in the memory; 0 = none
+  int64_t clamp_len = -1;    // relative distances beyond this use this one's encoding; -1 = no clamp
+  bool same_length = false;  // every position attends to the same number of earlier positions
+};
+
 class LanguageModelImpl : public torch::nn::Module {
  public:
   // tokens [B, T] int64, targets [B, T] int64 (the token after each position), memory of the
@@ -64,6 +73,9 @@ class LanguageModelImpl : public torch::nn::Module {
   virtual LmLogProbs log_probs(const torch::Tensor& tokens, const LmMemory& memory) = 0;
 
   virtual int64_t vocab_size() const = 0;
+
+  virtual LmContext context() const = 0;
+  virtual void set_context(const LmContext& context) = 0;
 };
 
 using LanguageModel = std::shared_ptr<LanguageModelImpl>;

@@ -1,8 +1,10 @@
-// TrainedModel: a checkpoint opened for translation, with everything that came inside it: the
-// model section of the configuration it was trained with, its vocabulary, its tokenizer and its
-// weights on the requested device, in eval mode.
+// TrainedModel: a checkpoint opened for translation (TrainedLanguageModel: for scoring or
+// generating text), with everything that came inside it: the model section of the configuration
+// it was trained with, its vocabulary, its tokenizer and its weights on the requested device, in
+// eval mode.
 //
-// This is what serving needs (mixseq translate, the demo's translation, checkpoint averaging),
+// This is what serving needs (mixseq translate, lm-eval, generate, the demo's translation,
+// checkpoint averaging),
 // and it lives below train/ so that they need nothing from training: of the training
 // configuration a checkpoint stores (train/train_config.h), only the `model` section is read.
 #pragma once
@@ -11,6 +13,7 @@
 #include <string>
 
 #include "mixseq/models/checkpoint.h"
+#include "mixseq/models/language_model.h"
 #include "mixseq/models/model_config.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/text/tokenizer.h"
@@ -25,12 +28,22 @@ struct TrainedModel {
   Seq2SeqModel model;
 };
 
+struct TrainedLanguageModel {
+  ModelConfig config;
+  Vocabulary vocabulary;
+  std::unique_ptr<Tokenizer> tokenizer;
+  LanguageModel model;
+};
+
 // The `model` section of the training configuration stored in a checkpoint read from `path`
 // (named in errors); the other sections are skipped.
 ModelConfig stored_model_config(const CheckpointContents& contents, const std::string& path);
 
 // Throws mixseq::Error naming the file when it is not a checkpoint, is corrupt, or holds a
 // vocabulary other than the one its model was trained with.
+// A checkpoint of the other family (a language model's given to translate, or the reverse) is
+// an error that says so.
 TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device);
+TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device);
 
 }  // namespace mixseq

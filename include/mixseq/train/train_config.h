@@ -35,6 +35,31 @@ struct DataConfig {
   }
 };
 
+// Language-model data (model families in models/registry.h): the training text as parallel
+// streams cut into consecutive segments (data/lm_stream.h), as Transformer-XL reads it.
+struct LmDataConfig {
+  int64_t batch_size = 16;      // B: parallel streams over all ranks (a multiple of world size x batch_chunk)
+  int64_t tgt_len = 64;         // T: tokens per training segment (Transformer-XL --tgt_len)
+  int64_t batch_chunk = 1;      // micro-batches an update's streams are split into, each with its own memory
+                                // (less memory, the same update; --batch_chunk); 1 = off
+  bool varlen = false;          // segment lengths ~ N(tgt_len, 5), sometimes tgt_len / 2 (--varlen)
+  bool roll = false;            // start every epoch at a random offset of each stream (NVIDIA's --roll)
+  int64_t eval_batch_size = 10; // streams at validation
+  int64_t eval_tgt_len = 64;    // segment length at validation
+  int64_t eval_mem_len = 0;     // memory length at validation; 0 = the model's mem_len
+
+  void visit(ConfigVisitor& v) {
+    v.field("batch_size", batch_size, "parallel streams over all ranks");
+    v.field("tgt_len", tgt_len, "tokens per training segment");
+    v.field("batch_chunk", batch_chunk, "micro-batches per update, splitting the streams; 1 = off");
+    v.field("varlen", varlen, "variable segment lengths around tgt_len");
+    v.field("roll", roll, "rotate each stream by a random offset every epoch");
+    v.field("eval_batch_size", eval_batch_size, "parallel streams at validation");
+    v.field("eval_tgt_len", eval_tgt_len, "segment length at validation");
+    v.field("eval_mem_len", eval_mem_len, "memory length at validation; 0 = the model's mem_len");
+  }
+};
+
 struct TrainOptions {
   std::string run_dir = "runs/train";  // checkpoints, config.yaml and metrics.jsonl go here
   std::string device = "auto";         // auto | cpu | cuda | cuda:N
@@ -91,6 +116,7 @@ struct DistributedConfig {
 struct TrainConfig {
   ModelConfig model;
   DataConfig data;
+  LmDataConfig lm;  // language models only
   LabelSmoothingOptions criterion;
   OptimizerOptions optim;
   LrScheduleOptions schedule;
@@ -103,6 +129,7 @@ struct TrainConfig {
   void visit(ConfigVisitor& v) {
     v.section("model", model);
     v.section("data", data);
+    v.section("lm", lm);
     v.section("criterion", criterion);
     v.section("optim", optim);
     v.section("schedule", schedule);

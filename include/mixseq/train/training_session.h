@@ -76,7 +76,8 @@ struct UpdateAgreement {
 
 class TrainingSession {
  public:
-  // All ranks. Resolves the device and precision, joins the other ranks when a launcher started
+  // All ranks. Checks the options of train.* and distributed.* that are not a task's (throwing
+  // mixseq::Error naming the field), resolves the device and precision, joins the other ranks when a launcher started
   // several, locks and plans the run folder (changing nothing in it yet), and watches SIGINT and
   // SIGTERM. Throws mixseq::Error when the folder is refused (run_directory.h).
   TrainingSession(const TrainOptions& options, const DistributedConfig& distributed, RunStart start);

@@ -74,6 +74,32 @@ TEST(Checkpoint, RoundTripsContentsWeightsAndOptimizer) {
   EXPECT_TRUE(restored->weight.equal(model->weight));
 }
 
+TEST(Checkpoint, CarriedStateRoundTripsAndIsChecksummed) {
+  test::TempDir dir;
+  const auto path = dir.path("checkpoint_last.pt");
+  torch::manual_seed(2);
+  torch::nn::Linear model(3, 2);
+  auto contents = sample_contents();
+  contents.progress.carried_state = {torch::randn({4, 5, 3}), torch::randn({4, 5, 3}) * 1000};  // a memory per layer
+  save_checkpoint(path, contents, *model, nullptr);
+  const auto restored = read_checkpoint_contents(path).progress.carried_state;
+  ASSERT_EQ(restored.size(), 2u);
+  EXPECT_TRUE(restored[0].equal(contents.progress.carried_state[0]));
+  EXPECT_TRUE(restored[1].equal(contents.progress.carried_state[1]));
+
+  std::string bytes = test::read_file(path);
+  const auto raw = contents.progress.carried_state[1].contiguous();
+  const auto at = bytes.find(std::string(static_cast<const char*>(raw.data_ptr()), raw.nbytes()));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 17] ^= 0x10;
+  test::write_file(path, bytes);
+  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("is corrupt"), std::string::npos);
+
+  // Without carried state the file holds none back (translation checkpoints).
+  save_checkpoint(path, sample_contents(), *model, nullptr);
+  EXPECT_TRUE(read_checkpoint_contents(path).progress.carried_state.empty());
+}
+
 // The bytes of `tensor` as they lie in a checkpoint file (tensors are stored uncompressed).
 std::string raw_bytes(const torch::Tensor& tensor) {
   const auto contiguous = tensor.detach().contiguous();

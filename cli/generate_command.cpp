@@ -1,0 +1,108 @@
+// mixseq generate: continues a prompt with a trained language model, greedily or by sampling.
+//   mixseq generate -c runs/wt2/checkpoint_best.pt --prompt "The game began" --max-tokens 50
+//   mixseq generate -c ... --prompt "..." --temperature 0.8 --top-p 0.9 --seed 3
+// The prompt is read as a line of the training text would be, after the end of a previous line;
+// the continuation is written to stdout, an end-of-sentence token as a line break.
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "mixseq/data/lm_text.h"
+#include "mixseq/decode/lm_generation.h"
+#include "mixseq/models/trained_model.h"
+#include "mixseq/util/error.h"
+#include "mixseq/util/log.h"
+#include "option_checks.h"
+
+namespace mixseq::cli {
+
+namespace {
+
+struct GenerateArguments {
+  std::string checkpoint;
+  std::string prompt;
+  std::string device = "auto";
+  std::string precision = "fp32";
+  int64_t mem_len = -1;
+  GenerationOptions options;
+};
+
+// Ids -> text, line by line: </s> ends a line.
+std::string detokenize(const std::vector<int64_t>& ids, const TrainedLanguageModel& trained) {
+  std::string text;
+  std::vector<int64_t> line;
+  const auto flush = [&] {
+    text += trained.tokenizer->decode(trained.vocabulary.decode(line));
+    line.clear();
+  };
+  for (const int64_t id : ids) {
+    if (id != kEosId) {
+      line.push_back(id);
+      continue;
+    }
+    flush();
+    text += '\n';
+  }
+  flush();
+  return text;
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app, CommandTable& table) {
+  auto* command = app.add_subcommand("generate", "Continue a prompt with a trained language model");
+  auto arguments = std::make_shared<GenerateArguments>();
+  auto& options = arguments->options;
+  command->add_option("-c,--checkpoint", arguments->checkpoint, "Language-model checkpoint (.pt)")->required();
+  command->add_option("--prompt", arguments->prompt, "Text to continue, tokenized as the training text")->required();
+  command->add_option("--max-tokens", options.max_tokens, "Tokens to generate")
+      ->check(in_range(1, 1 << 20))
+      ->capture_default_str();
+  command->add_flag("--greedy", options.greedy, "The likeliest token each time instead of sampling");
+  command->add_option("--temperature", options.temperature, "Sampling temperature")
+      ->check(above(0))
+      ->capture_default_str();
+  command->add_option("--top-k", options.top_k, "Sample among the k likeliest tokens; 0 = all")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--top-p", options.top_p, "Sample within the smallest set of probability >= p; 1 = all")
+      ->check(in_range(1e-9, 1))
+      ->capture_default_str();
+  command->add_option("--seed", options.seed, "Seed of the sampling")->capture_default_str();
+  command->add_flag("--stop-at-eos", options.stop_at_eos, "Stop at the end of the line");
+  command->add_option("--mem-len", arguments->mem_len, "Memory length; -1 = the model's")
+      ->check(in_range(-1, 1 << 20))
+      ->capture_default_str();
+  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
+      ->capture_default_str();
+  table.add(command, [=] {
+    const auto device = resolve_device(arguments->device, "--device");
+    const auto precision = resolve_precision(arguments->precision, device);
+    configure_precision(precision, device);
+    auto trained = load_trained_language_model(arguments->checkpoint, device);
+    if (arguments->mem_len >= 0) {
+      auto context = trained.model->context();
+      context.mem_len = arguments->mem_len;
+      trained.model->set_context(context);
+    }
+    const auto pieces = trained.tokenizer->encode(arguments->prompt);
+    MIXSEQ_CHECK(!pieces.empty(), "--prompt is empty: give text to continue");
+    const auto unknown = pieces_outside_vocabulary(arguments->prompt, *trained.tokenizer, trained.vocabulary);
+    if (!unknown.empty()) {
+      std::string listed;
+      for (size_t i = 0; i < unknown.size() && i < 10; ++i) listed += (i ? ", '" : "'") + unknown[i] + "'";
+      throw Error(str_cat("--prompt: ", unknown.size(), " word", unknown.size() > 1 ? "s are" : " is",
+                          " not in the model's vocabulary (", listed, unknown.size() > 10 ? ", ..." : "",
+                          "); the model would read <unk>: rephrase the prompt"));
+    }
+    std::vector<int64_t> prompt = {kEosId};  // the prompt starts a line, as after the previous line's end
+    for (const int64_t id : trained.vocabulary.encode(pieces)) prompt.push_back(id);
+    const auto generated = generate_tokens(*trained.model, prompt, arguments->options, device, precision);
+    std::cout << detokenize(generated, trained) << std::endl;
+    MIXSEQ_CHECK(std::cout.good(), "generate: cannot write to standard output");
+    return 0;
+  });
+}
+
+}  // namespace mixseq::cli
