@@ -13,3 +13,34 @@ make_small_task() {
 tiny_train_command() {
   train=("$1" --threads 1 train --train.device cpu --data.dir "$2/data" --data.max_tokens 256)
 }
+
+# The small task's English side as a language-model corpus (<work>/lm: 2,000 training lines of
+# number words, 100 validation lines), prepared word by word.
+#   make_small_lm_task <mixseq> <work dir>
+make_small_lm_task() {
+  rm -rf "$2" && mkdir -p "$2"
+  "$1" synth -o "$2/raw" --train-size 2000 --valid-size 100 --test-size 1
+  "$1" prepare --source-lang en --target-lang "" --train "$2/raw/train" --valid "$2/raw/valid" -o "$2/data" \
+    --tokenizer none --vocab-pad-to-multiple 1 >/dev/null
+}
+
+# Sets the array `train` to a one-thread CPU `mixseq train` command of a tiny Transformer-XL on
+# that corpus (2 layers of 32, segments and memory of 16 tokens, 8 streams, an adaptive softmax
+# with one tail cluster).
+#   tiny_lm_train_command <mixseq> <work dir>
+tiny_lm_train_command() {
+  train=("$1" --threads 1 train --train.device cpu --data.dir "$2/data" --model.arch transformer_xl
+         --model.transformer_xl.n_layer 2 --model.transformer_xl.d_model 32 --model.transformer_xl.n_head 2
+         --model.transformer_xl.d_head 16 --model.transformer_xl.d_inner 64 --model.transformer_xl.mem_len 16
+         --model.transformer_xl.cutoffs "[20]" --lm.batch_size 8 --lm.tgt_len 16 --lm.eval_tgt_len 16
+         --optim.lr 2e-3 --schedule.name cosine --schedule.cosine.warmup_steps 20 --schedule.cosine.eta_min 0
+         --train.validate_bleu false --train.max_epochs 0)
+}
+
+# "<update> <loss>" for each update logged in a metrics.jsonl, the last logged one where a resumed
+# run logged an update again.
+#   logged_losses <metrics.jsonl>
+logged_losses() {
+  sed -n 's/.*"kind":"train".*"loss":\([^,}]*\).*"step":\([0-9]*\).*/\2 \1/p' "$1" |
+    awk '{ loss[$1] = $2 } END { for (s in loss) print s, loss[s] }' | sort -n
+}

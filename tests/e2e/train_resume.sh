@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Exact resume: a training run killed with SIGKILL and resumed with --resume from
-# checkpoint_last.pt logs the same loss at every update as a run that never stopped.
-#   train_resume.sh <mixseq> <work dir>
+# checkpoint_last.pt logs the same loss at every update as a run that never stopped. With "lm",
+# a Transformer-XL language model whose memory carries across updates (and is saved with the
+# stream position), over an epoch boundary.
+#   train_resume.sh <mixseq> <work dir> [translation|lm]
 set -euo pipefail
 mixseq=$1
 work=$2
+kind=${3:-translation}
 source "$(dirname "$0")/small_task.sh"
-make_small_task "$mixseq" "$work"
-tiny_train_command "$mixseq" "$work"
-train+=(--model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --model.gnmt.dropout 0.2
-       --train.max_epochs 0 --train.max_steps 150 --train.log_interval 1 --train.save_interval 1
-       --train.validate_bleu false)
+if [ "$kind" = lm ]; then
+  make_small_lm_task "$mixseq" "$work"
+  tiny_lm_train_command "$mixseq" "$work"
+  train+=(--model.transformer_xl.dropout 0.1 --train.max_steps 250)
+else
+  make_small_task "$mixseq" "$work"
+  tiny_train_command "$mixseq" "$work"
+  train+=(--model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --model.gnmt.dropout 0.2 --train.max_epochs 0
+         --train.max_steps 150 --train.validate_bleu false)
+fi
+train+=(--train.log_interval 1 --train.save_interval 1)
+steps=$(printf '%s\n' "${train[@]}" | grep -A1 -x -- --train.max_steps | tail -1)
 
 "${train[@]}" --train.run_dir "$work/straight" 2>"$work/straight.log"
 
@@ -32,15 +42,10 @@ echo "killed after $(updates) logged updates"
 "${train[@]}" --train.run_dir "$work/killed" --resume 2>"$work/resumed.log"
 grep -q "resuming from" "$work/resumed.log" || { echo "FAIL: the second run did not resume"; exit 1; }
 
-# The last loss logged for each update (a resumed run logs again the updates after its checkpoint).
-losses() {
-  sed -n 's/.*"kind":"train".*"loss":\([^,}]*\).*"step":\([0-9]*\).*/\2 \1/p' "$1" |
-    awk '{ loss[$1] = $2 } END { for (s in loss) print s, loss[s] }' | sort -n
-}
-losses "$work/straight/metrics.jsonl" >"$work/straight.losses"
-losses "$work/killed/metrics.jsonl" >"$work/killed.losses"
-[ "$(wc -l <"$work/straight.losses")" -eq 150 ] || { echo "FAIL: expected 150 logged updates"; exit 1; }
+logged_losses "$work/straight/metrics.jsonl" >"$work/straight.losses"
+logged_losses "$work/killed/metrics.jsonl" >"$work/killed.losses"
+[ "$(wc -l <"$work/straight.losses")" -eq "$steps" ] || { echo "FAIL: expected $steps logged updates"; exit 1; }
 if ! diff "$work/straight.losses" "$work/killed.losses" >"$work/diff.txt"; then
   echo "FAIL: per-update losses differ after resume:"; head "$work/diff.txt"; exit 1
 fi
-echo "PASS: 150 updates, identical losses with and without the kill"
+echo "PASS: $steps updates, identical losses with and without the kill"
