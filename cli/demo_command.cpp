@@ -45,8 +45,8 @@ TrainConfig demo_config(const std::string& work_dir) {
   config.model.gnmt.num_layers = 2;
   config.model.gnmt.dropout = 0.0;
   config.data.dir = work_dir + "/data";
-  config.data.max_tokens = 1024;
-  config.data.max_length = 100;
+  config.data.batching.max_tokens = 1024;
+  config.data.batching.max_length = 100;
   config.optim.lr = 5e-3;
   config.schedule.name = "gnmt_step";
   config.schedule.gnmt_step.warmup_steps = 50;

@@ -94,7 +94,7 @@ ProcessGroup::ProcessGroup(const LaunchEnvironment& env, const c10::Device& devi
                "' is not one of auto, gloo, nccl");
   MIXSEQ_CHECK(backend_ == "gloo" || device.is_cuda(), "distributed.backend nccl needs a CUDA device, not ",
                device.str());
-  impl_->timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout);
+  impl_->timeout = std::chrono::seconds(options.timeout);
   impl_->where = str_cat("rank ", rank_, " of ", world_size_, " (", backend_, ")");
 
   c10d::TCPStoreOptions store_options;
@@ -123,7 +123,7 @@ ProcessGroup::ProcessGroup(const LaunchEnvironment& env, const c10::Device& devi
   } catch (const std::exception& e) {
     throw Error(str_cat("distributed: rank ", env.rank, " of ", env.world_size, " could not join the ", backend_,
                         " process group at ", env.master_addr, ":", env.master_port, " (launcher ", env.launcher,
-                        ", timeout ", options.timeout.count(), " s): ", first_line(e.what())));
+                        ", timeout ", options.timeout, " s): ", first_line(e.what())));
   }
 }
 

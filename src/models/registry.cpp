@@ -19,9 +19,6 @@ using LanguageModelBuilder = std::function<LanguageModel(const ModelConfig&, int
 using ModelBuilder = std::variant<Seq2SeqBuilder, LanguageModelBuilder>;
 static_assert(static_cast<int>(ModelFamily::kSeq2Seq) == 0 && static_cast<int>(ModelFamily::kLanguageModel) == 1);
 
-// A language model joins with its implementation, e.g.
-//   {"transformer_xl", LanguageModelBuilder([](const ModelConfig& c, int64_t v) { ... })},
-// and its name joins the choices of model.arch (models/model_config.h).
 const std::map<std::string, ModelBuilder> kModelRegistry = {
     {"gnmt", Seq2SeqBuilder([](const ModelConfig& c, int64_t vocab_size) {
        return GnmtModel(c.gnmt, vocab_size).ptr();
@@ -61,6 +58,15 @@ const Builder& builder_of_family(const std::string& arch, ModelFamily wanted) {
 
 std::string model_family_name(ModelFamily family) {
   return family == ModelFamily::kSeq2Seq ? "sequence-to-sequence (translation) model" : "language model";
+}
+
+const std::vector<std::string>& architecture_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const auto& [name, builder] : kModelRegistry) all.push_back(name);
+    return all;
+  }();
+  return names;
 }
 
 ModelFamily model_family(const std::string& arch) { return family_of(find_builder(arch)); }

@@ -186,11 +186,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   const auto& train_source = data.source("train");
   const auto& train_target = data.target("train");
   const auto source_lengths = model_lengths(train_source), target_lengths = model_lengths(train_target);
-  BatchingOptions batching;
-  batching.max_tokens = config.data.max_tokens;
-  batching.max_sentences = config.data.max_sentences;
-  batching.max_length = config.data.max_length;
-  batching.sentence_multiple = config.data.sentence_multiple;
+  BatchingOptions batching = config.data.batching;
   batching.seed = static_cast<uint64_t>(options.seed);
   batching.rank = parallel.rank();
   batching.world_size = parallel.world_size();
@@ -200,7 +196,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
                " batches, fewer than train.update_freq (", options.update_freq, ")");
   if (first_plan.skipped_too_long > 0)
     log_info("train: skipping ", first_plan.skipped_too_long, " pairs longer than data.max_length (",
-             config.data.max_length, ")");
+             config.data.batching.max_length, ")");
   int64_t total_steps = planned_total_steps(options, updates_per_epoch);
   LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
   const auto fit_schedule_to_time_budget = [&] {

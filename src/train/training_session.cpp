@@ -37,10 +37,7 @@ DataParallel join_data_parallel(const LaunchEnvironment& launch, const Distribut
   if (!launch.distributed()) return parallel;
   if (device.is_cuda()) device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(launch.local_rank));
   configure_log_lines(str_cat("[rank ", launch.rank, "] "), launch.rank == 0 || config.log_all_ranks);
-  ProcessGroupOptions options;
-  options.backend = config.backend;
-  options.timeout = std::chrono::seconds(config.timeout);
-  parallel.group = std::make_unique<ProcessGroup>(launch, device, options);
+  parallel.group = std::make_unique<ProcessGroup>(launch, device, config.group);
   log_info("train: rank ", launch.rank, " of ", launch.world_size, " (", launch.launcher, ", local rank ",
            launch.local_rank, ") joined the ", parallel.group->backend(), " group at ", launch.master_addr, ":",
            launch.master_port);
@@ -145,8 +142,9 @@ void check_options(const TrainOptions& train, const DistributedConfig& distribut
                ") must be 0 (at epoch ends only) or positive");
   MIXSEQ_CHECK(train.save_interval >= 0, "train.save_interval (", train.save_interval,
                ") must be 0 (at epoch ends only) or positive");
-  MIXSEQ_CHECK(distributed.timeout >= 1, "distributed.timeout (", distributed.timeout, ") must be at least 1 second");
-  MIXSEQ_CHECK(distributed.bucket_cap_mb > 0, "distributed.bucket_cap_mb (", distributed.bucket_cap_mb,
+  MIXSEQ_CHECK(distributed.group.timeout >= 1, "distributed.timeout (", distributed.group.timeout,
+               ") must be at least 1 second");
+  MIXSEQ_CHECK(distributed.reducer.bucket_cap_mb > 0, "distributed.bucket_cap_mb (", distributed.reducer.bucket_cap_mb,
                ") must be positive");
 }
 
@@ -196,13 +194,10 @@ void TrainingSession::begin(const std::string& config_yaml, const std::string& d
     log_info("train: --resume given but ", options_.run_dir, " holds no previous run; starting from scratch");
   }
   if (parallel_.group) {
-    GradientReducerOptions reducer_options;
-    reducer_options.bucket_cap_mb = distributed_.bucket_cap_mb;
-    reducer_options.overlap = distributed_.overlap;
-    parallel_.reducer = std::make_unique<GradientReducer>(model.parameters(), *parallel_.group, reducer_options);
+    parallel_.reducer = std::make_unique<GradientReducer>(model.parameters(), *parallel_.group, distributed_.reducer);
     update_step.set_gradient_reducer(parallel_.reducer.get());
     log_info("train: gradients all-reduced in ", parallel_.reducer->bucket_count(), " buckets of up to ",
-             distributed_.bucket_cap_mb, " MB", distributed_.overlap ? ", during backward" : "");
+             distributed_.reducer.bucket_cap_mb, " MB", distributed_.reducer.overlap ? ", during backward" : "");
   }
   seconds_before_ = progress.train_seconds;
   first_step_ = progress.step;

@@ -61,11 +61,10 @@ std::string where(const std::string& source, const YAML::Node& node) {
   return node.Mark().is_null() ? source : str_cat(source, ":", node.Mark().line + 1);
 }
 
-void check_choice(const std::string& value, std::initializer_list<const char*> choices, const std::string& where,
+void check_choice(const std::string& value, const std::vector<std::string>& choices, const std::string& where,
                   const std::string& path) {
-  std::vector<std::string> known(choices.begin(), choices.end());
-  MIXSEQ_CHECK(std::find(known.begin(), known.end(), value) != known.end(), where, ": ", path, " is '", value,
-               "'", did_you_mean(value, known));
+  MIXSEQ_CHECK(std::find(choices.begin(), choices.end(), value) != choices.end(), where, ": ", path, " is '", value,
+               "'", did_you_mean(value, choices));
 }
 
 class YamlReader : public PathVisitor {
@@ -79,7 +78,7 @@ class YamlReader : public PathVisitor {
   void field(const char* key, std::vector<double>& value, const char* help) override {
     read(key, value, "a list of numbers");
   }
-  void choice(const char* key, std::string& value, std::initializer_list<const char*> choices,
+  void choice(const char* key, std::string& value, const std::vector<std::string>& choices,
               const char* help) override {
     if (const auto node = read(key, value, "a string")) check_choice(value, choices, where(source_, node), path(key));
   }
@@ -151,7 +150,7 @@ class OverrideApplier : public PathVisitor {
     const bool bracketed = !text_.empty() && text_.front() == '[';
     set(key, value, "a list of numbers", bracketed ? text_ : "[" + text_ + "]");
   }
-  void choice(const char* key, std::string& value, std::initializer_list<const char*> choices,
+  void choice(const char* key, std::string& value, const std::vector<std::string>& choices,
               const char* help) override {
     if (path(key) != target_) return;
     check_choice(text_, choices, "command line", "--" + target_);
@@ -184,7 +183,7 @@ class PathLister : public PathVisitor {
   void field(const char* key, bool&, const char* help) override { paths.emplace_back(path(key), help); }
   void field(const char* key, std::string&, const char* help) override { paths.emplace_back(path(key), help); }
   void field(const char* key, std::vector<double>&, const char* help) override { paths.emplace_back(path(key), help); }
-  void choice(const char* key, std::string&, std::initializer_list<const char*>, const char* help) override {
+  void choice(const char* key, std::string&, const std::vector<std::string>&, const char* help) override {
     paths.emplace_back(path(key), help);
   }
 };
@@ -206,7 +205,7 @@ class YamlWriter : public ConfigVisitor {
     for (const double number : value) out_ << shortest(number);
     out_ << YAML::EndSeq << YAML::Comment(help);
   }
-  void choice(const char* key, std::string& value, std::initializer_list<const char*>, const char* help) override {
+  void choice(const char* key, std::string& value, const std::vector<std::string>&, const char* help) override {
     write(key, value, help);
   }
 

@@ -57,21 +57,37 @@ Precision resolve_precision(const std::string& name, const torch::Device& device
   return precision;
 }
 
+namespace {
+
+struct NamedPrecision {
+  const char* name;
+  Precision precision;
+};
+constexpr NamedPrecision kPrecisionNames[] = {
+    {"fp32", Precision::kFp32}, {"tf32", Precision::kTf32}, {"bf16", Precision::kBf16}, {"fp16", Precision::kFp16}};
+
+}  // namespace
+
+const std::vector<std::string>& precision_choices() {
+  static const std::vector<std::string> choices = [] {
+    std::vector<std::string> names = {"auto"};
+    for (const auto& entry : kPrecisionNames) names.emplace_back(entry.name);
+    return names;
+  }();
+  return choices;
+}
+
 Precision parse_precision(const std::string& name) {
-  if (name == "fp32") return Precision::kFp32;
-  if (name == "tf32") return Precision::kTf32;
-  if (name == "bf16") return Precision::kBf16;
-  if (name == "fp16") return Precision::kFp16;
-  throw Error(str_cat("unknown precision '", name, "'; known: auto, fp32, tf32, bf16, fp16"));
+  for (const auto& entry : kPrecisionNames)
+    if (name == entry.name) return entry.precision;
+  std::string known;
+  for (const auto& choice : precision_choices()) known += (known.empty() ? "" : ", ") + choice;
+  throw Error(str_cat("unknown precision '", name, "'; known: ", known));
 }
 
 std::string precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::kFp32: return "fp32";
-    case Precision::kTf32: return "tf32";
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp16: return "fp16";
-  }
+  for (const auto& entry : kPrecisionNames)
+    if (precision == entry.precision) return entry.name;
   return "?";
 }
 

@@ -129,7 +129,7 @@ at::Tensor read_floats(const std::string& path) {
 std::unique_ptr<ProcessGroup> join(int64_t timeout_seconds) {
   ProcessGroupOptions options;
   options.backend = "gloo";
-  options.timeout = std::chrono::seconds(timeout_seconds);
+  options.timeout = timeout_seconds;
   return std::make_unique<ProcessGroup>(detect_launch_environment(), torch::Device(torch::kCPU), options);
 }
 

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "mixseq/util/config.h"
+
 namespace mixseq {
 
 struct BatchingOptions {
@@ -22,6 +24,15 @@ struct BatchingOptions {
   uint64_t seed = 1;               // with the epoch number, fixes the order
   int64_t rank = 0;                // this process takes global batches rank, rank + world_size, ...
   int64_t world_size = 1;
+
+  // The limits a config file sets (the data section of train/train_config.h); a training loop
+  // fills in the rest.
+  void visit(ConfigVisitor& v) {
+    v.field("max_tokens", max_tokens, "tokens per batch (sentences x longest side); 0 = no limit");
+    v.field("max_sentences", max_sentences, "sentences per batch; 0 = no limit");
+    v.field("max_length", max_length, "skip training pairs longer than this; 0 = keep all");
+    v.field("sentence_multiple", sentence_multiple, "batch sizes in multiples of this; 1 = off");
+  }
 };
 
 struct EpochBatches {

@@ -22,6 +22,8 @@
 #include <memory>
 #include <vector>
 
+#include "mixseq/util/config.h"
+
 #include "mixseq/distributed/process_group.h"
 
 namespace mixseq {
@@ -29,6 +31,11 @@ namespace mixseq {
 struct GradientReducerOptions {
   double bucket_cap_mb = 25;  // bucket size, as DistributedDataParallel's bucket_cap_mb
   bool overlap = true;        // false: all buckets start in finish(), after backward (for comparison)
+
+  void visit(ConfigVisitor& v) {
+    v.field("bucket_cap_mb", bucket_cap_mb, "gradient bucket size in MB");
+    v.field("overlap", overlap, "all-reduce gradient buckets while backward runs");
+  }
 };
 
 // What the last reduction did, for tests and benchmarks.

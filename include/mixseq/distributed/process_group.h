@@ -15,13 +15,20 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/util/config.h"
+
 #include "mixseq/distributed/launch_environment.h"
 
 namespace mixseq {
 
 struct ProcessGroupOptions {
-  std::string backend = "auto";      // auto (nccl for CUDA, gloo for CPU) | gloo | nccl
-  std::chrono::seconds timeout{900};  // rendezvous and each collective
+  std::string backend = "auto";  // auto (nccl for CUDA, gloo for CPU) | gloo | nccl
+  int64_t timeout = 900;         // seconds: rendezvous and each collective
+
+  void visit(ConfigVisitor& v) {
+    v.choice("backend", backend, {"auto", "gloo", "nccl"}, "collective backend");
+    v.field("timeout", timeout, "seconds to wait for the other ranks before failing");
+  }
 };
 
 // A collective in flight; wait() before reading its tensor.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "mixseq/util/config.h"
 
@@ -61,13 +62,17 @@ struct TransformerConfig {
   }
 };
 
+// Every architecture's name, sorted: the choices of model.arch, listed by the registry
+// (src/models/registry.cpp) and nowhere else.
+const std::vector<std::string>& architecture_names();
+
 struct ModelConfig {
   std::string arch = "gnmt";  // the architecture, a name in src/models/registry.cpp
   GnmtConfig gnmt;
   TransformerConfig transformer;
 
   void visit(ConfigVisitor& v) {
-    v.choice("arch", arch, {"gnmt", "transformer"}, "model architecture");
+    v.choice("arch", arch, architecture_names(), "model architecture");
     v.section("gnmt", gnmt);
     v.section("transformer", transformer);
   }

@@ -7,31 +7,38 @@
 #include <string>
 
 #include "mixseq/criteria/label_smoothed_cross_entropy.h"
+#include "mixseq/data/token_batching.h"
 #include "mixseq/decode/beam_search.h"
+#include "mixseq/distributed/gradient_reducer.h"
+#include "mixseq/distributed/process_group.h"
 #include "mixseq/models/model_config.h"
 #include "mixseq/optim/gradient_clipping.h"
 #include "mixseq/optim/loss_scaler.h"
 #include "mixseq/optim/lr_schedule.h"
 #include "mixseq/optim/optimizer.h"
 #include "mixseq/util/config.h"
+#include "mixseq/util/mixed_precision.h"
 
 namespace mixseq {
 
 struct DataConfig {
-  std::string dir;                // folder written by `mixseq prepare`
-  int64_t max_tokens = 4096;      // per batch and rank: sentences x longest side, padding included
-  int64_t max_sentences = 0;      // per batch; 0 = no limit
-  int64_t max_length = 50;        // skip training pairs with a side longer than this (pieces + </s>); 0 = keep all
-  int64_t sentence_multiple = 1;  // round batch sizes to a multiple of this (8 for tensor cores); 1 = off
+  std::string dir;  // folder written by `mixseq prepare`
+  // Translation training batches, per rank (data/token_batching.h), written at this level of the
+  // YAML (data.max_tokens, ...); training skips pairs over 50 pieces + </s> by default.
+  BatchingOptions batching = training_batching();
   int64_t valid_max_tokens = 8192;  // per validation and translation batch
 
   void visit(ConfigVisitor& v) {
     v.field("dir", dir, "folder written by mixseq prepare");
-    v.field("max_tokens", max_tokens, "tokens per batch (sentences x longest side)");
-    v.field("max_sentences", max_sentences, "sentences per batch; 0 = no limit");
-    v.field("max_length", max_length, "skip training pairs longer than this; 0 = keep all");
-    v.field("sentence_multiple", sentence_multiple, "batch sizes in multiples of this; 1 = off");
+    batching.visit(v);
     v.field("valid_max_tokens", valid_max_tokens, "tokens per validation batch");
+  }
+
+ private:
+  static BatchingOptions training_batching() {
+    BatchingOptions batching;
+    batching.max_length = 50;
+    return batching;
   }
 };
 
@@ -79,7 +86,7 @@ struct TrainOptions {
   void visit(ConfigVisitor& v) {
     v.field("run_dir", run_dir, "folder for checkpoints and logs");
     v.field("device", device, "auto, cpu, cuda or cuda:N");
-    v.choice("precision", precision, {"auto", "fp32", "tf32", "bf16", "fp16"},
+    v.choice("precision", precision, precision_choices(),
              "arithmetic precision; auto = bf16 where computed natively, else fp32");
     v.field("seed", seed, "seed of initialization, dropout and batch order");
     v.field("max_epochs", max_epochs, "epochs to train; 0 = no limit");
@@ -98,17 +105,13 @@ struct TrainOptions {
 // Data-parallel training (docs/distributed.md). Rank and world size come from the launcher's
 // environment (distributed/launch_environment.h), not from the config.
 struct DistributedConfig {
-  std::string backend = "auto";  // auto (nccl on CUDA, gloo on CPU) | gloo | nccl
-  double bucket_cap_mb = 25;     // gradient bucket size (distributed/gradient_reducer.h)
-  bool overlap = true;           // all-reduce buckets during backward
-  int64_t timeout = 900;         // seconds a rank waits for the others before it gives up
-  bool log_all_ranks = false;    // false: only rank 0 logs
+  ProcessGroupOptions group;       // distributed.backend and .timeout (distributed/process_group.h)
+  GradientReducerOptions reducer;  // distributed.bucket_cap_mb and .overlap (distributed/gradient_reducer.h)
+  bool log_all_ranks = false;      // false: only rank 0 logs
 
   void visit(ConfigVisitor& v) {
-    v.choice("backend", backend, {"auto", "gloo", "nccl"}, "collective backend");
-    v.field("bucket_cap_mb", bucket_cap_mb, "gradient bucket size in MB");
-    v.field("overlap", overlap, "all-reduce gradient buckets while backward runs");
-    v.field("timeout", timeout, "seconds to wait for the other ranks before failing");
+    group.visit(v);
+    reducer.visit(v);
     v.field("log_all_ranks", log_all_ranks, "every rank logs to stderr (prefixed by its rank); default rank 0 only");
   }
 };

@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,7 +29,7 @@ class ConfigVisitor {
   virtual void field(const char* key, std::string& value, const char* help) = 0;
   virtual void field(const char* key, std::vector<double>& value, const char* help) = 0;
   // A string that must be one of `choices`.
-  virtual void choice(const char* key, std::string& value, std::initializer_list<const char*> choices,
+  virtual void choice(const char* key, std::string& value, const std::vector<std::string>& choices,
                       const char* help) = 0;
 
   template <typename Section>

@@ -17,11 +17,14 @@
 
 #include <istream>
 #include <string>
+#include <vector>
 
 namespace mixseq {
 
 enum class Precision { kFp32, kTf32, kBf16, kFp16 };
 
+// The names a user may give: "auto", then each Precision's (the one table of them).
+const std::vector<std::string>& precision_choices();
 Precision parse_precision(const std::string& name);  // fp32 | tf32 | bf16 | fp16; throws listing the names
 // As parse_precision, and "auto" picks bf16 where `device` computes it natively, else fp32.
 Precision resolve_precision(const std::string& name, const torch::Device& device);
