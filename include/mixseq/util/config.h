@@ -29,6 +29,7 @@ class ConfigVisitor {
   virtual void field(const char* key, bool& value, const char* help) = 0;
   virtual void field(const char* key, std::string& value, const char* help) = 0;
   virtual void field(const char* key, std::vector<double>& value, const char* help) = 0;
+  virtual void field(const char* key, std::vector<int64_t>& value, const char* help) = 0;
   // A string that must be one of `choices`.
   virtual void choice(const char* key, std::string& value, std::initializer_list<const char*> choices,
                       const char* help) = 0;
