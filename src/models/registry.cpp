@@ -8,6 +8,7 @@
 
 #include "mixseq/models/gnmt.h"
 #include "mixseq/models/transformer.h"
+#include "mixseq/models/transformer_xl.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -19,15 +20,16 @@ using LanguageModelBuilder = std::function<LanguageModel(const ModelConfig&, int
 using ModelBuilder = std::variant<Seq2SeqBuilder, LanguageModelBuilder>;
 static_assert(static_cast<int>(ModelFamily::kSeq2Seq) == 0 && static_cast<int>(ModelFamily::kLanguageModel) == 1);
 
-// A language model joins with its implementation, e.g.
-//   {"transformer_xl", LanguageModelBuilder([](const ModelConfig& c, int64_t v) { ... })},
-// and its name joins the choices of model.arch (models/model_config.h).
+// A new architecture's name also joins the choices of model.arch (models/model_config.h).
 const std::map<std::string, ModelBuilder> kModelRegistry = {
     {"gnmt", Seq2SeqBuilder([](const ModelConfig& c, int64_t vocab_size) {
        return GnmtModel(c.gnmt, vocab_size).ptr();
      })},
     {"transformer", Seq2SeqBuilder([](const ModelConfig& c, int64_t vocab_size) {
        return TransformerModel(c.transformer, vocab_size).ptr();
+     })},
+    {"transformer_xl", LanguageModelBuilder([](const ModelConfig& c, int64_t vocab_size) {
+       return TransformerXlModel(c.transformer_xl, vocab_size).ptr();
      })},
 };
 
