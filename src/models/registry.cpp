@@ -8,6 +8,7 @@
 
 #include "mixseq/models/gnmt.h"
 #include "mixseq/models/transformer.h"
+#include "mixseq/models/transformer_xl.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -25,6 +26,9 @@ const std::map<std::string, ModelBuilder> kModelRegistry = {
      })},
     {"transformer", Seq2SeqBuilder([](const ModelConfig& c, int64_t vocab_size) {
        return TransformerModel(c.transformer, vocab_size).ptr();
+     })},
+    {"transformer_xl", LanguageModelBuilder([](const ModelConfig& c, int64_t vocab_size) {
+       return TransformerXlModel(c.transformer_xl, vocab_size).ptr();
      })},
 };
 

@@ -37,13 +37,16 @@ bool all_finite(const std::vector<double>& values) {
   return std::all_of(values.begin(), values.end(), [](double value) { return std::isfinite(value); });
 }
 
-// YAML reads ".nan" and ".inf" as numbers; no setting means anything with them.
+// YAML reads ".nan" and ".inf" as numbers; no setting means anything with them. Errors quote
+// `as_given` when there is one (the command line's text, before brackets were added), else the node.
 template <typename T>
-T convert(const YAML::Node& node, const std::string& where, const std::string& path, const char* expected) {
+T convert(const YAML::Node& node, const std::string& where, const std::string& path, const char* expected,
+          const std::string& as_given = {}) {
   const auto complaint = [&](const char* what) {
     std::ostringstream text;
     text << node;
-    return Error(str_cat(where, ": ", path, " must be ", what, ", not '", text.str(), "'"));
+    return Error(str_cat(where, ": ", path, " must be ", what, ", not '", as_given.empty() ? text.str() : as_given,
+                         "'"));
   };
   T value;
   try {
@@ -77,6 +80,9 @@ class YamlReader : public PathVisitor {
   void field(const char* key, std::string& value, const char* help) override { read(key, value, "a string"); }
   void field(const char* key, std::vector<double>& value, const char* help) override {
     read(key, value, "a list of numbers");
+  }
+  void field(const char* key, std::vector<int64_t>& value, const char* help) override {
+    read(key, value, "a list of integers");
   }
   void choice(const char* key, std::string& value, const std::vector<std::string>& choices,
               const char* help) override {
@@ -150,6 +156,11 @@ class OverrideApplier : public PathVisitor {
     const bool bracketed = !text_.empty() && text_.front() == '[';
     set(key, value, "a list of numbers", bracketed ? text_ : "[" + text_ + "]");
   }
+  void field(const char* key, std::vector<int64_t>& value, const char* help) override {
+    // "2000,10000" as well as "[2000, 10000]"; "" or "[]" is the empty list
+    const bool bracketed = !text_.empty() && text_.front() == '[';
+    set(key, value, "a list of integers", bracketed ? text_ : "[" + text_ + "]");
+  }
   void choice(const char* key, std::string& value, const std::vector<std::string>& choices,
               const char* help) override {
     if (path(key) != target_) return;
@@ -167,7 +178,7 @@ class OverrideApplier : public PathVisitor {
     } catch (const YAML::Exception&) {
       throw Error(str_cat("command line: --", target_, " must be ", expected, ", not '", text_, "'"));
     }
-    value = convert<T>(node, "command line", "--" + target_, expected);
+    value = convert<T>(node, "command line", "--" + target_, expected, text_);
     applied_ = true;
   }
 
@@ -183,6 +194,7 @@ class PathLister : public PathVisitor {
   void field(const char* key, bool&, const char* help) override { paths.emplace_back(path(key), help); }
   void field(const char* key, std::string&, const char* help) override { paths.emplace_back(path(key), help); }
   void field(const char* key, std::vector<double>&, const char* help) override { paths.emplace_back(path(key), help); }
+  void field(const char* key, std::vector<int64_t>&, const char* help) override { paths.emplace_back(path(key), help); }
   void choice(const char* key, std::string&, const std::vector<std::string>&, const char* help) override {
     paths.emplace_back(path(key), help);
   }
@@ -203,6 +215,11 @@ class YamlWriter : public ConfigVisitor {
   void field(const char* key, std::vector<double>& value, const char* help) override {
     out_ << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (const double number : value) out_ << shortest(number);
+    out_ << YAML::EndSeq << YAML::Comment(help);
+  }
+  void field(const char* key, std::vector<int64_t>& value, const char* help) override {
+    out_ << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const int64_t number : value) out_ << number;
     out_ << YAML::EndSeq << YAML::Comment(help);
   }
   void choice(const char* key, std::string& value, const std::vector<std::string>&, const char* help) override {

@@ -48,18 +48,19 @@ struct LmOutput {
   LmMemory memory;    // for the next segment of the same rows
 };
 
+// How far back the model looks, changeable after construction: evaluation uses a longer
+// memory than training (the reference's eval.py calls reset_length and sets clamp_len and
+// same_length; Dai et al. 2019 evaluate WikiText-103 with mem_len 1600, clamp_len 1000).
+struct LmContext {
+  int64_t mem_len = 0;       // M: positions of earlier segments kept as memory; 0 = none
+  int64_t clamp_len = -1;    // relative distances above it share its positional embedding; -1 = no clamping
+  bool same_length = false;  // every query attends over the same number of keys (mem_len of them), so the
+                             // first and last positions of a segment see equally long contexts
+};
+
 struct LmLogProbs {
   torch::Tensor log_probs;  // [B, T, V] fp32: log p(v | tokens up to t and the memory)
   LmMemory memory;          // for the next segment of the same rows
-};
-
-// How far back the model attends, changeable after training: Transformer-XL evaluates with a
-// longer memory than it trained with (the reference's eval.py: mem_len 640, clamp_len 400,
-// same_length), which is what makes its evaluation "long-context".
-struct LmContext {
-  int64_t mem_len = 0;       // M: positions of earlier segments kept in the memory; 0 = none
-  int64_t clamp_len = -1;    // relative distances beyond this use this one's encoding; -1 = no clamp
-  bool same_length = false;  // every position attends to the same number of earlier positions
 };
 
 class LanguageModelImpl : public torch::nn::Module {
@@ -74,8 +75,10 @@ class LanguageModelImpl : public torch::nn::Module {
 
   virtual int64_t vocab_size() const = 0;
 
-  virtual LmContext context() const = 0;
+  // The context that forward() and log_probs() use from the next call on; the memory they return
+  // is trimmed to the new mem_len. Throws mixseq::Error for a context the architecture cannot use.
   virtual void set_context(const LmContext& context) = 0;
+  virtual LmContext context() const = 0;
 };
 
 using LanguageModel = std::shared_ptr<LanguageModelImpl>;

@@ -62,6 +62,56 @@ struct TransformerConfig {
   }
 };
 
+// Transformer-XL (Dai et al. 2019) as kimiyoung/transformer-xl's pytorch/mem_transformer.py
+// builds it with attention type 0; the fields are its train.py flags. The defaults are the
+// WikiText-103 base model of NVIDIA's recipe (16 layers of 512, 8 heads of 64). The segment
+// length (tgt_len) belongs to the data stream, not to the model.
+struct TransformerXlConfig {
+  int64_t n_layer = 16;               // layers
+  int64_t d_model = 512;              // D: width of the residual stream (even: sines and cosines of the positions)
+  int64_t n_head = 8;                 // H: attention heads
+  int64_t d_head = 64;                // Dh: width of each head (n_head * d_head need not equal d_model)
+  int64_t d_inner = 2048;             // inner width of the feed-forward networks
+  double dropout = 0.1;               // on embeddings, positions, sublayer outputs, the FFN's ReLU; 0 disables
+  double dropatt = 0.0;               // on attention probabilities; 0 disables
+  bool pre_lnorm = false;             // false: LayerNorm after each residual add (the paper); true: before each sublayer
+  int64_t mem_len = 192;              // M: positions of earlier segments kept per layer; 0 = no memory
+  int64_t clamp_len = -1;             // relative distances above it share its embedding; -1 = no clamping
+  bool same_length = false;           // every query sees the same number of keys (the reference's --same_length)
+  std::vector<int64_t> cutoffs;       // adaptive input and softmax cluster boundaries (ids sorted by frequency);
+                                      // empty = one full softmax
+  int64_t div_val = 1;                // cluster i's vectors have width d_embed / div_val^i; 1 = one matrix
+  bool tie_weight = true;             // the softmax's output vectors are the embedding's (one tensor each)
+  bool tie_projs = false;             // the tail clusters' softmax projections are the embedding's
+  int64_t d_embed = 0;                // width of the head cluster's vectors; 0 = d_model
+  std::string init = "normal";        // normal: N(0, init_std); uniform: U(-init_range, init_range)
+  double init_range = 0.1;            // for init uniform
+  double init_std = 0.02;             // for init normal; also the spread of LayerNorm weights around 1
+  double proj_init_std = 0.01;        // the projections of the adaptive input and softmax: N(0, proj_init_std)
+
+  void visit(ConfigVisitor& v) {
+    v.field("n_layer", n_layer, "layers");
+    v.field("d_model", d_model, "width of the residual stream (even)");
+    v.field("n_head", n_head, "attention heads");
+    v.field("d_head", d_head, "width of each attention head");
+    v.field("d_inner", d_inner, "inner width of the feed-forward networks");
+    v.field("dropout", dropout, "dropout on embeddings, positions and sublayer outputs; 0 disables");
+    v.field("dropatt", dropatt, "dropout on attention probabilities; 0 disables");
+    v.field("pre_lnorm", pre_lnorm, "LayerNorm before each sublayer (true) or after the residual add (false)");
+    v.field("mem_len", mem_len, "positions of earlier segments kept as memory per layer; 0 = none");
+    v.field("clamp_len", clamp_len, "relative distances above it share its embedding; -1 = no clamping");
+    v.field("same_length", same_length, "every query attends over the same number of keys");
+    v.field("cutoffs", cutoffs, "adaptive input/softmax cluster boundaries; [] = full softmax");
+    v.field("div_val", div_val, "cluster i's vectors are d_embed / div_val^i wide; 1 = one matrix");
+    v.field("tie_weight", tie_weight, "softmax output vectors are the embedding's");
+    v.field("tie_projs", tie_projs, "tail clusters' softmax projections are the embedding's");
+    v.field("d_embed", d_embed, "width of the head cluster's vectors; 0 = d_model");
+    v.choice("init", init, {"normal", "uniform"}, "initialisation of weights: N(0, init_std) or U(-init_range, init_range)");
+    v.field("init_range", init_range, "range of init uniform");
+    v.field("init_std", init_std, "standard deviation of init normal and of LayerNorm weights around 1");
+    v.field("proj_init_std", proj_init_std, "standard deviation of the adaptive projections");
+  }
+};
 // Every architecture's name, sorted: the choices of model.arch, listed by the registry
 // (src/models/registry.cpp) and nowhere else.
 const std::vector<std::string>& architecture_names();
@@ -70,11 +120,13 @@ struct ModelConfig {
   std::string arch = "gnmt";  // the architecture, a name in src/models/registry.cpp
   GnmtConfig gnmt;
   TransformerConfig transformer;
+  TransformerXlConfig transformer_xl;
 
   void visit(ConfigVisitor& v) {
     v.choice("arch", arch, architecture_names(), "model architecture");
     v.section("gnmt", gnmt);
     v.section("transformer", transformer);
+    v.section("transformer_xl", transformer_xl);
   }
 };
 

@@ -20,7 +20,7 @@ namespace mixseq {
 
 enum class ModelFamily {
   kSeq2Seq,        // encoder-decoder: gnmt, transformer
-  kLanguageModel,  // decoder-only with a memory across segments: none yet (Transformer-XL is next)
+  kLanguageModel,  // decoder-only with a memory across segments: transformer_xl
 };
 
 // "sequence-to-sequence (translation) model" or "language model", for messages.

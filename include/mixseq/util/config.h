@@ -28,6 +28,7 @@ class ConfigVisitor {
   virtual void field(const char* key, bool& value, const char* help) = 0;
   virtual void field(const char* key, std::string& value, const char* help) = 0;
   virtual void field(const char* key, std::vector<double>& value, const char* help) = 0;
+  virtual void field(const char* key, std::vector<int64_t>& value, const char* help) = 0;
   // A string that must be one of `choices`.
   virtual void choice(const char* key, std::string& value, const std::vector<std::string>& choices,
                       const char* help) = 0;

@@ -112,6 +112,34 @@ TEST(Config, CommandLineOverridesUseTheYamlPath) {
             std::string::npos);
 }
 
+// Lists of integers (a Transformer-XL's adaptive-softmax cutoffs): from YAML, from the command
+// line with or without brackets, the empty list, and back to YAML.
+TEST(Config, ListsOfIntegers) {
+  std::vector<int64_t> cutoffs = {20000, 40000};
+  const ConfigFields fields = [&](ConfigVisitor& v) { v.field("cutoffs", cutoffs, "cluster boundaries"); };
+  read_config_yaml("cutoffs: [2000, 10000]\n", "t.yaml", fields);
+  EXPECT_EQ(cutoffs, (std::vector<int64_t>{2000, 10000}));
+  EXPECT_EQ(error_of([&] { read_config_yaml("cutoffs: [2000, 1.5]\n", "t.yaml", fields); }),
+            "t.yaml:1: cutoffs must be a list of integers, not '[2000, 1.5]'");
+  EXPECT_EQ(error_of([&] { read_config_yaml("cutoffs: 7000\n", "t.yaml", fields); }),
+            "t.yaml:1: cutoffs must be a list of integers, not '7000'");
+  apply_config_override("cutoffs", "19997,39997,199997", fields);
+  EXPECT_EQ(cutoffs, (std::vector<int64_t>{19997, 39997, 199997}));
+  apply_config_override("cutoffs", "[3]", fields);
+  EXPECT_EQ(cutoffs, (std::vector<int64_t>{3}));
+  EXPECT_EQ(error_of([&] { apply_config_override("cutoffs", "3,x", fields); }),
+            "command line: --cutoffs must be a list of integers, not '3,x'");
+  apply_config_override("cutoffs", "", fields);
+  EXPECT_TRUE(cutoffs.empty());
+  EXPECT_NE(config_to_yaml(fields).find("cutoffs: []"), std::string::npos) << config_to_yaml(fields);
+  cutoffs = {5, 6};
+  const std::string yaml = config_to_yaml(fields);
+  EXPECT_NE(yaml.find("cutoffs: [5, 6]"), std::string::npos) << yaml;
+  cutoffs.clear();
+  read_config_yaml(yaml, "written", fields);
+  EXPECT_EQ(cutoffs, (std::vector<int64_t>{5, 6}));
+}
+
 TEST(Config, WritesYamlThatReadsBackToTheSameValues) {
   RootOptions options;
   options.arch = "transformer";

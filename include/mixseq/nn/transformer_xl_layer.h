@@ -1,0 +1,57 @@
+// TransformerXlLayer: one layer of Transformer-XL (Dai et al. 2019; the reference's
+// RelPartialLearnableDecoderLayer in kimiyoung/transformer-xl, pytorch/mem_transformer.py):
+// relative multi-head attention over [memory; segment] (nn/relative_multihead_attention.h),
+// then the position-wise feed-forward network (nn/positionwise_feed_forward.h), each with a
+// residual connection, dropout and a LayerNorm:
+//
+//   post-norm (default):  y = LN(x + Dropout(Attn(context)));         out = LN(y + Dropout(FFN(y)))
+//   pre_lnorm:            y = x + Dropout(Attn(LN(context)));         out = y + Dropout(FFN(LN(y)))
+//
+// where x is the segment (the last T positions of the context) and FFN(z) =
+// fc2(Dropout(ReLU(fc1(z)))), the reference's CoreNet. Under pre_lnorm the memory is normalised
+// with the segment, as the reference does.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/normalization.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+
+#include "mixseq/nn/positionwise_feed_forward.h"
+#include "mixseq/nn/relative_multihead_attention.h"
+
+namespace mixseq {
+
+struct TransformerXlLayerOptions {
+  int64_t d_model = 0;     // D, the width of the residual stream
+  int64_t n_head = 1;      // H, attention heads
+  int64_t d_head = 0;      // Dh, the width of each head
+  int64_t d_inner = 0;     // inner width of the feed-forward network
+  double dropout = 0.0;    // after the attention, inside and after the feed-forward network; 0 disables
+  double dropatt = 0.0;    // on the attention probabilities; 0 disables
+  bool pre_lnorm = false;  // false: LayerNorm after each residual add; true: on each sublayer's input
+};
+
+class TransformerXlLayerImpl : public torch::nn::Module {
+ public:
+  explicit TransformerXlLayerImpl(const TransformerXlLayerOptions& options);
+
+  // context [B, K, D]: the memory of this layer's input, then the segment's input (its last
+  // `segment_length` = T positions); r, r_w_bias, r_r_bias, blocked as for
+  // RelativeMultiheadAttention::forward. -> [B, T, D]
+  torch::Tensor forward(const torch::Tensor& context, int64_t segment_length, const torch::Tensor& r,
+                        const torch::Tensor& r_w_bias, const torch::Tensor& r_r_bias, const torch::Tensor& blocked);
+
+ private:
+  bool pre_lnorm_;
+  RelativeMultiheadAttention attn_;
+  torch::nn::LayerNorm attn_layer_norm_;
+  PositionwiseFeedForward ff_;  // registers fc1, fc2, activation_dropout
+  torch::nn::LayerNorm ff_layer_norm_;
+  torch::nn::Dropout dropout_;
+};
+TORCH_MODULE(TransformerXlLayer);
+
+}  // namespace mixseq

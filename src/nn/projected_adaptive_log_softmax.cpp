@@ -1,0 +1,134 @@
+#include "mixseq/nn/projected_adaptive_log_softmax.h"
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+bool same_split(const AdaptiveClusters& a, const AdaptiveClusters& b) {
+  return a.vocab_size == b.vocab_size && a.embed_dim == b.embed_dim && a.proj_dim == b.proj_dim &&
+         a.cutoffs == b.cutoffs && a.div_val == b.div_val;
+}
+
+const ProjectedAdaptiveLogSoftmaxOptions& checked(const ProjectedAdaptiveLogSoftmaxOptions& options,
+                                                  const AdaptiveEmbedding& embedding) {
+  options.clusters.check("ProjectedAdaptiveLogSoftmax");
+  if (options.tie_weight || options.tie_projs) {
+    MIXSEQ_CHECK(!embedding.is_empty(), "ProjectedAdaptiveLogSoftmax: tie_weight and tie_projs need the embedding ",
+                 "to tie to");
+    MIXSEQ_CHECK(same_split(options.clusters, embedding->clusters()), "ProjectedAdaptiveLogSoftmax: tied to an ",
+                 "embedding that splits the vocabulary differently (sizes, cutoffs or div_val differ)");
+  }
+  return options;
+}
+
+}  // namespace
+
+ProjectedAdaptiveLogSoftmaxImpl::ProjectedAdaptiveLogSoftmaxImpl(const ProjectedAdaptiveLogSoftmaxOptions& options,
+                                                                 AdaptiveEmbedding embedding)
+    : options_(checked(options, embedding)), embedding_(std::move(embedding)) {
+  const auto& clusters = options_.clusters;
+  const int64_t matrices = clusters.matrix_count();
+  for (int64_t i = 0; i < matrices; ++i) {
+    const auto name = std::to_string(i);
+    const int64_t rows = matrices == 1 ? clusters.vocab_size : clusters.size(i);
+    weights_.push_back(options_.tie_weight ? torch::Tensor()
+                                           : register_parameter("weight_" + name, at::empty({rows, clusters.dim(i)})));
+    biases_.push_back(register_parameter("bias_" + name, at::zeros({rows})));
+  }
+  for (int64_t i = 0; i < clusters.count(); ++i) {
+    const bool own = clusters.projected() && !(options_.tie_projs && i > 0);
+    const int64_t width = clusters.dim(matrices == 1 ? 0 : i);
+    projections_.push_back(own ? register_parameter("projection_" + std::to_string(i),
+                                                    at::empty({clusters.proj_dim, width}))
+                               : torch::Tensor());
+  }
+  const int64_t tails = clusters.count() - 1;
+  if (tails > 0) {
+    cluster_weight_ = register_parameter("cluster_weight", at::empty({tails, clusters.embed_dim}));
+    cluster_bias_ = register_parameter("cluster_bias", at::zeros({tails}));
+  }
+  // The reference's train.py defaults (weights_init with init normal, init_std 0.02, proj_init_std 0.01).
+  torch::NoGradGuard no_grad;
+  for (auto& weight : weights_)
+    if (weight.defined()) weight.normal_(0.0, 0.02);
+  for (auto& projection : projections_)
+    if (projection.defined()) projection.normal_(0.0, 0.01);
+  if (cluster_weight_.defined()) cluster_weight_.normal_(0.0, 0.02);
+}
+
+const torch::Tensor& ProjectedAdaptiveLogSoftmaxImpl::weight(int64_t matrix) const {
+  return options_.tie_weight ? embedding_->weight(matrix) : weights_[matrix];
+}
+
+const torch::Tensor& ProjectedAdaptiveLogSoftmaxImpl::projection(int64_t cluster) const {
+  const auto& clusters = options_.clusters;
+  if (clusters.projected() && options_.tie_projs && cluster > 0)
+    return embedding_->projection(clusters.matrix_count() == 1 ? 0 : cluster);
+  return projections_[cluster];
+}
+
+std::pair<torch::Tensor, torch::Tensor> ProjectedAdaptiveLogSoftmaxImpl::cluster_layer(int64_t cluster) const {
+  const auto& clusters = options_.clusters;
+  torch::Tensor weight, bias;  // [rows, width], [rows]
+  if (clusters.matrix_count() > 1) {
+    weight = this->weight(cluster), bias = biases_[cluster];
+  } else if (clusters.count() == 1) {
+    weight = this->weight(0), bias = biases_[0];  // the whole matrix (a full narrow would copy its gradient)
+  } else {
+    weight = this->weight(0).narrow(0, clusters.begin(cluster), clusters.size(cluster));
+    bias = biases_[0].narrow(0, clusters.begin(cluster), clusters.size(cluster));
+  }
+  if (cluster == 0 && clusters.count() > 1) {
+    weight = at::cat({weight, cluster_weight_});  // [S + C, d_embed]
+    bias = at::cat({bias, cluster_bias_});        // [S + C]
+  }
+  return {weight, bias};
+}
+
+torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::cluster_log_probs(int64_t cluster, const torch::Tensor& hidden) const {
+  const auto [weight, bias] = cluster_layer(cluster);
+  const auto& projection = this->projection(cluster);                                   // [D, width]
+  const auto projected = projection.defined() ? at::linear(hidden, projection.t()) : hidden;  // [N, width]
+  const auto logits = at::linear(projected, weight, bias);                             // [N, rows]
+  return at::log_softmax(logits, -1, logits.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
+}
+
+torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::nll(const torch::Tensor& hidden, const torch::Tensor& targets) {
+  MIXSEQ_CHECK(hidden.dim() == 2 && targets.dim() == 1 && hidden.size(0) == targets.size(0),
+               "ProjectedAdaptiveLogSoftmax: hidden must be [N, D] and targets [N], got ", hidden.sizes(), " and ",
+               targets.sizes());
+  const auto& clusters = options_.clusters;
+  const auto head = cluster_log_probs(0, hidden);  // [N, S + C]
+  if (clusters.count() == 1) return -head.gather(1, targets.unsqueeze(1)).squeeze(1);  // [N]
+  // Each target's cluster (0 = head) and its column in the head: its own, or head_size - i for cluster i.
+  const auto cutoffs = at::tensor(clusters.cutoffs, targets.options());
+  const auto cluster = at::bucketize(targets, cutoffs, /*out_int32=*/false, /*right=*/true);  // [N]
+  const auto column = at::where(cluster == 0, targets, head.size(1) - cluster);              // [N]
+  auto nll = -head.gather(1, column.unsqueeze(1)).squeeze(1);                                 // [N]
+  for (int64_t i = 1; i < clusters.count(); ++i) {
+    const auto rows = (cluster == i).nonzero().squeeze(1);  // [N_i]
+    if (rows.numel() == 0) continue;
+    const auto tail = cluster_log_probs(i, hidden.index_select(0, rows));  // [N_i, size_i]
+    const auto words = (targets.index_select(0, rows) - clusters.begin(i)).unsqueeze(1);
+    nll = nll.index_add(0, rows, -tail.gather(1, words).squeeze(1));
+  }
+  return nll;  // [N]
+}
+
+torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::log_probs(const torch::Tensor& hidden) {
+  MIXSEQ_CHECK(hidden.dim() == 2, "ProjectedAdaptiveLogSoftmax: hidden must be [N, D], got ", hidden.sizes());
+  const auto& clusters = options_.clusters;
+  const auto head = cluster_log_probs(0, hidden);  // [N, S + C]
+  if (clusters.count() == 1) return head;          // [N, V]
+  std::vector<torch::Tensor> parts = {head.narrow(1, 0, clusters.size(0))};
+  for (int64_t i = 1; i < clusters.count(); ++i)
+    parts.push_back(head.narrow(1, head.size(1) - i, 1) + cluster_log_probs(i, hidden));  // [N, size_i]
+  return at::cat(parts, 1);  // [N, V]
+}
+
+}  // namespace mixseq
