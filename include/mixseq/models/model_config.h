@@ -112,6 +112,7 @@ struct TransformerXlConfig {
     v.field("proj_init_std", proj_init_std, "standard deviation of the adaptive projections");
   }
 };
+
 // Every architecture's name, sorted: the choices of model.arch, listed by the registry
 // (src/models/registry.cpp) and nowhere else.
 const std::vector<std::string>& architecture_names();
