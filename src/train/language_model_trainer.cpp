@@ -10,9 +10,9 @@
 #include "mixseq/decode/lm_evaluation.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
-#include "mixseq/optim/lr_schedule.h"
 #include "mixseq/optim/optimizer.h"
 #include "mixseq/text/score_report.h"
+#include "mixseq/train/run_schedule.h"
 #include "mixseq/train/training_session.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/error.h"
@@ -170,14 +170,7 @@ TrainSummary train_language_model(const TrainConfig& config, RunStart start) {
     session.save_last();
   };
 
-  int64_t total_steps = planned_total_steps(options, updates_per_epoch);
-  LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
-  const auto fit_schedule_to_time_budget = [&] {
-    const int64_t sized = session.fit_to_time_budget(total_steps, planned_total_steps(options, updates_per_epoch));
-    if (sized == total_steps) return;
-    total_steps = sized;
-    schedule = LrSchedule(config.schedule, config.optim.lr, total_steps);
-  };
+  RunSchedule schedule(session, config.schedule, config.optim.lr, updates_per_epoch);
   session.open_run_directory(config_yaml);
 
   TrainSummary summary;
@@ -205,9 +198,9 @@ TrainSummary train_language_model(const TrainConfig& config, RunStart start) {
 
   model->train();
   bool stopping = false;
-  while (progress.step < total_steps && !stopping) {
+  while (progress.step < schedule.total_steps() && !stopping) {
     bool epoch_complete = false, time_is_up = false;
-    while (progress.step < total_steps) {
+    while (progress.step < schedule.total_steps()) {
       const auto segment = stream.next();
       if (!segment) {
         epoch_complete = true;
@@ -242,12 +235,12 @@ TrainSummary train_language_model(const TrainConfig& config, RunStart start) {
           agreed.update_tokens);
       ++progress.step;
       progress.epoch_batches = stream.position().segment;
-      session.record_update(update, lr, total_steps);
+      session.record_update(update, lr, schedule.total_steps());
       if (can_validate && options.validate_interval > 0 && progress.step % options.validate_interval == 0) validate();
       if (options.save_interval > 0 && progress.step % options.save_interval == 0) save_last();
-      if (progress.step == session.first_step() + 20) fit_schedule_to_time_budget();  // the first speed measurement
+      schedule.after_update(progress.step);
     }
-    const bool ending = time_is_up || (progress.step >= total_steps && !stopping);
+    const bool ending = time_is_up || (progress.step >= schedule.total_steps() && !stopping);
     if ((epoch_complete || ending) && can_validate) validate();
     if (epoch_complete) {
       summary.epochs = progress.epoch;
@@ -255,7 +248,7 @@ TrainSummary train_language_model(const TrainConfig& config, RunStart start) {
       progress.epoch_batches = 0;
       stream.start_epoch(progress.epoch);
       memories.reset();  // as the reference: each epoch starts without memory
-      fit_schedule_to_time_budget();
+      schedule.fit_to_time_budget();
     }
     if (time_is_up) stopping = true;
     save_last();

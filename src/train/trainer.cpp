@@ -13,10 +13,10 @@
 #include "mixseq/decode/translator.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
-#include "mixseq/optim/lr_schedule.h"
 #include "mixseq/optim/optimizer.h"
 #include "mixseq/text/bleu.h"
 #include "mixseq/text/score_report.h"
+#include "mixseq/train/run_schedule.h"
 #include "mixseq/train/training_session.h"
 #include "mixseq/train/translation_loss.h"
 #include "mixseq/train/update_step.h"
@@ -197,14 +197,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
   if (first_plan.skipped_too_long > 0)
     log_info("train: skipping ", first_plan.skipped_too_long, " pairs longer than data.max_length (",
              config.data.batching.max_length, ")");
-  int64_t total_steps = planned_total_steps(options, updates_per_epoch);
-  LrSchedule schedule(config.schedule, config.optim.lr, total_steps);
-  const auto fit_schedule_to_time_budget = [&] {
-    const int64_t sized = session.fit_to_time_budget(total_steps, planned_total_steps(options, updates_per_epoch));
-    if (sized == total_steps) return;
-    total_steps = sized;
-    schedule = LrSchedule(config.schedule, config.optim.lr, total_steps);
-  };
+  RunSchedule schedule(session, config.schedule, config.optim.lr, updates_per_epoch);
   // Everything is checked: only now does the run folder change (--overwrite deletes the old run).
   session.open_run_directory(config_yaml);
 
@@ -247,10 +240,11 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
 
   model->train();
   bool time_is_up = false;
-  while (progress.step < total_steps && !stopping) {
+  while (progress.step < schedule.total_steps() && !stopping) {
     const auto plan = plan_epoch_batches(source_lengths, target_lengths, batching, progress.epoch).batches;
     const auto batches_in_epoch = static_cast<int64_t>(plan.size());
-    while (progress.epoch_batches + options.update_freq <= batches_in_epoch && progress.step < total_steps) {
+    while (progress.epoch_batches + options.update_freq <= batches_in_epoch &&
+           progress.step < schedule.total_steps()) {
       std::vector<TranslationBatch> batches;
       int64_t target_tokens = 0;
       for (int64_t micro = 0; micro < options.update_freq; ++micro) {
@@ -275,21 +269,21 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
           agreed.update_tokens);
       ++progress.step;
       progress.epoch_batches += options.update_freq;
-      session.record_update(update, lr, total_steps);
+      session.record_update(update, lr, schedule.total_steps());
       if (can_validate && options.validate_interval > 0 && progress.step % options.validate_interval == 0)
         validate(/*with_bleu=*/false);
       if (options.save_interval > 0 && progress.step % options.save_interval == 0) session.save_last();
-      if (progress.step == session.first_step() + 20) fit_schedule_to_time_budget();  // the first speed measurement
+      schedule.after_update(progress.step);
     }
     const bool epoch_complete = progress.epoch_batches + options.update_freq > batches_in_epoch;
     // A run that ends inside an epoch (max_steps, max_time) validates its final model too.
-    const bool ending = time_is_up || (progress.step >= total_steps && !stopping);
+    const bool ending = time_is_up || (progress.step >= schedule.total_steps() && !stopping);
     if ((epoch_complete || ending) && can_validate) validate(options.validate_bleu);
     if (epoch_complete) {
       summary.epochs = progress.epoch;
       ++progress.epoch;
       progress.epoch_batches = 0;
-      fit_schedule_to_time_budget();
+      schedule.fit_to_time_budget();
     }
     if (time_is_up) stopping = true;
     session.save_last();

@@ -82,6 +82,7 @@ class TrainingSession {
   // SIGTERM. Throws mixseq::Error when the folder is refused (run_directory.h).
   TrainingSession(const TrainOptions& options, const DistributedConfig& distributed, RunStart start);
 
+  const TrainOptions& options() const { return options_; }
   const torch::Device& device() const { return device_; }
   Precision precision() const { return precision_; }
   const DataParallel& parallel() const { return parallel_; }

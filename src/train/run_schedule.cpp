@@ -1,0 +1,29 @@
+#include "mixseq/train/run_schedule.h"
+
+namespace mixseq {
+
+namespace {
+constexpr int64_t kUpdatesBeforeSizing = 20;  // updates of an invocation timed before the budget is sized
+}  // namespace
+
+RunSchedule::RunSchedule(const TrainingSession& session, const LrScheduleOptions& options, double lr,
+                         int64_t updates_per_epoch)
+    : session_(session),
+      options_(options),
+      lr_(lr),
+      most_steps_(planned_total_steps(session.options(), updates_per_epoch)),
+      total_steps_(most_steps_),
+      schedule_(options, lr, total_steps_) {}
+
+void RunSchedule::after_update(int64_t step) {
+  if (step == session_.first_step() + kUpdatesBeforeSizing) fit_to_time_budget();
+}
+
+void RunSchedule::fit_to_time_budget() {
+  const int64_t sized = session_.fit_to_time_budget(total_steps_, most_steps_);
+  if (sized == total_steps_) return;
+  total_steps_ = sized;
+  schedule_ = LrSchedule(options_, lr_, total_steps_);
+}
+
+}  // namespace mixseq
