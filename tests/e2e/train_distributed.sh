@@ -13,24 +13,7 @@ make_small_task "$mixseq" "$work"
 tiny_train_command "$mixseq" "$work"
 train+=(--model.gnmt.hidden_size 32 --model.gnmt.num_layers 3 --model.gnmt.dropout 0
        --train.max_epochs 0 --train.log_interval 1 --validation_search.max_len_b 5)
-port=$((20000 + RANDOM % 20000))
-
-# Starts rank $1 of 2 in the background, logging to $work/$2.rank$1.log; the rest are train overrides.
-start_rank() {
-  local rank=$1 name=$2
-  shift 2
-  RANK=$rank WORLD_SIZE=2 LOCAL_RANK=$rank MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-    "${train[@]}" "$@" 2>"$work/$name.rank$rank.log" &
-}
-fail() { echo "FAIL: $*"; exit 1; }
-
-# Per update, the loss logged in a run's metrics.jsonl.
-losses() { sed -n 's/.*"kind":"train".*"loss":\([^,}]*\).*"step":\([0-9]*\).*/\2 \1/p' "$1"; }
-valid_loss() { sed -n 's/.*"kind":"valid".*"loss":\([^,}]*\).*/\1/p' "$1" | tail -1; }
-same_numbers() {  # two files of "step value" lines, values within a relative 1e-4
-  paste "$1" "$2" | awk '{ if ($1 != $3) bad = 1; d = $2 - $4; if (d < 0) d = -d;
-                           if (d > 1e-4 * ($2 < 0 ? -$2 : $2) + 1e-6) bad = 1 } END { exit bad || NR == 0 }'
-}
+source "$(dirname "$0")/two_ranks.sh"
 
 # 1. Two ranks with one batch each per update, one process with two: the same updates.
 start_rank 0 pair --train.run_dir "$work/pair" --train.max_steps 30
