@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/relative_positional_embedding.h"
 #include "mixseq/nn/transformer_xl_layer.h"
 #include "mixseq/text/vocabulary.h"
@@ -113,14 +114,14 @@ void initialize(torch::nn::Module& model, const TransformerXlConfig& config) {
 TransformerXlModelImpl::TransformerXlModelImpl(const TransformerXlConfig& config, int64_t vocab_size)
     : vocab_size_(checked_vocab_size(config, vocab_size)),
       d_model_(config.d_model),
+      dropout_(config.dropout),
       context_(context_of(config)),
       embedding_(register_module("embedding", AdaptiveEmbedding(clusters_of(config, vocab_size)))),
       layers_(register_module("layers", make_layers(config))),
       r_w_bias_(register_parameter("r_w_bias", at::empty({config.n_head, config.d_head}))),
       r_r_bias_(register_parameter("r_r_bias", at::empty({config.n_head, config.d_head}))),
       softmax_(register_module("softmax", ProjectedAdaptiveLogSoftmax(softmax_options(config, vocab_size),
-                                                                       embedding_))),
-      dropout_(register_module("dropout", torch::nn::Dropout(config.dropout))) {
+                                                                       embedding_))) {
   initialize(*this, config);
 }
 
@@ -157,8 +158,10 @@ std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::hidden_states(const t
     MIXSEQ_CHECK(layer.dim() == 3 && layer.size(0) == B && layer.size(1) == M && layer.size(2) == d_model_,
                  "TransformerXlModel: every memory tensor must be [B = ", B, ", M = ", M, ", D = ", d_model_,
                  "], got ", layer.sizes(), "; pass the memory that the previous segment of the same rows returned");
-  auto x = dropout_(embedding_(tokens));  // [B, T, D]
-  const auto r = dropout_(relative_positional_embedding(K, d_model_, context_.clamp_len, tokens.device()));  // [K, D]
+  const bool training = is_training();
+  auto x = hashed_dropout(embedding_(tokens), dropout_, training);  // [B, T, D]
+  const auto r = hashed_dropout(relative_positional_embedding(K, d_model_, context_.clamp_len, tokens.device()),
+                                dropout_, training);                 // [K, D]
   const auto blocked = blocked_keys(T, M, tokens.device());  // [T, K]
   LmMemory next;
   const int64_t kept = std::min(K, context_.mem_len);
@@ -167,7 +170,7 @@ std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::hidden_states(const t
     if (kept > 0) next.layers.push_back(context.narrow(1, K - kept, kept).detach());          // [B, min(K, M'), D]
     x = layers_->at<TransformerXlLayerImpl>(i).forward(context, T, r, r_w_bias_, r_r_bias_, blocked);  // [B, T, D]
   }
-  return {dropout_(x), std::move(next)};
+  return {hashed_dropout(x, dropout_, training), std::move(next)};
 }
 
 namespace {

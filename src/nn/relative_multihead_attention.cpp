@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/relative_shift.h"
 #include "mixseq/util/error.h"
 
@@ -57,7 +58,7 @@ torch::Tensor RelativeMultiheadAttentionImpl::forward(const torch::Tensor& conte
   if (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kDouble) scores = scores.to(at::kFloat);
   if (blocked.defined()) scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
   auto probs = at::softmax(scores, -1);                                   // [H, B, T, K]
-  probs = at::dropout(probs, options_.dropatt, is_training() && options_.dropatt > 0.0);
+  probs = hashed_dropout(probs, options_.dropatt, is_training());
   const auto heads = at::matmul(probs.to(v.scalar_type()), v);            // [H, B, T, Dh]
   return o_net_(heads.permute({1, 2, 0, 3}).reshape({B, T, H * Dh}));     // [B, T, D]
 }
