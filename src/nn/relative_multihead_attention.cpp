@@ -54,7 +54,7 @@ torch::Tensor RelativeMultiheadAttentionImpl::forward(const torch::Tensor& conte
   const auto q_v = ((q + r_r_bias) * scale).permute({2, 0, 1, 3}).reshape({H, B * T, Dh});  // [H, B T, Dh]
   const auto content = at::matmul(q_u, k);                                // [H, B, T, K]  (a) + (c)
   const auto position = at::bmm(q_v, r_k).view({H, B, T, K});             // [H, B, T, K]  (b) + (d), per distance
-  auto scores = content + relative_shift(position);                       // [H, B, T, K]
+  auto scores = add_relative_shift(content, position);                     // [H, B, T, K]
   if (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kDouble) scores = scores.to(at::kFloat);
   if (blocked.defined()) scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
   auto probs = at::softmax(scores, -1);                                   // [H, B, T, K]

@@ -36,9 +36,11 @@ torch::Tensor TransformerXlLayerImpl::forward(const torch::Tensor& context, int6
       attn_(pre_lnorm_ ? attn_layer_norm_(context) : context, segment_length, r, r_w_bias, r_r_bias, blocked),
       dropout_, training);                                                        // [B, T, D]
   const auto y = pre_lnorm_ ? x + attended : attn_layer_norm_(x + attended);     // [B, T, D]
-  const auto inner = hashed_relu_dropout(fc1_(pre_lnorm_ ? ff_layer_norm_(y) : y), dropout_, training);  // [B, T, d_inner]
-  const auto fed = hashed_dropout(fc2_(inner), dropout_, training);              // [B, T, D]
-  return pre_lnorm_ ? y + fed : ff_layer_norm_(y + fed);                         // [B, T, D]
+  // The FFN on [B T, D] rows: 2-D inputs take LibTorch's addmm, which adds the bias in the product.
+  const auto rows = (pre_lnorm_ ? ff_layer_norm_(y) : y).reshape({-1, y.size(2)});       // [B T, D]
+  const auto inner = hashed_relu_dropout(fc1_(rows), dropout_, training);                 // [B T, d_inner]
+  const auto fed = hashed_dropout(fc2_(inner), dropout_, training).view(y.sizes());       // [B, T, D]
+  return pre_lnorm_ ? y + fed : ff_layer_norm_(y + fed);                                  // [B, T, D]
 }
 
 }  // namespace mixseq

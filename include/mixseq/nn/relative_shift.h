@@ -24,4 +24,8 @@ namespace mixseq {
 // x [..., T, K] with T <= K -> y [..., T, K] (contiguous), as above; differentiable.
 torch::Tensor relative_shift(const torch::Tensor& x);
 
+// content + relative_shift(position) in one pass (the attention's two score terms), without the
+// shifted copy; content and position [..., T, K] of one shape -> [..., T, K]; differentiable.
+torch::Tensor add_relative_shift(const torch::Tensor& content, const torch::Tensor& position);
+
 }  // namespace mixseq

@@ -66,6 +66,20 @@ TEST(RelativeShift, GradientsMatchFiniteDifferences) {
   }
 }
 
+TEST(RelativeShift, AddedToTheContentScoresInOnePass) {
+  at::manual_seed(4);
+  const auto options = at::TensorOptions().dtype(at::kDouble);
+  for (const auto& [t, k] : kShapes) {
+    const auto content = at::randn({2, t, k}, options).requires_grad_();
+    const auto position = at::randn({2, t, k}, options).requires_grad_();
+    EXPECT_TRUE(at::equal(add_relative_shift(content, position), content + relative_shift(position)));
+    const auto weighting = at::randn({2, t, k}, options);
+    test::expect_gradients_match_finite_differences(
+        [&] { return (add_relative_shift(content, position) * weighting).sum(); },
+        {{"content", content}, {"position", position}});
+  }
+}
+
 TEST(RelativePositionalEmbedding, SinesThenCosinesOfTheDistancesFromFarthestToNearest) {
   const int64_t keys = 6, dim = 8;
   const auto e = relative_positional_embedding(keys, dim, /*clamp_len=*/-1, torch::kCPU);
