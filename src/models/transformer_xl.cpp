@@ -168,7 +168,7 @@ std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::hidden_states(const t
   for (int64_t i = 0; i < n_layer(); ++i) {
     const auto context = M > 0 ? at::cat({memory.layers[i].to(x.scalar_type()), x}, 1) : x;  // [B, K, D]
     if (kept > 0) next.layers.push_back(context.narrow(1, K - kept, kept).detach());          // [B, min(K, M'), D]
-    x = layers_->at<TransformerXlLayerImpl>(i).forward(context, T, r, r_w_bias_, r_r_bias_, blocked);  // [B, T, D]
+    x = layers_->at<TransformerXlLayerImpl>(i).forward(x, context, r, r_w_bias_, r_r_bias_, blocked);  // [B, T, D]
   }
   return {hashed_dropout(x, dropout_, training), std::move(next)};
 }

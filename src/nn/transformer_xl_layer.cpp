@@ -27,14 +27,18 @@ TransformerXlLayerImpl::TransformerXlLayerImpl(const TransformerXlLayerOptions& 
       fc2_(register_module("fc2", torch::nn::Linear(options.d_inner, options.d_model))),
       ff_layer_norm_(register_module("ff_layer_norm", layer_norm(options.d_model))) {}
 
-torch::Tensor TransformerXlLayerImpl::forward(const torch::Tensor& context, int64_t segment_length,
+torch::Tensor TransformerXlLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& context,
                                               const torch::Tensor& r, const torch::Tensor& r_w_bias,
                                               const torch::Tensor& r_r_bias, const torch::Tensor& blocked) {
   const bool training = is_training();
-  const auto x = context.narrow(1, context.size(1) - segment_length, segment_length);  // [B, T, D]
-  const auto attended = hashed_dropout(
-      attn_(pre_lnorm_ ? attn_layer_norm_(context) : context, segment_length, r, r_w_bias, r_r_bias, blocked),
-      dropout_, training);                                                        // [B, T, D]
+  torch::Tensor attended;  // [B, T, D]
+  if (pre_lnorm_) {
+    const auto normed = attn_layer_norm_(context);  // [B, K, D]
+    attended = attn_(normed.narrow(1, normed.size(1) - x.size(1), x.size(1)), normed, r, r_w_bias, r_r_bias, blocked);
+  } else {
+    attended = attn_(x, context, r, r_w_bias, r_r_bias, blocked);
+  }
+  attended = hashed_dropout(attended, dropout_, training);
   const auto y = pre_lnorm_ ? x + attended : attn_layer_norm_(x + attended);     // [B, T, D]
   // The FFN on [B T, D] rows: 2-D inputs take LibTorch's addmm, which adds the bias in the product.
   const auto rows = (pre_lnorm_ ? ff_layer_norm_(y) : y).reshape({-1, y.size(2)});       // [B T, D]

@@ -40,12 +40,13 @@ class RelativeMultiheadAttentionImpl : public torch::nn::Module {
  public:
   explicit RelativeMultiheadAttentionImpl(const RelativeMultiheadAttentionOptions& options);
 
-  // context [B, K, D]: memory then segment, the queries its last `segment_length` (T) positions;
-  // r [K, D]: relative positional embeddings of the distances K-1 .. 0; r_w_bias, r_r_bias [H, Dh]:
-  // u and v; blocked [T, K] bool, true where query i must not see key j (at least the keys after
-  // it, see nn/relative_shift.h), or undefined when none is blocked.
+  // segment [B, T, D]: the queries' inputs; context [B, K, D]: memory then the segment (its last T
+  // positions hold the segment's values; the segment is passed apart so that the query product
+  // reads a contiguous tensor); r [K, D]: relative positional embeddings of the distances
+  // K-1 .. 0; r_w_bias, r_r_bias [H, Dh]: u and v; blocked [T, K] bool, true where query i must
+  // not see key j (at least the keys after it, see nn/relative_shift.h), or undefined when none is.
   // -> [B, T, D], o_net's output (before the layer's dropout and residual).
-  torch::Tensor forward(const torch::Tensor& context, int64_t segment_length, const torch::Tensor& r,
+  torch::Tensor forward(const torch::Tensor& segment, const torch::Tensor& context, const torch::Tensor& r,
                         const torch::Tensor& r_w_bias, const torch::Tensor& r_r_bias, const torch::Tensor& blocked);
 
   const RelativeMultiheadAttentionOptions& options() const { return options_; }

@@ -39,10 +39,10 @@ class TransformerXlLayerImpl : public torch::nn::Module {
  public:
   explicit TransformerXlLayerImpl(const TransformerXlLayerOptions& options);
 
-  // context [B, K, D]: the memory of this layer's input, then the segment's input (its last
-  // `segment_length` = T positions); r, r_w_bias, r_r_bias, blocked as for
+  // x [B, T, D]: the segment's input; context [B, K, D]: the memory of this layer's input, then x
+  // (its last T positions); r, r_w_bias, r_r_bias, blocked as for
   // RelativeMultiheadAttention::forward. -> [B, T, D]
-  torch::Tensor forward(const torch::Tensor& context, int64_t segment_length, const torch::Tensor& r,
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context, const torch::Tensor& r,
                         const torch::Tensor& r_w_bias, const torch::Tensor& r_r_bias, const torch::Tensor& blocked);
 
  private:

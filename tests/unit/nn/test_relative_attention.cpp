@@ -146,7 +146,7 @@ TEST(RelativeMultiheadAttention, EqualsItsFormulaWrittenOut) {
     for (const int64_t clamp_len : {-1, 2}) {
       const auto context = at::randn({kBatch, k, kWidth});
       const auto r = relative_positional_embedding(k, kWidth, clamp_len, torch::kCPU);
-      const auto ours = attention(context, t, r, u, v, causal(t, k));
+      const auto ours = attention(context.slice(1, k - t), context, r, u, v, causal(t, k));
       EXPECT_TRUE(at::allclose(ours, explicit_attention(*attention, context, t, u, v, clamp_len), 1e-4, 1e-5))
           << "T " << t << " K " << k << " clamp_len " << clamp_len;
     }
@@ -163,11 +163,11 @@ TEST(RelativeMultiheadAttention, MemoryEqualsAttendingOverTheConcatenatedSequenc
   const auto memory = at::randn({kBatch, m, kWidth}), segment = at::randn({kBatch, t, kWidth});
   const auto sequence = at::cat({memory, segment}, 1);  // [B, K, D]
   const auto r = relative_positional_embedding(k, kWidth, -1, torch::kCPU);
-  const auto with_memory = attention(sequence, t, r, u, v, causal(t, k));                   // [B, T, D]
-  const auto whole = attention(sequence, k, r, u, v, causal(k, k)).slice(1, m);             // [B, T, D]
+  const auto with_memory = attention(segment, sequence, r, u, v, causal(t, k));                   // [B, T, D]
+  const auto whole = attention(sequence, sequence, r, u, v, causal(k, k)).slice(1, m);             // [B, T, D]
   EXPECT_TRUE(at::allclose(with_memory, whole, 1e-5, 1e-6));
   // Without the memory the segment's queries see other keys at other distances.
-  const auto alone = attention(segment, t, relative_positional_embedding(t, kWidth, -1, torch::kCPU), u, v, causal(t, t));
+  const auto alone = attention(segment, segment, relative_positional_embedding(t, kWidth, -1, torch::kCPU), u, v, causal(t, t));
   EXPECT_FALSE(at::allclose(with_memory, alone, 1e-3, 1e-3));
 }
 
@@ -183,7 +183,7 @@ TEST(RelativeMultiheadAttention, GradientsMatchFiniteDifferences) {
   const auto v = at::randn({kHeads, kHeadWidth}, options).requires_grad_();
   const auto weighting = at::randn({kBatch, t, kWidth}, options);
   const auto blocked = causal(t, k);
-  const auto loss = [&] { return (attention(context, t, r, u, v, blocked) * weighting).sum(); };
+  const auto loss = [&] { return (attention(context.slice(1, m), context, r, u, v, blocked) * weighting).sum(); };
   std::vector<test::NamedTensor> inputs = {{"context", context}, {"r", r}, {"r_w_bias", u}, {"r_r_bias", v}};
   for (const auto& p : attention->named_parameters()) inputs.push_back({p.key(), p.value()});
   test::expect_gradients_match_finite_differences(loss, inputs);
@@ -222,13 +222,13 @@ TEST(TransformerXlLayer, ComposesAttentionAndFeedForwardAsTheReference) {
     const auto x = context.slice(1, m);
     torch::Tensor expected;
     if (pre_lnorm) {
-      const auto y = x + attention->forward(norm("attn_layer_norm", context), t, r, u, v, causal(t, k));
+      const auto y = x + attention->forward(norm("attn_layer_norm", x), norm("attn_layer_norm", context), r, u, v, causal(t, k));
       expected = y + ffn(norm("ff_layer_norm", y));
     } else {
-      const auto y = norm("attn_layer_norm", x + attention->forward(context, t, r, u, v, causal(t, k)));
+      const auto y = norm("attn_layer_norm", x + attention->forward(x, context, r, u, v, causal(t, k)));
       expected = norm("ff_layer_norm", y + ffn(y));
     }
-    EXPECT_TRUE(at::allclose(layer(context, t, r, u, v, causal(t, k)), expected, 1e-5, 1e-6)) << pre_lnorm;
+    EXPECT_TRUE(at::allclose(layer(x, context, r, u, v, causal(t, k)), expected, 1e-5, 1e-6)) << pre_lnorm;
   }
 }
 
