@@ -165,10 +165,22 @@ std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::hidden_states(const t
   const auto blocked = blocked_keys(T, M, tokens.device());  // [T, K]
   LmMemory next;
   const int64_t kept = std::min(K, context_.mem_len);
+  // In evaluation the memory's keys and values are kept from the call that computed them
+  // (LmMemory::reusable); in training the weights change at every step.
+  const bool reuse = !training && !at::GradMode::is_enabled();
   for (int64_t i = 0; i < n_layer(); ++i) {
+    auto& layer = layers_->at<TransformerXlLayerImpl>(i);
     const auto context = M > 0 ? at::cat({memory.layers[i].to(x.scalar_type()), x}, 1) : x;  // [B, K, D]
+    torch::Tensor memory_key_value, key_value;                                                 // [B, M, 2 H Dh], [B, K, 2 H Dh]
+    if (reuse && M > 0 && static_cast<int64_t>(memory.reusable.size()) == n_layer()) {
+      const auto& kept_before = memory.reusable[i];
+      if (kept_before.source.is_same(memory.layers[i]) && kept_before.weights_version == layer.key_value_version())
+        memory_key_value = kept_before.value;
+    }
     if (kept > 0) next.layers.push_back(context.narrow(1, K - kept, kept).detach());          // [B, min(K, M'), D]
-    x = layers_->at<TransformerXlLayerImpl>(i).forward(x, context, r, r_w_bias_, r_r_bias_, blocked);  // [B, T, D]
+    x = layer.forward(x, context, r, r_w_bias_, r_r_bias_, blocked, memory_key_value, reuse ? &key_value : nullptr);
+    if (reuse && kept > 0)
+      next.reusable.push_back({next.layers.back(), layer.key_value_version(), key_value.narrow(1, K - kept, kept)});
   }
   return {hashed_dropout(x, dropout_, training), std::move(next)};
 }

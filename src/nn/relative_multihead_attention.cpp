@@ -32,23 +32,28 @@ RelativeMultiheadAttentionImpl::RelativeMultiheadAttentionImpl(const RelativeMul
       o_net_(register_module("o_net", linear(options.n_head * options.d_head, options.d_model))),
       r_net_(register_module("r_net", linear(options.d_model, options.n_head * options.d_head))) {}
 
-torch::Tensor RelativeMultiheadAttentionImpl::forward(const torch::Tensor& segment, const torch::Tensor& context,
+torch::Tensor RelativeMultiheadAttentionImpl::project_key_value(const torch::Tensor& context) {
+  const int64_t width = options_.n_head * options_.d_head;
+  return at::linear(context, qkv_net_->weight.narrow(0, width, 2 * width));  // [B, K, 2 H Dh]
+}
+
+torch::Tensor RelativeMultiheadAttentionImpl::forward(const torch::Tensor& segment, const torch::Tensor& key_value,
                                                       const torch::Tensor& r, const torch::Tensor& r_w_bias,
                                                       const torch::Tensor& r_r_bias, const torch::Tensor& blocked) {
-  MIXSEQ_CHECK(segment.dim() == 3 && context.dim() == 3 && segment.size(0) == context.size(0) &&
-                   segment.size(2) == options_.d_model && context.size(2) == options_.d_model &&
-                   segment.size(1) >= 1 && segment.size(1) <= context.size(1),
-               "RelativeMultiheadAttention: segment must be [B, T, ", options_.d_model, "] and context [B, K, ",
-               options_.d_model, "] with 1 <= T <= K, got ", segment.sizes(), " and ", context.sizes());
-  const int64_t B = context.size(0), K = context.size(1), T = segment.size(1);
   const int64_t H = options_.n_head, Dh = options_.d_head;
+  MIXSEQ_CHECK(segment.dim() == 3 && key_value.dim() == 3 && segment.size(0) == key_value.size(0) &&
+                   segment.size(2) == options_.d_model && key_value.size(2) == 2 * H * Dh &&
+                   segment.size(1) >= 1 && segment.size(1) <= key_value.size(1),
+               "RelativeMultiheadAttention: segment must be [B, T, ", options_.d_model, "] and key_value [B, K, ",
+               2 * H * Dh, "] with 1 <= T <= K, got ", segment.sizes(), " and ", key_value.sizes());
+  const int64_t B = key_value.size(0), K = key_value.size(1), T = segment.size(1);
   MIXSEQ_CHECK(r.dim() == 2 && r.size(0) == K, "RelativeMultiheadAttention: r must be [K = ", K, ", D], got ",
                r.sizes());
   const auto& weight = qkv_net_->weight;  // [3 H Dh, D]: the rows of q, then k, then v
   // 1/sqrt(Dh) scales the query rows of the weight rather than the [T, K] scores (fewer products).
   const double scale = 1.0 / std::sqrt(static_cast<double>(Dh));
   const auto q = at::linear(segment, weight.narrow(0, 0, H * Dh) * scale).view({B, T, H, Dh});  // [B, T, H, Dh]
-  const auto kv = at::linear(context, weight.narrow(0, H * Dh, 2 * H * Dh)).view({B, K, 2, H, Dh});
+  const auto kv = key_value.view({B, K, 2, H, Dh});
   const auto r_k = r_net_(r.to(weight.scalar_type())).view({K, H, Dh});                  // [K, H, Dh]
 
   // The products read the projections where they lie (nn/batched_matmul.h): no copies to [H, B, ...].
@@ -59,7 +64,7 @@ torch::Tensor RelativeMultiheadAttentionImpl::forward(const torch::Tensor& segme
   const auto position = batched_matmul(q_v, r_k.permute({1, 2, 0}).unsqueeze(1)).view({H, B, T, K});  // (b) + (d)
   auto scores = add_relative_shift(content, position);                                   // [H, B, T, K]
   if (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kDouble) scores = scores.to(at::kFloat);
-  if (blocked.defined()) scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
+  if (blocked.defined()) scores.masked_fill_(blocked, -std::numeric_limits<double>::infinity());  // scores is ours
   const auto probs = hashed_dropout(at::softmax(scores, -1), options_.dropatt, is_training());  // [H, B, T, K]
   const auto v = kv.select(2, 1).permute({2, 0, 1, 3});                                   // [H, B, K, Dh]
   // Written as [B, T, H, Dh]: o_net reads it as [B T, H Dh] rows without a copy.

@@ -27,18 +27,31 @@ TransformerXlLayerImpl::TransformerXlLayerImpl(const TransformerXlLayerOptions& 
       fc2_(register_module("fc2", torch::nn::Linear(options.d_inner, options.d_model))),
       ff_layer_norm_(register_module("ff_layer_norm", layer_norm(options.d_model))) {}
 
+int64_t TransformerXlLayerImpl::key_value_version() const {
+  const int64_t version = attn_->key_value_version();
+  if (!pre_lnorm_) return version;
+  return version + attn_layer_norm_->weight._version() + attn_layer_norm_->bias._version();
+}
+
 torch::Tensor TransformerXlLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& context,
                                               const torch::Tensor& r, const torch::Tensor& r_w_bias,
-                                              const torch::Tensor& r_r_bias, const torch::Tensor& blocked) {
+                                              const torch::Tensor& r_r_bias, const torch::Tensor& blocked,
+                                              const torch::Tensor& memory_key_value, torch::Tensor* key_value) {
   const bool training = is_training();
-  torch::Tensor attended;  // [B, T, D]
-  if (pre_lnorm_) {
+  torch::Tensor queries = x, keys_values;  // [B, T, D], [B, K, 2 H Dh]
+  if (memory_key_value.defined()) {        // the memory's keys and values kept: project the segment only
+    if (pre_lnorm_) queries = attn_layer_norm_(x);
+    keys_values = at::cat({memory_key_value, attn_->project_key_value(queries).to(memory_key_value.scalar_type())}, 1);
+  } else if (pre_lnorm_) {
     const auto normed = attn_layer_norm_(context);  // [B, K, D]
-    attended = attn_(normed.narrow(1, normed.size(1) - x.size(1), x.size(1)), normed, r, r_w_bias, r_r_bias, blocked);
+    queries = normed.narrow(1, normed.size(1) - x.size(1), x.size(1));
+    keys_values = attn_->project_key_value(normed);
   } else {
-    attended = attn_(x, context, r, r_w_bias, r_r_bias, blocked);
+    keys_values = attn_->project_key_value(context);
   }
-  attended = hashed_dropout(attended, dropout_, training);
+  if (key_value != nullptr) *key_value = keys_values;
+  const auto attended =
+      hashed_dropout(attn_(queries, keys_values, r, r_w_bias, r_r_bias, blocked), dropout_, training);  // [B, T, D]
   const auto y = pre_lnorm_ ? x + attended : attn_layer_norm_(x + attended);     // [B, T, D]
   // The FFN on [B T, D] rows: 2-D inputs take LibTorch's addmm, which adds the bias in the product.
   const auto rows = (pre_lnorm_ ? ff_layer_norm_(y) : y).reshape({-1, y.size(2)});       // [B T, D]

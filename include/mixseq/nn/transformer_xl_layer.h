@@ -42,8 +42,17 @@ class TransformerXlLayerImpl : public torch::nn::Module {
   // x [B, T, D]: the segment's input; context [B, K, D]: the memory of this layer's input, then x
   // (its last T positions); r, r_w_bias, r_r_bias, blocked as for
   // RelativeMultiheadAttention::forward. -> [B, T, D]
+  // memory_key_value: undefined, or the keys and values [B, M, 2 H Dh] of the memory positions
+  // that an earlier call returned through `key_value` while key_value_version() was what it is
+  // now; then only the segment is projected (and context is not read). key_value (optional, out):
+  // the keys and values of all K positions, to keep for the next segment.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context, const torch::Tensor& r,
-                        const torch::Tensor& r_w_bias, const torch::Tensor& r_r_bias, const torch::Tensor& blocked);
+                        const torch::Tensor& r_w_bias, const torch::Tensor& r_r_bias, const torch::Tensor& blocked,
+                        const torch::Tensor& memory_key_value = {}, torch::Tensor* key_value = nullptr);
+
+  // Changes whenever a weight that the keys and values depend on changes (see
+  // RelativeMultiheadAttention::key_value_version; under pre_lnorm also the LayerNorm's).
+  int64_t key_value_version() const;
 
  private:
   bool pre_lnorm_;

@@ -111,6 +111,13 @@ RelativeMultiheadAttention make_attention() {
   return attention;
 }
 
+// The attention of `segment`'s queries over the keys and values of `context`.
+torch::Tensor attend(RelativeMultiheadAttention& attention, const torch::Tensor& segment, const torch::Tensor& context,
+                     const torch::Tensor& r, const torch::Tensor& u, const torch::Tensor& v,
+                     const torch::Tensor& blocked) {
+  return attention(segment, attention->project_key_value(context), r, u, v, blocked);
+}
+
 // [T, K] bool: query i (position K - T + i) must not see later keys.
 torch::Tensor causal(int64_t t, int64_t k) { return at::ones({t, k}, at::kBool).triu(k - t + 1); }
 
@@ -146,7 +153,7 @@ TEST(RelativeMultiheadAttention, EqualsItsFormulaWrittenOut) {
     for (const int64_t clamp_len : {-1, 2}) {
       const auto context = at::randn({kBatch, k, kWidth});
       const auto r = relative_positional_embedding(k, kWidth, clamp_len, torch::kCPU);
-      const auto ours = attention(context.slice(1, k - t), context, r, u, v, causal(t, k));
+      const auto ours = attend(attention, context.slice(1, k - t), context, r, u, v, causal(t, k));
       EXPECT_TRUE(at::allclose(ours, explicit_attention(*attention, context, t, u, v, clamp_len), 1e-4, 1e-5))
           << "T " << t << " K " << k << " clamp_len " << clamp_len;
     }
@@ -163,11 +170,12 @@ TEST(RelativeMultiheadAttention, MemoryEqualsAttendingOverTheConcatenatedSequenc
   const auto memory = at::randn({kBatch, m, kWidth}), segment = at::randn({kBatch, t, kWidth});
   const auto sequence = at::cat({memory, segment}, 1);  // [B, K, D]
   const auto r = relative_positional_embedding(k, kWidth, -1, torch::kCPU);
-  const auto with_memory = attention(segment, sequence, r, u, v, causal(t, k));                   // [B, T, D]
-  const auto whole = attention(sequence, sequence, r, u, v, causal(k, k)).slice(1, m);             // [B, T, D]
+  const auto with_memory = attend(attention, segment, sequence, r, u, v, causal(t, k));                   // [B, T, D]
+  const auto whole = attend(attention, sequence, sequence, r, u, v, causal(k, k)).slice(1, m);             // [B, T, D]
   EXPECT_TRUE(at::allclose(with_memory, whole, 1e-5, 1e-6));
   // Without the memory the segment's queries see other keys at other distances.
-  const auto alone = attention(segment, segment, relative_positional_embedding(t, kWidth, -1, torch::kCPU), u, v, causal(t, t));
+  const auto alone = attend(attention, segment, segment, relative_positional_embedding(t, kWidth, -1, torch::kCPU), u, v,
+                            causal(t, t));
   EXPECT_FALSE(at::allclose(with_memory, alone, 1e-3, 1e-3));
 }
 
@@ -183,7 +191,7 @@ TEST(RelativeMultiheadAttention, GradientsMatchFiniteDifferences) {
   const auto v = at::randn({kHeads, kHeadWidth}, options).requires_grad_();
   const auto weighting = at::randn({kBatch, t, kWidth}, options);
   const auto blocked = causal(t, k);
-  const auto loss = [&] { return (attention(context.slice(1, m), context, r, u, v, blocked) * weighting).sum(); };
+  const auto loss = [&] { return (attend(attention, context.slice(1, m), context, r, u, v, blocked) * weighting).sum(); };
   std::vector<test::NamedTensor> inputs = {{"context", context}, {"r", r}, {"r_w_bias", u}, {"r_r_bias", v}};
   for (const auto& p : attention->named_parameters()) inputs.push_back({p.key(), p.value()});
   test::expect_gradients_match_finite_differences(loss, inputs);
@@ -218,17 +226,31 @@ TEST(TransformerXlLayer, ComposesAttentionAndFeedForwardAsTheReference) {
     const auto ffn = [&](const torch::Tensor& x) {
       return at::linear(at::relu(at::linear(x, p["fc1.weight"], p["fc1.bias"])), p["fc2.weight"], p["fc2.bias"]);
     };
-    const auto attention = layer->named_children()["attn"]->as<RelativeMultiheadAttentionImpl>();
+    RelativeMultiheadAttention attention(
+        std::dynamic_pointer_cast<RelativeMultiheadAttentionImpl>(layer->named_children()["attn"]));
     const auto x = context.slice(1, m);
     torch::Tensor expected;
     if (pre_lnorm) {
-      const auto y = x + attention->forward(norm("attn_layer_norm", x), norm("attn_layer_norm", context), r, u, v, causal(t, k));
+      const auto y = x + attend(attention, norm("attn_layer_norm", x), norm("attn_layer_norm", context), r, u, v, causal(t, k));
       expected = y + ffn(norm("ff_layer_norm", y));
     } else {
-      const auto y = norm("attn_layer_norm", x + attention->forward(x, context, r, u, v, causal(t, k)));
+      const auto y = norm("attn_layer_norm", x + attend(attention, x, context, r, u, v, causal(t, k)));
       expected = norm("ff_layer_norm", y + ffn(y));
     }
-    EXPECT_TRUE(at::allclose(layer(x, context, r, u, v, causal(t, k)), expected, 1e-5, 1e-6)) << pre_lnorm;
+    torch::Tensor key_value;
+    EXPECT_TRUE(at::allclose(layer->forward(x, context, r, u, v, causal(t, k), at::Tensor(), &key_value), expected, 1e-5, 1e-6))
+        << pre_lnorm;
+    // The memory's keys and values kept from before give the same result without the context.
+    EXPECT_TRUE(at::allclose(layer->forward(x, at::Tensor(), r, u, v, causal(t, k), key_value.slice(1, 0, m)), expected, 1e-5,
+                             1e-6))
+        << pre_lnorm;
+    EXPECT_EQ(layer->key_value_version(), layer->key_value_version());
+    const int64_t before = layer->key_value_version();
+    {
+      torch::NoGradGuard no_grad;
+      p[pre_lnorm ? "attn_layer_norm.weight" : "attn.qkv_net.weight"].add_(1.0);
+    }
+    EXPECT_NE(layer->key_value_version(), before);
   }
 }
 
