@@ -62,7 +62,7 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, in
 // c (row-major matrices) = a b, every [p, q] product on one thread of LibTorch's pool. OpenBLAS's
 // OpenMP build runs single-threaded inside a parallel region, so the threads do not nest.
 template <typename scalar_t>
-void batched_gemm(torch::Tensor a, torch::Tensor b, torch::Tensor& c) {
+void batched_gemm(torch::Tensor a, torch::Tensor b, const torch::Tensor& c) {
   auto la = blas_layout(a), lb = blas_layout(b);
   if (!la.ok) a = a.contiguous(), la = blas_layout(a);
   if (!lb.ok) b = b.contiguous(), lb = blas_layout(b);
@@ -82,17 +82,22 @@ void batched_gemm(torch::Tensor a, torch::Tensor b, torch::Tensor& c) {
 
 #endif  // MIXSEQ_WITH_CBLAS
 
-torch::Tensor product(const torch::Tensor& a, const torch::Tensor& b, const std::array<int64_t, 4>& order) {
-  auto c = empty_in_order({a.size(0), a.size(1), a.size(2), b.size(3)}, order, a.options());
+void product_into(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& c) {
 #ifdef MIXSEQ_WITH_CBLAS
-  if (c.numel() == 0) return c;
-  if (a.size(3) == 0) return c.zero_();
-  if (a.scalar_type() == at::kFloat) {
+  if (c.numel() == 0) return;
+  if (a.size(3) == 0) {
+    c.zero_();
+  } else if (a.scalar_type() == at::kFloat) {
     batched_gemm<float>(a, b, c);
   } else {
     batched_gemm<double>(a, b, c);
   }
 #endif
+}
+
+torch::Tensor product(const torch::Tensor& a, const torch::Tensor& b, const std::array<int64_t, 4>& order) {
+  auto c = empty_in_order({a.size(0), a.size(1), a.size(2), b.size(3)}, order, a.options());
+  product_into(a, b, c);
   return c;
 }
 
@@ -128,6 +133,17 @@ bool batched_matmul_in_place(const torch::Tensor& a, const torch::Tensor& b) {
 #else
   return false;
 #endif
+}
+
+void batched_matmul_into(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& c) {
+  MIXSEQ_CHECK(a.dim() == 4 && b.dim() == 4 && c.dim() == 4 && a.size(0) == b.size(0) && a.size(1) == b.size(1) &&
+                   a.size(3) == b.size(2) && c.size(0) == a.size(0) && c.size(1) == a.size(1) &&
+                   c.size(2) == a.size(2) && c.size(3) == b.size(3) && (c.stride(3) == 1 || c.size(3) == 1),
+               "batched_matmul_into needs a [P, Q, M, K], b [P, Q, K, N] and c [P, Q, M, N] with row-major "
+               "matrices, got ", a.sizes(), ", ", b.sizes(), " and ", c.sizes(), " (strides ", c.strides(), ")");
+  MIXSEQ_CHECK(batched_matmul_in_place(a, b) && c.scalar_type() == a.scalar_type(),
+               "batched_matmul_into: no BLAS path for these operands (", a.scalar_type(), " on ", a.device(), ")");
+  product_into(a, b, c);
 }
 
 torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b, const std::array<int64_t, 4>& order) {

@@ -52,17 +52,22 @@ void dropout_kernel(const scalar_t* x, scalar_t* y, scalar_t* mask, int64_t n, d
   });
 }
 
+std::pair<torch::Tensor, torch::Tensor> output_and_mask(const torch::Tensor& x, double p, bool relu) {
+  const auto input = x.contiguous();
+  auto y = at::empty_like(input, at::MemoryFormat::Contiguous);
+  auto mask = at::empty_like(input, at::MemoryFormat::Contiguous);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, input.scalar_type(), "mixseq::hashed_dropout", [&] {
+    dropout_kernel<scalar_t>(input.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), mask.data_ptr<scalar_t>(),
+                             input.numel(), p, relu);
+  });
+  return {y, mask};
+}
+
 class HashedDropout : public torch::autograd::Function<HashedDropout> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* context, const torch::Tensor& x, double p,
                                bool relu) {
-    const auto input = x.contiguous();
-    auto y = at::empty_like(input, at::MemoryFormat::Contiguous);
-    auto mask = at::empty_like(input, at::MemoryFormat::Contiguous);
-    AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, input.scalar_type(), "mixseq::hashed_dropout", [&] {
-      dropout_kernel<scalar_t>(input.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), mask.data_ptr<scalar_t>(),
-                               input.numel(), p, relu);
-    });
+    auto [y, mask] = output_and_mask(x, p, relu);
     context->save_for_backward({mask});
     return y;
   }
@@ -85,6 +90,12 @@ torch::Tensor hashed_dropout(const torch::Tensor& x, double p, bool training) {
   if (!training || p == 0.0) return x;
   if (!x.device().is_cpu()) return at::dropout(x, p, /*train=*/true);
   return HashedDropout::apply(x, p, /*relu=*/false);
+}
+
+std::pair<torch::Tensor, torch::Tensor> hashed_dropout_with_mask(const torch::Tensor& x, double p) {
+  check_probability(p);
+  MIXSEQ_CHECK(x.device().is_cpu(), "hashed_dropout_with_mask runs on the CPU, got a tensor on ", x.device());
+  return output_and_mask(x, p, /*relu=*/false);
 }
 
 torch::Tensor hashed_relu_dropout(const torch::Tensor& x, double p, bool training) {

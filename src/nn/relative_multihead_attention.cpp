@@ -3,11 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
-#include <limits>
 
-#include "mixseq/nn/batched_matmul.h"
-#include "mixseq/nn/hashed_dropout.h"
-#include "mixseq/nn/relative_shift.h"
+#include "mixseq/nn/relative_attention_core.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -53,23 +50,10 @@ torch::Tensor RelativeMultiheadAttentionImpl::forward(const torch::Tensor& segme
   // 1/sqrt(Dh) scales the query rows of the weight rather than the [T, K] scores (fewer products).
   const double scale = 1.0 / std::sqrt(static_cast<double>(Dh));
   const auto q = at::linear(segment, weight.narrow(0, 0, H * Dh) * scale).view({B, T, H, Dh});  // [B, T, H, Dh]
-  const auto kv = key_value.view({B, K, 2, H, Dh});
   const auto r_k = r_net_(r.to(weight.scalar_type())).view({K, H, Dh});                  // [K, H, Dh]
-
-  // The products read the projections where they lie (nn/batched_matmul.h): no copies to [H, B, ...].
-  const auto q_u = (q + r_w_bias * scale).permute({2, 0, 1, 3});                          // [H, B, T, Dh]
-  const auto k = kv.select(2, 0).permute({2, 0, 3, 1});                                   // [H, B, Dh, K]
-  const auto content = batched_matmul(q_u, k);                                           // [H, B, T, K]  (a) + (c)
-  const auto q_v = (q + r_r_bias * scale).view({B * T, H, Dh}).permute({1, 0, 2}).unsqueeze(1);  // [H, 1, B T, Dh]
-  const auto position = batched_matmul(q_v, r_k.permute({1, 2, 0}).unsqueeze(1)).view({H, B, T, K});  // (b) + (d)
-  auto scores = add_relative_shift(content, position);                                   // [H, B, T, K]
-  if (scores.scalar_type() != at::kFloat && scores.scalar_type() != at::kDouble) scores = scores.to(at::kFloat);
-  if (blocked.defined()) scores.masked_fill_(blocked, -std::numeric_limits<double>::infinity());  // scores is ours
-  const auto probs = hashed_dropout(at::softmax(scores, -1), options_.dropatt, is_training());  // [H, B, T, K]
-  const auto v = kv.select(2, 1).permute({2, 0, 1, 3});                                   // [H, B, K, Dh]
-  // Written as [B, T, H, Dh]: o_net reads it as [B T, H Dh] rows without a copy.
-  const auto heads = batched_matmul(probs.to(v.scalar_type()), v, {1, 2, 0, 3});         // [H, B, T, Dh]
-  return o_net_(heads.permute({1, 2, 0, 3}).reshape({B * T, H * Dh})).view({B, T, -1});  // [B, T, D]
+  const auto heads = relative_attention_core(q + r_w_bias * scale, q + r_r_bias * scale, key_value, r_k, blocked,
+                                             options_.dropatt, is_training(), options_.kernel);  // [B, T, H, Dh]
+  return o_net_(heads.reshape({B * T, H * Dh})).view({B, T, -1});                         // [B, T, D]
 }
 
 }  // namespace mixseq

@@ -64,6 +64,17 @@ void check_scores(const torch::Tensor& x) {
 
 }  // namespace
 
+torch::Tensor relative_shift_view(const torch::Tensor& x) {
+  check_scores(x);
+  MIXSEQ_CHECK(x.is_contiguous(), "relative_shift_view needs a contiguous tensor");
+  return shifted_view(x);
+}
+
+torch::Tensor relative_shift_backward(const torch::Tensor& grad) {
+  check_scores(grad);
+  return shift_backward(grad);
+}
+
 torch::Tensor relative_shift(const torch::Tensor& x) {
   check_scores(x);
   return RelativeShift::apply(x);

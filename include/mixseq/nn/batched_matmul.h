@@ -28,7 +28,11 @@ namespace mixseq {
 torch::Tensor batched_matmul(const torch::Tensor& a, const torch::Tensor& b,
                              const std::array<int64_t, 4>& order = {0, 1, 2, 3});
 
-// Whether batched_matmul takes its own path for these operands (for tests and benchmarks).
+// Whether batched_matmul takes its own path for these operands.
 bool batched_matmul_in_place(const torch::Tensor& a, const torch::Tensor& b);
+
+// c = a b written into c [P, Q, M, N], any view whose matrices are row-major (stride 1 along N),
+// without autograd; for hand-written backward passes. Needs batched_matmul_in_place(a, b).
+void batched_matmul_into(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& c);
 
 }  // namespace mixseq

@@ -17,6 +17,8 @@
 
 #include <torch/types.h>
 
+#include <utility>
+
 namespace mixseq {
 
 // x [...] (any floating dtype) -> [...]; p in [0, 1).
@@ -25,5 +27,9 @@ torch::Tensor hashed_dropout(const torch::Tensor& x, double p, bool training);
 // hashed_dropout(relu(x), p, training) in one pass forward and one backward (the feed-forward network's
 // inner activation).
 torch::Tensor hashed_relu_dropout(const torch::Tensor& x, double p, bool training);
+
+// The training-mode kernel alone, without autograd, for hand-written backward passes: x (CPU) ->
+// {y, mask} with y = x * mask and mask in {0, 1 / (1 - p)} in x's dtype.
+std::pair<torch::Tensor, torch::Tensor> hashed_dropout_with_mask(const torch::Tensor& x, double p);
 
 }  // namespace mixseq

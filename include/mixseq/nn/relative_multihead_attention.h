@@ -8,7 +8,8 @@
 // scaled by 1/sqrt(Dh), where R_d is the sinusoid of distance d (nn/relative_positional_embedding.h),
 // W_r is r_net, and u, v are the biases r_w_bias and r_r_bias that the model owns and passes to
 // every layer (the reference's untie_r=False). The second term is computed for every distance
-// and then aligned with the keys by nn/relative_shift.h.
+// and then aligned with the keys by nn/relative_shift.h; nn/relative_attention_core.h does the
+// products, the mask, the softmax and dropatt.
 //
 // The attention reads a context [memory; segment] of K = M + T positions: keys and values come
 // from all of it, queries from its last T positions (the reference projects queries for all K
@@ -29,6 +30,8 @@
 
 #include <cstdint>
 
+#include "mixseq/nn/scaled_dot_product_attention.h"  // AttentionKernel
+
 namespace mixseq {
 
 struct RelativeMultiheadAttentionOptions {
@@ -36,6 +39,8 @@ struct RelativeMultiheadAttentionOptions {
   int64_t n_head = 1;    // H
   int64_t d_head = 0;    // Dh, the width of each head (H * Dh need not equal D)
   double dropatt = 0.0;  // dropout on the attention probabilities in training; 0 disables
+  AttentionKernel kernel = AttentionKernel::kAuto;  // kPlain: never the fused CPU kernel of
+                                                    // nn/relative_attention_core.h (to compare)
 };
 
 class RelativeMultiheadAttentionImpl : public torch::nn::Module {

@@ -197,6 +197,49 @@ TEST(RelativeMultiheadAttention, GradientsMatchFiniteDifferences) {
   test::expect_gradients_match_finite_differences(loss, inputs);
 }
 
+// The fused CPU kernel of nn/relative_attention_core.h and the plain ATen composition compute the
+// same outputs and gradients, dropatt included (the same seed draws the same masks).
+TEST(RelativeMultiheadAttention, FusedKernelEqualsThePlainOne) {
+  at::manual_seed(9);
+  RelativeMultiheadAttentionOptions options;
+  options.d_model = kWidth;
+  options.n_head = kHeads;
+  options.d_head = kHeadWidth;
+  options.dropatt = 0.3;
+  RelativeMultiheadAttention fused(options);
+  options.kernel = AttentionKernel::kPlain;
+  RelativeMultiheadAttention plain(options);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : plain->named_parameters()) p.value().copy_(fused->named_parameters()[p.key()]);
+  }
+  fused->to(at::kDouble);
+  plain->to(at::kDouble);
+  const auto dbl = at::TensorOptions().dtype(at::kDouble);
+  const int64_t m = 4, t = 3, k = m + t;
+  const auto context = at::randn({kBatch, k, kWidth}, dbl);
+  const auto r = relative_positional_embedding(k, kWidth, -1, torch::kCPU).to(at::kDouble);
+  const auto u = at::randn({kHeads, kHeadWidth}, dbl), v = at::randn({kHeads, kHeadWidth}, dbl);
+  const auto weighting = at::randn({kBatch, t, kWidth}, dbl);
+  for (const bool training : {false, true}) {
+    fused->train(training);
+    plain->train(training);
+    std::vector<torch::Tensor> outputs, gradients;
+    for (auto* attention : {&fused, &plain}) {
+      const auto x = context.clone().requires_grad_();
+      at::manual_seed(10);
+      const auto out = attend(*attention, x.slice(1, m), x, r, u, v, causal(t, k));
+      (out * weighting).sum().backward();
+      outputs.push_back(out.detach());
+      gradients.push_back(x.grad());
+      for (auto& p : (*attention)->parameters()) gradients.push_back(p.grad().clone()), p.mutable_grad().reset();
+    }
+    EXPECT_TRUE(at::allclose(outputs[0], outputs[1], 1e-12, 1e-12)) << training;
+    const size_t half = gradients.size() / 2;
+    for (size_t i = 0; i < half; ++i) EXPECT_TRUE(at::allclose(gradients[i], gradients[half + i], 1e-10, 1e-12)) << i;
+  }
+}
+
 // The layer is the reference's: post-norm LN(x + Attn), LN(y + FFN(y)); pre_lnorm normalises the
 // whole context (memory too) before the attention and y before the FFN.
 TEST(TransformerXlLayer, ComposesAttentionAndFeedForwardAsTheReference) {
