@@ -170,14 +170,28 @@ std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::hidden_states(const t
   const bool reuse = !training && !at::GradMode::is_enabled();
   for (int64_t i = 0; i < n_layer(); ++i) {
     auto& layer = layers_->at<TransformerXlLayerImpl>(i);
-    const auto context = M > 0 ? at::cat({memory.layers[i].to(x.scalar_type()), x}, 1) : x;  // [B, K, D]
-    torch::Tensor memory_key_value, key_value;                                                 // [B, M, 2 H Dh], [B, K, 2 H Dh]
+    torch::Tensor memory_key_value, key_value;  // [B, M, 2 H Dh], [B, K, 2 H Dh]
     if (reuse && M > 0 && static_cast<int64_t>(memory.reusable.size()) == n_layer()) {
       const auto& kept_before = memory.reusable[i];
       if (kept_before.source.is_same(memory.layers[i]) && kept_before.weights_version == layer.key_value_version())
         memory_key_value = kept_before.value;
     }
-    if (kept > 0) next.layers.push_back(context.narrow(1, K - kept, kept).detach());          // [B, min(K, M'), D]
+    // The layer reads [memory; x] unless the memory's keys and values are kept; the next memory is
+    // its last `kept` positions, built from those alone then (all of them from x when kept <= T).
+    torch::Tensor context;  // [B, K, D]
+    const auto memory_of = [&](const torch::Tensor& layer_memory) { return layer_memory.to(x.scalar_type()); };
+    if (!memory_key_value.defined()) context = M > 0 ? at::cat({memory_of(memory.layers[i]), x}, 1) : x;
+    if (kept > 0) {
+      torch::Tensor last;  // [B, kept, D]
+      if (context.defined()) {
+        last = context.narrow(1, K - kept, kept);
+      } else if (kept <= T) {
+        last = x.narrow(1, T - kept, kept);
+      } else {
+        last = at::cat({memory_of(memory.layers[i]).narrow(1, K - kept, kept - T), x}, 1);
+      }
+      next.layers.push_back(last.detach());
+    }
     x = layer.forward(x, context, r, r_w_bias_, r_r_bias_, blocked, memory_key_value, reuse ? &key_value : nullptr);
     if (reuse && kept > 0)
       next.reusable.push_back({next.layers.back(), layer.key_value_version(), key_value.narrow(1, K - kept, kept)});

@@ -55,7 +55,8 @@ torch::Tensor TransformerXlLayerImpl::forward(const torch::Tensor& x, const torc
   const auto y = pre_lnorm_ ? x + attended : attn_layer_norm_(x + attended);     // [B, T, D]
   // The FFN on [B T, D] rows: 2-D inputs take LibTorch's addmm, which adds the bias in the product.
   const auto rows = (pre_lnorm_ ? ff_layer_norm_(y) : y).reshape({-1, y.size(2)});       // [B T, D]
-  const auto inner = hashed_relu_dropout(fc1_(rows), dropout_, training);                 // [B T, d_inner]
+  const auto hidden = fc1_(rows);                                                         // [B T, d_inner]
+  const auto inner = training ? hashed_relu_dropout(hidden, dropout_, true) : hidden.relu_();  // ours: in place
   const auto fed = hashed_dropout(fc2_(inner), dropout_, training).view(y.sizes());       // [B, T, D]
   return pre_lnorm_ ? y + fed : ff_layer_norm_(y + fed);                                  // [B, T, D]
 }

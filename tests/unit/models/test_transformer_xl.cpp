@@ -170,7 +170,17 @@ TEST(TransformerXl, EvaluationReusesTheMemorysKeysAndValuesOnlyWhileValid) {
     const auto a = model(first, targets, LmMemory{});
     ASSERT_EQ(a.memory.reusable.size(), 2u);
     EXPECT_TRUE(a.memory.reusable[0].source.is_same(a.memory.layers[0]));
-    EXPECT_TRUE(at::allclose(model(second, targets, a.memory).nll, fresh(a.memory), 1e-5, 1e-6)) << pre_lnorm;
+    const auto b = model(second, targets, a.memory);
+    EXPECT_TRUE(at::allclose(b.nll, fresh(a.memory), 1e-5, 1e-6)) << pre_lnorm;
+    // A third segment after a reused one (mem_len 6 > T 4: the memory joins kept rows and new ones).
+    LmMemory computed_again;
+    {
+      at::AutoGradMode grad(true);  // nothing reused in between
+      computed_again = model(second, targets, LmMemory{a.memory.layers, {}}).memory;
+    }
+    for (int i = 0; i < 2; ++i) EXPECT_TRUE(at::allclose(b.memory.layers[i], computed_again.layers[i], 1e-5, 1e-6));
+    EXPECT_TRUE(at::allclose(model(first, targets, b.memory).nll,
+                             model(first, targets, LmMemory{computed_again.layers, {}}).nll, 1e-5, 1e-6));
     // Rows selected: the kept keys and values no longer belong to these tensors.
     LmMemory reordered = a.memory;
     for (auto& layer : reordered.layers) layer = layer.flip(0);
