@@ -6,6 +6,8 @@
 # per figure and condition, the median over the rounds of mixseq / peer.
 #   bench/versus_peers.sh                 # 3 rounds, GNMT and Transformer
 #   ROUNDS=5 MODELS=gnmt bench/versus_peers.sh
+#   MODELS=transformer_xl CONDITIONS=idle bench/versus_peers.sh   # Transformer-XL: training, evaluation
+#                                         # with the training memory (64) and with --mem-len 128
 # Needs Debian's python3-torch and the references unpacked as ../shared/peers/README.md says;
 # PEERS_DIR (default ../shared/peers) and PYTHONPATH reach the harnesses.
 set -euo pipefail
@@ -14,19 +16,23 @@ mixseq=${MIXSEQ:-$here/build/bin/mixseq}
 peers=${PEERS_DIR:-$here/../shared/peers}
 rounds=${ROUNDS:-3}
 models=${MODELS:-gnmt transformer}
+conditions=${CONDITIONS:-idle loaded}
 out=${OUT:-bench-versus-peers.jsonl}
 : >"$out"
 
 gnmt_shape=(--vocab 2000 --hidden 256 --layers 4)
 transformer_shape=(--vocab 2000 --d-model 256 --ffn 1024 --heads 4 --layers 3)
+txl_shape=(--n-layer 4 --d-model 256 --n-head 8 --d-head 32 --d-inner 1024 --tgt-len 64 --batch 16)
 
-# run CONDITION SIDE MODEL command...: appends the command's JSON line, tagged.
+# run CONDITION SIDE MODEL command...: appends the command's JSON line, tagged, with the 1-minute
+# load average before it started (other processes' work makes every figure noisy).
 run() {
-  local condition=$1 side=$2 model=$3
+  local condition=$1 side=$2 model=$3 load
   shift 3
+  load=$(cut -d' ' -f1 /proc/loadavg)
   "$@" 2>/dev/null | grep '^{' | tail -1 |
-    python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); r.update(condition=sys.argv[1], side=sys.argv[2], pair=sys.argv[3]); print(json.dumps(r))' \
-      "$condition" "$side" "$model" >>"$out"
+    python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); r.update(condition=sys.argv[1], side=sys.argv[2], pair=sys.argv[3], load_before=float(sys.argv[4])); print(json.dumps(r))' \
+      "$condition" "$side" "$model" "$load" >>"$out"
 }
 
 round() {
@@ -37,6 +43,14 @@ round() {
       run "$condition" mixseq gnmt "$mixseq" bench translate --model gnmt "${gnmt_shape[@]}" --beam 5 --batch 16 --batches 2 --max-len 30
       run "$condition" peer gnmt /usr/bin/python3 "$peers/gnmt_bench.py" "${gnmt_shape[@]}" --batch 32 --seq-len 30 \
         --train-steps 10 --beam-batch 16 --beam-batches 2 --json
+    elif [ "$model" = transformer_xl ]; then
+      run "$condition" mixseq transformer_xl "$mixseq" bench train --model transformer_xl --vocab 2000 "${txl_shape[@]}" --mem-len 64 --steps 10 --warmup-steps 2
+      run "$condition" mixseq transformer_xl "$mixseq" bench eval --model transformer_xl --vocab 2000 "${txl_shape[@]}" --eval-tgt-len 64 --mem-len 64 --steps 10 --warmup-steps 2
+      run "$condition" peer transformer_xl /usr/bin/python3 "$peers/txl_bench.py" --n-token 2000 "${txl_shape[@]}" --mem-len 64 \
+        --train-steps 10 --eval-steps 10 --json
+      run "$condition" mixseq transformer_xl_mem128 "$mixseq" bench eval --model transformer_xl --vocab 2000 "${txl_shape[@]}" --eval-tgt-len 64 --mem-len 128 --steps 10 --warmup-steps 2
+      run "$condition" peer transformer_xl_mem128 /usr/bin/python3 "$peers/txl_bench.py" --n-token 2000 "${txl_shape[@]}" --mem-len 128 \
+        --train-steps 0 --eval-steps 10 --json
     else
       run "$condition" mixseq transformer "$mixseq" bench train --model transformer "${transformer_shape[@]}" --batch 32 --seq-len 30 --steps 10 --warmup-steps 2
       run "$condition" mixseq transformer "$mixseq" bench translate --model transformer "${transformer_shape[@]}" --beam 5 --batch 16 --batches 2 --max-len 30
@@ -46,30 +60,42 @@ round() {
   done
 }
 
-for ((i = 0; i < rounds; ++i)); do round idle; done
-taskset -c 0 sh -c 'while :; do :; done' &
-busy=$!
-trap 'kill $busy 2>/dev/null' EXIT
-sleep 1
-for ((i = 0; i < rounds; ++i)); do round loaded; done
-kill $busy
+if [[ " $conditions " == *" idle "* ]]; then
+  for ((i = 0; i < rounds; ++i)); do round idle; done
+fi
+if [[ " $conditions " == *" loaded "* ]]; then
+  taskset -c 0 sh -c 'while :; do :; done' &
+  busy=$!
+  trap 'kill $busy 2>/dev/null' EXIT
+  sleep 1
+  for ((i = 0; i < rounds; ++i)); do round loaded; done
+  kill $busy
+fi
 
 python3 - "$out" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
+MIXSEQ_BENCH = {"train": ("train", "tok_per_s"), "beam": ("translate", "sent_per_s"), "eval": ("eval", "tok_per_s")}
 def figure(r, what):
     if r["side"] == "mixseq":  # one line per bench; training tok/s counts as the peer does
-        return r.get("tok_per_s" if what == "train" else "sent_per_s") if r["bench"] == ("train" if what == "train" else "translate") else None
+        bench, key = MIXSEQ_BENCH[what]
+        return r.get(key) if r["bench"] == bench else None
     if what == "beam":
         return r.get("beam_sent_per_s")
+    if what == "eval":
+        return r.get("eval_tok_per_s")
     return r.get("train_tgt_tok_per_s" if r["pair"] == "transformer" else "train_tok_per_s")
-print(f"{'pair':12} {'figure':22} {'condition':9} {'mixseq':>9} {'peer':>9} {'ratio':>6}")
-for pair in ("gnmt", "transformer"):
-    for what, label in (("train", "train tok/s"), ("beam", "beam-5 sentences/s")):
+print(f"{'pair':21} {'figure':22} {'condition':9} {'mixseq':>9} {'peer':>9} {'ratio':>6}")
+FIGURES = {"gnmt": (("train", "train tok/s"), ("beam", "beam-5 sentences/s")),
+           "transformer": (("train", "train tok/s"), ("beam", "beam-5 sentences/s")),
+           "transformer_xl": (("train", "train tok/s"), ("eval", "eval tok/s, mem 64")),
+           "transformer_xl_mem128": (("eval", "eval tok/s, mem 128"),)}
+for pair, figures in FIGURES.items():
+    for what, label in figures:
         for condition in ("idle", "loaded"):
             mine = [v for r in rows if r["pair"] == pair and r["side"] == "mixseq" and r["condition"] == condition and (v := figure(r, what))]
             theirs = [v for r in rows if r["pair"] == pair and r["side"] == "peer" and r["condition"] == condition and (v := figure(r, what))]
             if not mine or not theirs: continue
             ratio = statistics.median(m / t for m, t in zip(mine, theirs))
-            print(f"{pair:12} {label:22} {condition:9} {statistics.median(mine):9.1f} {statistics.median(theirs):9.1f} {ratio:6.2f}")
+            print(f"{pair:21} {label:22} {condition:9} {statistics.median(mine):9.1f} {statistics.median(theirs):9.1f} {ratio:6.2f}")
 EOF

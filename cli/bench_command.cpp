@@ -4,10 +4,16 @@
 //                      --steps 20 --warmup-steps 3 --precision bf16
 //   mixseq bench translate --model gnmt ... --beam 5 --batch 16 --batches 4 --max-len 30
 //   mixseq bench train --model transformer --vocab 2000 --d-model 256 --ffn 1024 --heads 4 --layers 3 ...
-// Each prints one JSON line. Training steps are whole updates: forward, label-smoothed loss,
-// backward, clipping, Adam. Translation suppresses </s>, so every hypothesis runs --max-len
-// steps: a fixed workload. Training tok/s counts source + target tokens for GNMT (as NVIDIA's
-// GNMT does) and target tokens for the Transformer (as fairseq does); the JSON says which.
+//   mixseq bench train --model transformer_xl --vocab 2000 --n-layer 4 --d-model 256 --n-head 8 --d-head 32
+//                      --d-inner 1024 --tgt-len 64 --mem-len 64 --batch 16 --steps 10 --precision fp32
+//   mixseq bench eval --model transformer_xl ... --eval-tgt-len 64 --mem-len 128
+// Each prints one JSON line. Training steps are whole updates: forward, loss, backward, clipping,
+// Adam. Translation suppresses </s>, so every hypothesis runs --max-len steps: a fixed workload.
+// Training tok/s counts source + target tokens for GNMT (as NVIDIA's GNMT does) and target tokens
+// for the Transformer (as fairseq does) and Transformer-XL; the JSON says which. A language model
+// trains on --batch streams of random ids cut into --tgt-len segments, carrying its memory from
+// step to step, as the reference's train.py does (dropout 0.1, clip 0.25, Adam 2.5e-4); `bench
+// eval` runs its evaluation: no gradients, segments of --eval-tgt-len with --mem-len of memory.
 // Started by a launcher (RANK/WORLD_SIZE, mpirun, srun), `bench train` runs data-parallel, each
 // rank on its own random batch, and adds the gradient all-reduce figures: buckets, bytes per
 // step, time spent waiting for them after backward; --no-overlap starts every all-reduce after
@@ -33,8 +39,10 @@
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/train/translation_loss.h"
 #include "mixseq/train/update_step.h"
+#include "mixseq/util/error.h"
 #include "mixseq/util/memory_usage.h"
 #include "mixseq/util/mixed_precision.h"
+#include "mixseq/util/threads.h"
 #include "operator_profile.h"
 #include "option_checks.h"
 
@@ -50,6 +58,15 @@ struct BenchArguments {
   int64_t ffn = 2048;     // Transformer
   int64_t heads = 8;      // Transformer
   int64_t layers = 4;     // GNMT: encoder and decoder layers; Transformer: each of the two stacks
+  int64_t n_layer = 4;    // Transformer-XL: layers
+  int64_t n_head = 8;     // Transformer-XL: attention heads
+  int64_t d_head = 32;    // Transformer-XL: width of each head
+  int64_t d_inner = 1024; // Transformer-XL: feed-forward width
+  int64_t tgt_len = 64;   // language model: tokens per training segment
+  int64_t mem_len = 64;   // language model: memory, in positions
+  int64_t eval_tgt_len = 0;  // language model: tokens per evaluation segment; 0 = tgt_len
+  int64_t clamp_len = -1;    // Transformer-XL evaluation: -1 = no clamping
+  bool same_length = false;  // Transformer-XL evaluation
   int64_t batch = 32;
   int64_t seq_len = 30;
   int64_t steps = 20;
@@ -73,10 +90,33 @@ ModelConfig model_config(const BenchArguments& arguments) {
   config.transformer.ffn_dim = arguments.ffn;
   config.transformer.heads = arguments.heads;
   config.transformer.encoder_layers = config.transformer.decoder_layers = arguments.layers;
+  // The reference harness's model (../shared/peers/txl_bench.py): dropout 0.1, dropatt 0, tied full softmax.
+  auto& xl = config.transformer_xl;
+  xl.n_layer = arguments.n_layer;
+  xl.d_model = arguments.d_model;
+  xl.n_head = arguments.n_head;
+  xl.d_head = arguments.d_head;
+  xl.d_inner = arguments.d_inner;
+  xl.dropout = 0.1;
+  xl.dropatt = 0.0;
+  xl.mem_len = arguments.mem_len;
+  xl.clamp_len = arguments.clamp_len;
+  xl.same_length = arguments.same_length;
   return config;
 }
 
-bool counts_target_tokens_only(const BenchArguments& arguments) { return arguments.model == "transformer"; }
+bool is_language_model(const BenchArguments& arguments) {
+  return model_family(arguments.model) == ModelFamily::kLanguageModel;  // throws for an unknown --model
+}
+
+bool counts_target_tokens_only(const BenchArguments& arguments) {
+  return arguments.model == "transformer" || is_language_model(arguments);
+}
+
+const char* token_count_name(const BenchArguments& arguments) {
+  if (is_language_model(arguments)) return "target tokens, as kimiyoung/transformer-xl";
+  return counts_target_tokens_only(arguments) ? "target tokens, as fairseq" : "source + target tokens, as NVIDIA's GNMT";
+}
 
 // Random ids above the special symbols; every sentence has seq_len tokens plus its marker.
 TranslationBatch random_batch(const BenchArguments& arguments) {
@@ -97,17 +137,82 @@ void synchronize(const torch::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize();
 }
 
-nlohmann::json common_fields(const BenchArguments& arguments, const Seq2SeqModelImpl& model,
+nlohmann::json common_fields(const BenchArguments& arguments, const torch::nn::Module& model,
                              const torch::Device& device, Precision precision, int threads) {
-  nlohmann::json fields = {{"model", arguments.model},         {"params", count_parameters(model)},
-                           {"vocab", arguments.vocab},         {"layers", arguments.layers},
-                           {"batch", arguments.batch},         {"precision", precision_name(precision)},
-                           {"device", device.str()},           {"threads", threads}};
-  if (arguments.model == "transformer")
+  const bool language_model = is_language_model(arguments);
+  nlohmann::json fields = {{"model", arguments.model},
+                           {"params", count_parameters(model)},
+                           {"vocab", arguments.vocab},
+                           {"layers", language_model ? arguments.n_layer : arguments.layers},
+                           {"batch", arguments.batch},
+                           {"precision", precision_name(precision)},
+                           {"device", device.str()},
+                           {"threads", threads}};
+  if (language_model)
+    fields.update({{"d_model", arguments.d_model}, {"n_head", arguments.n_head}, {"d_head", arguments.d_head},
+                   {"d_inner", arguments.d_inner}, {"mem_len", arguments.mem_len}});
+  else if (arguments.model == "transformer")
     fields.update({{"d_model", arguments.d_model}, {"ffn", arguments.ffn}, {"heads", arguments.heads}});
   else
     fields["hidden"] = arguments.hidden;
   return fields;
+}
+
+// `count` segments of --batch random streams: ids above the special symbols, [B, count * T + 1],
+// so that segment k is ids [k T, (k + 1) T) and its targets the ids one further.
+torch::Tensor random_streams(const BenchArguments& arguments, int64_t count, int64_t segment_length) {
+  return at::randint(kSpecialSymbolCount, arguments.vocab, {arguments.batch, count * segment_length + 1}, at::kLong);
+}
+
+// What one bench train step runs: the model, its micro-batch's loss, the targets an update is
+// normalised by on this rank, and the word for the figure's tokens.
+struct TrainWorkload {
+  std::shared_ptr<torch::nn::Module> model;
+  UpdateStep::ForwardLoss forward_loss;
+  int64_t rank_update_tokens = 0;
+  double max_norm = 5.0;
+  double learning_rate = 2e-3;
+};
+
+TrainWorkload translation_workload(const BenchArguments& arguments, Precision precision, const torch::Device& device,
+                                   uint64_t batch_seed) {
+  auto model = build_seq2seq_model(model_config(arguments), arguments.vocab);
+  model->to(device);
+  torch::manual_seed(batch_seed);  // each rank its own batch
+  const auto batch = std::make_shared<TranslationBatch>(random_batch(arguments).to(device));
+  TrainWorkload workload;
+  workload.model = model;
+  workload.forward_loss = [=](int64_t) {
+    return translation_loss(*model, *batch, LabelSmoothingOptions{}, precision, device);
+  };
+  workload.rank_update_tokens = batch->target_tokens;
+  return workload;
+}
+
+// Consecutive segments of the same streams, the memory carried from each step to the next.
+TrainWorkload language_model_workload(const BenchArguments& arguments, Precision precision,
+                                      const torch::Device& device, uint64_t stream_seed) {
+  auto model = build_language_model(model_config(arguments), arguments.vocab);
+  model->to(device);
+  torch::manual_seed(stream_seed);
+  const int64_t length = arguments.tgt_len;
+  const auto streams = random_streams(arguments, arguments.warmup_steps + arguments.steps, length).to(device);
+  auto memory = std::make_shared<LmMemory>();
+  auto step = std::make_shared<int64_t>(0);
+  TrainWorkload workload;
+  workload.model = model;
+  workload.forward_loss = [=](int64_t) {
+    const int64_t first = (*step)++ * length;
+    const AutocastScope autocast(precision, device);
+    auto out = model->forward(streams.narrow(1, first, length), streams.narrow(1, first + 1, length), *memory);
+    *memory = std::move(out.memory);
+    const auto loss = out.nll.sum();
+    return LossSums{loss, loss.detach(), out.nll.numel(), 0};
+  };
+  workload.rank_update_tokens = arguments.batch * length;
+  workload.max_norm = 0.25;         // the reference's --clip
+  workload.learning_rate = 2.5e-4;  // and --lr
+  return workload;
 }
 
 // One JSON line per operator: its self time per step (or batch) and share of the wall time.
@@ -134,12 +239,17 @@ int bench_train(const BenchArguments& arguments, int threads) {
   const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
-  auto model = build_seq2seq_model(model_config(arguments), arguments.vocab);
-  model->to(device);
+  const uint64_t data_seed = 1 + static_cast<uint64_t>(launch.rank);  // each rank its own data
+  const auto workload = is_language_model(arguments) ? language_model_workload(arguments, precision, device, data_seed)
+                                                     : translation_workload(arguments, precision, device, data_seed);
+  auto& model = workload.model;
   model->train();
   OptimizerOptions optimizer_options;
+  optimizer_options.lr = workload.learning_rate;
   auto optimizer = build_optimizer(optimizer_options, model->parameters());
-  UpdateStep update(*model, *optimizer, GradientClippingOptions{}, LossScalerOptions{}, precision, device);
+  GradientClippingOptions clipping;
+  clipping.max_norm = workload.max_norm;
+  UpdateStep update(*model, *optimizer, clipping, LossScalerOptions{}, precision, device);
   std::unique_ptr<GradientReducer> reducer;
   if (group) {
     GradientReducerOptions options;
@@ -149,12 +259,8 @@ int bench_train(const BenchArguments& arguments, int threads) {
     update.set_gradient_reducer(reducer.get());
   }
   const int64_t world_size = group ? group->world_size() : 1;
-  torch::manual_seed(static_cast<uint64_t>(1 + launch.rank));  // each rank its own batch
-  const TranslationBatch batch = random_batch(arguments).to(device);
-  const int64_t update_tokens = batch.target_tokens * world_size;  // every rank's batch has as many
-  const auto forward_loss = [&](int64_t) {
-    return translation_loss(*model, batch, LabelSmoothingOptions{}, precision, device);
-  };
+  const int64_t update_tokens = workload.rank_update_tokens * world_size;  // every rank's batch has as many
+  const auto& forward_loss = workload.forward_loss;
   for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(1, forward_loss, update_tokens);
   synchronize(device);
   reset_peak_device_memory(device);
@@ -182,11 +288,11 @@ int bench_train(const BenchArguments& arguments, int threads) {
     tokens *= world_size;  // all ranks' tokens (same batch shape on each)
   }
   record.update({{"bench", "train"},
-                 {"seq_len", arguments.seq_len},
+                 {is_language_model(arguments) ? "tgt_len" : "seq_len",
+                  is_language_model(arguments) ? arguments.tgt_len : arguments.seq_len},
                  {"steps", arguments.steps},
                  {"tok_per_s", tokens / seconds},
-                 {"tok_per_s_counts", counts_target_tokens_only(arguments) ? "target tokens, as fairseq"
-                                                                           : "source + target tokens, as NVIDIA's GNMT"},
+                 {"tok_per_s_counts", token_count_name(arguments)},
                  {"ms_per_step", seconds * 1e3 / arguments.steps},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
@@ -243,6 +349,60 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   return 0;
 }
 
+// The reference's evaluate(): model.eval(), no gradients, consecutive segments of the same
+// streams with the memory carried, the NLL summed (read back once at the end).
+int bench_eval(const BenchArguments& arguments, int threads) {
+  MIXSEQ_CHECK(is_language_model(arguments), "bench eval measures a language model's evaluation, and --model ",
+               arguments.model, " is a ", model_family_name(model_family(arguments.model)),
+               "; use bench translate, or --model ", model_architectures(ModelFamily::kLanguageModel).front());
+  const auto device = resolve_device(arguments.device, "--device");
+  const auto precision = resolve_precision(arguments.precision, device);
+  configure_precision(precision, device);
+  torch::manual_seed(1);
+  auto model = build_language_model(model_config(arguments), arguments.vocab);
+  model->to(device);
+  model->eval();
+  const int64_t length = arguments.eval_tgt_len > 0 ? arguments.eval_tgt_len : arguments.tgt_len;
+  const auto streams = random_streams(arguments, arguments.warmup_steps + arguments.steps, length).to(device);
+  torch::NoGradGuard no_grad;
+  LmMemory memory;
+  auto nll = torch::zeros({}, torch::device(device));
+  int64_t segment = 0;
+  const auto run = [&] {
+    adapt_threads_to_load();
+    const int64_t first = segment++ * length;
+    const AutocastScope autocast(precision, device);
+    auto out = model->forward(streams.narrow(1, first, length), streams.narrow(1, first + 1, length), memory);
+    memory = std::move(out.memory);
+    return out.nll.sum();
+  };
+  for (int64_t i = 0; i < arguments.warmup_steps; ++i) run();
+  synchronize(device);
+  reset_peak_device_memory(device);
+  const auto start = std::chrono::steady_clock::now();
+  auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
+  for (int64_t i = 0; i < arguments.steps; ++i) nll += run();
+  synchronize(device);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double tokens = static_cast<double>(arguments.steps * arguments.batch * length);
+  auto record = common_fields(arguments, *model, device, precision, threads);
+  record.update({{"bench", "eval"},
+                 {"eval_tgt_len", length},
+                 {"clamp_len", arguments.clamp_len},
+                 {"same_length", arguments.same_length},
+                 {"steps", arguments.steps},
+                 {"tok_per_s", tokens / seconds},
+                 {"tok_per_s_counts", token_count_name(arguments)},
+                 {"ms_per_segment", seconds * 1e3 / arguments.steps},
+                 {"loss", nll.item<double>() / tokens},
+                 {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
+                 {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
+  record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
+  std::cout << record.dump() << std::endl;
+  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  return 0;
+}
+
 void add_shape_options(CLI::App* command, BenchArguments& arguments) {
   command->add_option("--model", arguments.model, "Architecture")->capture_default_str();  // the registry checks it
   command->add_option("--vocab", arguments.vocab, "Vocabulary size, the special symbols included")
@@ -263,10 +423,29 @@ void add_shape_options(CLI::App* command, BenchArguments& arguments) {
   command->add_option("--device", arguments.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
 }
 
+void add_language_model_options(CLI::App* command, BenchArguments& arguments) {
+  command->add_option("--n-layer", arguments.n_layer, "Layers (Transformer-XL)")->check(at_least(1))->capture_default_str();
+  command->add_option("--n-head", arguments.n_head, "Attention heads (Transformer-XL)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--d-head", arguments.d_head, "Width of each head (Transformer-XL)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--d-inner", arguments.d_inner, "Feed-forward width (Transformer-XL)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--tgt-len", arguments.tgt_len, "Tokens per training segment (language models)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--mem-len", arguments.mem_len, "Memory in positions (language models); 0 = none")
+      ->check(at_least(0))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app, CommandTable& table) {
-  auto* bench = app.add_subcommand("bench", "Measure a model's training or translation speed on random data");
+  auto* bench = app.add_subcommand("bench", "Measure a model's training, translation or evaluation speed on random data");
   bench->require_subcommand(1);
   auto arguments = std::make_shared<BenchArguments>();
   auto* train = bench->add_subcommand("train", "Full training steps: forward, loss, backward, clipping, Adam");
@@ -279,6 +458,7 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
       ->check(above(0))
       ->capture_default_str();
   train->add_flag("--no-overlap", arguments->no_overlap, "Data-parallel: all-reduce only after backward");
+  add_language_model_options(train, *arguments);
   auto* translate = bench->add_subcommand("translate", "Beam search with </s> suppressed (fixed workload)");
   add_shape_options(translate, *arguments);
   translate->add_option("--beam", arguments->beam, "Beam size")->check(in_range(1, kMaxBeamSize))->capture_default_str();
@@ -286,12 +466,27 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
   translate->add_option("--max-len", arguments->max_len, "Output tokens per hypothesis")
       ->check(at_least(1))
       ->capture_default_str();
-  for (auto* command : {train, translate})
+  auto* eval = bench->add_subcommand("eval", "A language model's evaluation: segments with memory, no gradients");
+  add_shape_options(eval, *arguments);
+  add_language_model_options(eval, *arguments);
+  eval->add_option("--steps", arguments->steps, "Timed segments")->check(at_least(1))->capture_default_str();
+  eval->add_option("--warmup-steps", arguments->warmup_steps, "Untimed segments first")
+      ->check(at_least(0))
+      ->capture_default_str();
+  eval->add_option("--eval-tgt-len", arguments->eval_tgt_len, "Tokens per evaluation segment; 0 = --tgt-len")
+      ->check(at_least(0))
+      ->capture_default_str();
+  eval->add_option("--clamp-len", arguments->clamp_len, "Relative distances above it share its embedding; -1 = off")
+      ->check(at_least(-1))
+      ->capture_default_str();
+  eval->add_flag("--same-length", arguments->same_length, "Every query attends over --mem-len keys");
+  for (auto* command : {train, translate, eval})
     command->add_option("--profile", arguments->profile_top,
                         "Also print the N operators with the most self time (LibTorch's profiler; slows the run)")
         ->check(at_least(0));
   table.add(train, [=] { return bench_train(*arguments, at::get_num_threads()); });
   table.add(translate, [=] { return bench_translate(*arguments, at::get_num_threads()); });
+  table.add(eval, [=] { return bench_eval(*arguments, at::get_num_threads()); });
 }
 
 }  // namespace mixseq::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/relative_positional_embedding.h"
 #include "mixseq/nn/transformer_xl_layer.h"
 #include "mixseq/text/vocabulary.h"
@@ -113,14 +114,14 @@ void initialize(torch::nn::Module& model, const TransformerXlConfig& config) {
 TransformerXlModelImpl::TransformerXlModelImpl(const TransformerXlConfig& config, int64_t vocab_size)
     : vocab_size_(checked_vocab_size(config, vocab_size)),
       d_model_(config.d_model),
+      dropout_(config.dropout),
       context_(context_of(config)),
       embedding_(register_module("embedding", AdaptiveEmbedding(clusters_of(config, vocab_size)))),
       layers_(register_module("layers", make_layers(config))),
       r_w_bias_(register_parameter("r_w_bias", at::empty({config.n_head, config.d_head}))),
       r_r_bias_(register_parameter("r_r_bias", at::empty({config.n_head, config.d_head}))),
       softmax_(register_module("softmax", ProjectedAdaptiveLogSoftmax(softmax_options(config, vocab_size),
-                                                                       embedding_))),
-      dropout_(register_module("dropout", torch::nn::Dropout(config.dropout))) {
+                                                                       embedding_))) {
   initialize(*this, config);
 }
 
@@ -157,17 +158,45 @@ std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::hidden_states(const t
     MIXSEQ_CHECK(layer.dim() == 3 && layer.size(0) == B && layer.size(1) == M && layer.size(2) == d_model_,
                  "TransformerXlModel: every memory tensor must be [B = ", B, ", M = ", M, ", D = ", d_model_,
                  "], got ", layer.sizes(), "; pass the memory that the previous segment of the same rows returned");
-  auto x = dropout_(embedding_(tokens));  // [B, T, D]
-  const auto r = dropout_(relative_positional_embedding(K, d_model_, context_.clamp_len, tokens.device()));  // [K, D]
+  const bool training = is_training();
+  auto x = hashed_dropout(embedding_(tokens), dropout_, training);  // [B, T, D]
+  const auto r = hashed_dropout(relative_positional_embedding(K, d_model_, context_.clamp_len, tokens.device()),
+                                dropout_, training);                 // [K, D]
   const auto blocked = blocked_keys(T, M, tokens.device());  // [T, K]
   LmMemory next;
   const int64_t kept = std::min(K, context_.mem_len);
+  // In evaluation the memory's keys and values are kept from the call that computed them
+  // (LmMemory::reusable); in training the weights change at every step.
+  const bool reuse = !training && !at::GradMode::is_enabled();
   for (int64_t i = 0; i < n_layer(); ++i) {
-    const auto context = M > 0 ? at::cat({memory.layers[i].to(x.scalar_type()), x}, 1) : x;  // [B, K, D]
-    if (kept > 0) next.layers.push_back(context.narrow(1, K - kept, kept).detach());          // [B, min(K, M'), D]
-    x = layers_->at<TransformerXlLayerImpl>(i).forward(context, T, r, r_w_bias_, r_r_bias_, blocked);  // [B, T, D]
+    auto& layer = layers_->at<TransformerXlLayerImpl>(i);
+    torch::Tensor memory_key_value, key_value;  // [B, M, 2 H Dh], [B, K, 2 H Dh]
+    if (reuse && M > 0 && static_cast<int64_t>(memory.reusable.size()) == n_layer()) {
+      const auto& kept_before = memory.reusable[i];
+      if (kept_before.source.is_same(memory.layers[i]) && kept_before.weights_version == layer.key_value_version())
+        memory_key_value = kept_before.value;
+    }
+    // The layer reads [memory; x] unless the memory's keys and values are kept; the next memory is
+    // its last `kept` positions, built from those alone then (all of them from x when kept <= T).
+    torch::Tensor context;  // [B, K, D]
+    const auto memory_of = [&](const torch::Tensor& layer_memory) { return layer_memory.to(x.scalar_type()); };
+    if (!memory_key_value.defined()) context = M > 0 ? at::cat({memory_of(memory.layers[i]), x}, 1) : x;
+    if (kept > 0) {
+      torch::Tensor last;  // [B, kept, D]
+      if (context.defined()) {
+        last = context.narrow(1, K - kept, kept);
+      } else if (kept <= T) {
+        last = x.narrow(1, T - kept, kept);
+      } else {
+        last = at::cat({memory_of(memory.layers[i]).narrow(1, K - kept, kept - T), x}, 1);
+      }
+      next.layers.push_back(last.detach());
+    }
+    x = layer.forward(x, context, r, r_w_bias_, r_r_bias_, blocked, memory_key_value, reuse ? &key_value : nullptr);
+    if (reuse && kept > 0)
+      next.reusable.push_back({next.layers.back(), layer.key_value_version(), key_value.narrow(1, K - kept, kept)});
   }
-  return {dropout_(x), std::move(next)};
+  return {hashed_dropout(x, dropout_, training), std::move(next)};
 }
 
 namespace {

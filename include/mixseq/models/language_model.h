@@ -36,8 +36,21 @@ namespace mixseq {
 struct LmMemory {
   // One entry per layer whose input the memory extends, in layer order, each [B, M, D] and
   // detached; the architecture decides how many (Transformer-XL keeps the input of every layer).
-  // Empty: no memory, the first segment.
+  // Empty: no memory, the first segment. Replace these tensors, never modify them in place.
   std::vector<torch::Tensor> layers;
+
+  // What the model derived from layers[i] and may reuse at the next call instead of computing it
+  // again (Transformer-XL, in evaluation: each layer's projected keys and values of the memory;
+  // generation with one token a step would otherwise project all M of them at every step).
+  // Callers pass it along with `layers` and need not maintain it: an entry is used only while
+  // `source` is the very tensor in layers[i] and the weights are those it was computed with, so
+  // after layers are replaced (rows selected, trimmed) or the weights change it is ignored.
+  struct Reusable {
+    torch::Tensor source;         // the layers[i] it was computed from
+    int64_t weights_version = 0;  // the architecture's version of the weights it was computed with
+    torch::Tensor value;
+  };
+  std::vector<Reusable> reusable;  // empty, or one per layer
 
   bool empty() const { return layers.empty(); }
   int64_t length() const { return layers.empty() ? 0 : layers.front().size(1); }  // M

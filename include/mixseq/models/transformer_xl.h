@@ -25,12 +25,14 @@
 // U(-init_range, init_range) with init uniform); projections N(0, proj_init_std); LayerNorm
 // weights N(1, init_std); biases 0.
 //
+// Dropout is nn/hashed_dropout.h's (masks drawn in parallel), with LibTorch's default CPU
+// generator's seed.
+//
 // Mixed precision: run under autocast with fp32 parameters; attention softmaxes and the output
 // log-probabilities are fp32. Not thread-safe; use one model per thread.
 #pragma once
 
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
@@ -68,13 +70,13 @@ class TransformerXlModelImpl : public LanguageModelImpl {
 
   int64_t vocab_size_;
   int64_t d_model_;
+  double dropout_;  // on the embeddings, the positional embeddings and the last layer's output
   LmContext context_;
   AdaptiveEmbedding embedding_;
   torch::nn::ModuleList layers_;  // TransformerXlLayer
   torch::Tensor r_w_bias_;        // u [H, Dh]
   torch::Tensor r_r_bias_;        // v [H, Dh]
   ProjectedAdaptiveLogSoftmax softmax_;
-  torch::nn::Dropout dropout_;
 };
 TORCH_MODULE(TransformerXlModel);
 

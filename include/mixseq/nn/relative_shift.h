@@ -24,4 +24,13 @@ namespace mixseq {
 // x [..., T, K] with T <= K -> y [..., T, K] (contiguous), as above; differentiable.
 torch::Tensor relative_shift(const torch::Tensor& x);
 
+// For hand-written backward passes, without autograd: the strided view that relative_shift
+// copies (x contiguous [..., T, K]), and the gradient of x given the gradient of that view.
+torch::Tensor relative_shift_view(const torch::Tensor& x);
+torch::Tensor relative_shift_backward(const torch::Tensor& grad);
+
+// content + relative_shift(position) in one pass (the attention's two score terms), without the
+// shifted copy; content and position [..., T, K] of one shape -> [..., T, K]; differentiable.
+torch::Tensor add_relative_shift(const torch::Tensor& content, const torch::Tensor& position);
+
 }  // namespace mixseq

@@ -1,25 +1,26 @@
 // TransformerXlLayer: one layer of Transformer-XL (Dai et al. 2019; the reference's
 // RelPartialLearnableDecoderLayer in kimiyoung/transformer-xl, pytorch/mem_transformer.py):
 // relative multi-head attention over [memory; segment] (nn/relative_multihead_attention.h),
-// then the position-wise feed-forward network (nn/positionwise_feed_forward.h), each with a
-// residual connection, dropout and a LayerNorm:
+// then the position-wise feed-forward network, each with a residual connection, dropout and a
+// LayerNorm:
 //
 //   post-norm (default):  y = LN(x + Dropout(Attn(context)));         out = LN(y + Dropout(FFN(y)))
 //   pre_lnorm:            y = x + Dropout(Attn(LN(context)));         out = y + Dropout(FFN(LN(y)))
 //
 // where x is the segment (the last T positions of the context) and FFN(z) =
 // fc2(Dropout(ReLU(fc1(z)))), the reference's CoreNet. Under pre_lnorm the memory is normalised
-// with the segment, as the reference does.
+// with the segment, as the reference does. The FFN is written here rather than taken from
+// nn/positionwise_feed_forward.h because its dropouts are nn/hashed_dropout.h's (ReLU and dropout
+// in one pass), which the translation Transformer does not use.
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
+#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
 
-#include "mixseq/nn/positionwise_feed_forward.h"
 #include "mixseq/nn/relative_multihead_attention.h"
 
 namespace mixseq {
@@ -38,19 +39,29 @@ class TransformerXlLayerImpl : public torch::nn::Module {
  public:
   explicit TransformerXlLayerImpl(const TransformerXlLayerOptions& options);
 
-  // context [B, K, D]: the memory of this layer's input, then the segment's input (its last
-  // `segment_length` = T positions); r, r_w_bias, r_r_bias, blocked as for
+  // x [B, T, D]: the segment's input; context [B, K, D]: the memory of this layer's input, then x
+  // (its last T positions); r, r_w_bias, r_r_bias, blocked as for
   // RelativeMultiheadAttention::forward. -> [B, T, D]
-  torch::Tensor forward(const torch::Tensor& context, int64_t segment_length, const torch::Tensor& r,
-                        const torch::Tensor& r_w_bias, const torch::Tensor& r_r_bias, const torch::Tensor& blocked);
+  // memory_key_value: undefined, or the keys and values [B, M, 2 H Dh] of the memory positions
+  // that an earlier call returned through `key_value` while key_value_version() was what it is
+  // now; then only the segment is projected (and context is not read). key_value (optional, out):
+  // the keys and values of all K positions, to keep for the next segment.
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& context, const torch::Tensor& r,
+                        const torch::Tensor& r_w_bias, const torch::Tensor& r_r_bias, const torch::Tensor& blocked,
+                        const torch::Tensor& memory_key_value = {}, torch::Tensor* key_value = nullptr);
+
+  // Changes whenever a weight that the keys and values depend on changes (see
+  // RelativeMultiheadAttention::key_value_version; under pre_lnorm also the LayerNorm's).
+  int64_t key_value_version() const;
 
  private:
   bool pre_lnorm_;
+  double dropout_;
   RelativeMultiheadAttention attn_;
   torch::nn::LayerNorm attn_layer_norm_;
-  PositionwiseFeedForward ff_;  // registers fc1, fc2, activation_dropout
+  torch::nn::Linear fc1_;  // D -> d_inner
+  torch::nn::Linear fc2_;  // d_inner -> D
   torch::nn::LayerNorm ff_layer_norm_;
-  torch::nn::Dropout dropout_;
 };
 TORCH_MODULE(TransformerXlLayer);
 

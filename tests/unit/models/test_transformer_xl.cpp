@@ -151,6 +151,49 @@ TEST(TransformerXl, SameLengthLimitsEveryQueryToMemLenKeys) {
   }
 }
 
+// In evaluation each layer's keys and values of the memory come back in LmMemory::reusable and
+// the next segment uses them instead of projecting the memory again; only while they belong to
+// the memory tensors passed and to unchanged weights.
+TEST(TransformerXl, EvaluationReusesTheMemorysKeysAndValuesOnlyWhileValid) {
+  at::manual_seed(8);
+  for (const bool pre_lnorm : {false, true}) {
+    auto config = small_config();
+    config.pre_lnorm = pre_lnorm;
+    config.init_std = config.proj_init_std = 0.3;
+    TransformerXlModel model(config, kVocab);
+    model->eval();
+    const auto first = random_ids(2, 4), second = random_ids(2, 4), targets = random_ids(2, 4);
+    const auto fresh = [&](const LmMemory& memory) {  // nothing reused
+      return model(second, targets, LmMemory{memory.layers, {}}).nll;
+    };
+    torch::NoGradGuard no_grad;
+    const auto a = model(first, targets, LmMemory{});
+    ASSERT_EQ(a.memory.reusable.size(), 2u);
+    EXPECT_TRUE(a.memory.reusable[0].source.is_same(a.memory.layers[0]));
+    const auto b = model(second, targets, a.memory);
+    EXPECT_TRUE(at::allclose(b.nll, fresh(a.memory), 1e-5, 1e-6)) << pre_lnorm;
+    // A third segment after a reused one (mem_len 6 > T 4: the memory joins kept rows and new ones).
+    LmMemory computed_again;
+    {
+      at::AutoGradMode grad(true);  // nothing reused in between
+      computed_again = model(second, targets, LmMemory{a.memory.layers, {}}).memory;
+    }
+    for (int i = 0; i < 2; ++i) EXPECT_TRUE(at::allclose(b.memory.layers[i], computed_again.layers[i], 1e-5, 1e-6));
+    EXPECT_TRUE(at::allclose(model(first, targets, b.memory).nll,
+                             model(first, targets, LmMemory{computed_again.layers, {}}).nll, 1e-5, 1e-6));
+    // Rows selected: the kept keys and values no longer belong to these tensors.
+    LmMemory reordered = a.memory;
+    for (auto& layer : reordered.layers) layer = layer.flip(0);
+    EXPECT_TRUE(at::allclose(model(second, targets, reordered).nll, fresh(reordered), 1e-5, 1e-6));
+    // Weights changed in place (an optimizer step): computed again.
+    for (auto& p : model->parameters()) p.add_(0.05);
+    EXPECT_TRUE(at::allclose(model(second, targets, a.memory).nll, fresh(a.memory), 1e-5, 1e-6)) << pre_lnorm;
+  }
+  // Training keeps nothing to reuse.
+  TransformerXlModel model(small_config(), kVocab);
+  EXPECT_TRUE(model(random_ids(2, 4), random_ids(2, 4), LmMemory{}).memory.reusable.empty());
+}
+
 // Generation feeds one token at a time with the memory; it must score as the whole segment does.
 TEST(TransformerXl, LogProbsOneTokenAtATimeMatchTheSegmentsNll) {
   at::manual_seed(4);

@@ -66,6 +66,20 @@ TEST(RelativeShift, GradientsMatchFiniteDifferences) {
   }
 }
 
+TEST(RelativeShift, AddedToTheContentScoresInOnePass) {
+  at::manual_seed(4);
+  const auto options = at::TensorOptions().dtype(at::kDouble);
+  for (const auto& [t, k] : kShapes) {
+    const auto content = at::randn({2, t, k}, options).requires_grad_();
+    const auto position = at::randn({2, t, k}, options).requires_grad_();
+    EXPECT_TRUE(at::equal(add_relative_shift(content, position), content + relative_shift(position)));
+    const auto weighting = at::randn({2, t, k}, options);
+    test::expect_gradients_match_finite_differences(
+        [&] { return (add_relative_shift(content, position) * weighting).sum(); },
+        {{"content", content}, {"position", position}});
+  }
+}
+
 TEST(RelativePositionalEmbedding, SinesThenCosinesOfTheDistancesFromFarthestToNearest) {
   const int64_t keys = 6, dim = 8;
   const auto e = relative_positional_embedding(keys, dim, /*clamp_len=*/-1, torch::kCPU);
@@ -95,6 +109,13 @@ RelativeMultiheadAttention make_attention() {
   RelativeMultiheadAttention attention(options);
   attention->eval();
   return attention;
+}
+
+// The attention of `segment`'s queries over the keys and values of `context`.
+torch::Tensor attend(RelativeMultiheadAttention& attention, const torch::Tensor& segment, const torch::Tensor& context,
+                     const torch::Tensor& r, const torch::Tensor& u, const torch::Tensor& v,
+                     const torch::Tensor& blocked) {
+  return attention(segment, attention->project_key_value(context), r, u, v, blocked);
 }
 
 // [T, K] bool: query i (position K - T + i) must not see later keys.
@@ -132,7 +153,7 @@ TEST(RelativeMultiheadAttention, EqualsItsFormulaWrittenOut) {
     for (const int64_t clamp_len : {-1, 2}) {
       const auto context = at::randn({kBatch, k, kWidth});
       const auto r = relative_positional_embedding(k, kWidth, clamp_len, torch::kCPU);
-      const auto ours = attention(context, t, r, u, v, causal(t, k));
+      const auto ours = attend(attention, context.slice(1, k - t), context, r, u, v, causal(t, k));
       EXPECT_TRUE(at::allclose(ours, explicit_attention(*attention, context, t, u, v, clamp_len), 1e-4, 1e-5))
           << "T " << t << " K " << k << " clamp_len " << clamp_len;
     }
@@ -149,11 +170,12 @@ TEST(RelativeMultiheadAttention, MemoryEqualsAttendingOverTheConcatenatedSequenc
   const auto memory = at::randn({kBatch, m, kWidth}), segment = at::randn({kBatch, t, kWidth});
   const auto sequence = at::cat({memory, segment}, 1);  // [B, K, D]
   const auto r = relative_positional_embedding(k, kWidth, -1, torch::kCPU);
-  const auto with_memory = attention(sequence, t, r, u, v, causal(t, k));                   // [B, T, D]
-  const auto whole = attention(sequence, k, r, u, v, causal(k, k)).slice(1, m);             // [B, T, D]
+  const auto with_memory = attend(attention, segment, sequence, r, u, v, causal(t, k));                   // [B, T, D]
+  const auto whole = attend(attention, sequence, sequence, r, u, v, causal(k, k)).slice(1, m);             // [B, T, D]
   EXPECT_TRUE(at::allclose(with_memory, whole, 1e-5, 1e-6));
   // Without the memory the segment's queries see other keys at other distances.
-  const auto alone = attention(segment, t, relative_positional_embedding(t, kWidth, -1, torch::kCPU), u, v, causal(t, t));
+  const auto alone = attend(attention, segment, segment, relative_positional_embedding(t, kWidth, -1, torch::kCPU), u, v,
+                            causal(t, t));
   EXPECT_FALSE(at::allclose(with_memory, alone, 1e-3, 1e-3));
 }
 
@@ -169,10 +191,53 @@ TEST(RelativeMultiheadAttention, GradientsMatchFiniteDifferences) {
   const auto v = at::randn({kHeads, kHeadWidth}, options).requires_grad_();
   const auto weighting = at::randn({kBatch, t, kWidth}, options);
   const auto blocked = causal(t, k);
-  const auto loss = [&] { return (attention(context, t, r, u, v, blocked) * weighting).sum(); };
+  const auto loss = [&] { return (attend(attention, context.slice(1, m), context, r, u, v, blocked) * weighting).sum(); };
   std::vector<test::NamedTensor> inputs = {{"context", context}, {"r", r}, {"r_w_bias", u}, {"r_r_bias", v}};
   for (const auto& p : attention->named_parameters()) inputs.push_back({p.key(), p.value()});
   test::expect_gradients_match_finite_differences(loss, inputs);
+}
+
+// The fused CPU kernel of nn/relative_attention_core.h and the plain ATen composition compute the
+// same outputs and gradients, dropatt included (the same seed draws the same masks).
+TEST(RelativeMultiheadAttention, FusedKernelEqualsThePlainOne) {
+  at::manual_seed(9);
+  RelativeMultiheadAttentionOptions options;
+  options.d_model = kWidth;
+  options.n_head = kHeads;
+  options.d_head = kHeadWidth;
+  options.dropatt = 0.3;
+  RelativeMultiheadAttention fused(options);
+  options.kernel = AttentionKernel::kPlain;
+  RelativeMultiheadAttention plain(options);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : plain->named_parameters()) p.value().copy_(fused->named_parameters()[p.key()]);
+  }
+  fused->to(at::kDouble);
+  plain->to(at::kDouble);
+  const auto dbl = at::TensorOptions().dtype(at::kDouble);
+  const int64_t m = 4, t = 3, k = m + t;
+  const auto context = at::randn({kBatch, k, kWidth}, dbl);
+  const auto r = relative_positional_embedding(k, kWidth, -1, torch::kCPU).to(at::kDouble);
+  const auto u = at::randn({kHeads, kHeadWidth}, dbl), v = at::randn({kHeads, kHeadWidth}, dbl);
+  const auto weighting = at::randn({kBatch, t, kWidth}, dbl);
+  for (const bool training : {false, true}) {
+    fused->train(training);
+    plain->train(training);
+    std::vector<torch::Tensor> outputs, gradients;
+    for (auto* attention : {&fused, &plain}) {
+      const auto x = context.clone().requires_grad_();
+      at::manual_seed(10);
+      const auto out = attend(*attention, x.slice(1, m), x, r, u, v, causal(t, k));
+      (out * weighting).sum().backward();
+      outputs.push_back(out.detach());
+      gradients.push_back(x.grad());
+      for (auto& p : (*attention)->parameters()) gradients.push_back(p.grad().clone()), p.mutable_grad().reset();
+    }
+    EXPECT_TRUE(at::allclose(outputs[0], outputs[1], 1e-12, 1e-12)) << training;
+    const size_t half = gradients.size() / 2;
+    for (size_t i = 0; i < half; ++i) EXPECT_TRUE(at::allclose(gradients[i], gradients[half + i], 1e-10, 1e-12)) << i;
+  }
 }
 
 // The layer is the reference's: post-norm LN(x + Attn), LN(y + FFN(y)); pre_lnorm normalises the
@@ -204,17 +269,31 @@ TEST(TransformerXlLayer, ComposesAttentionAndFeedForwardAsTheReference) {
     const auto ffn = [&](const torch::Tensor& x) {
       return at::linear(at::relu(at::linear(x, p["fc1.weight"], p["fc1.bias"])), p["fc2.weight"], p["fc2.bias"]);
     };
-    const auto attention = layer->named_children()["attn"]->as<RelativeMultiheadAttentionImpl>();
+    RelativeMultiheadAttention attention(
+        std::dynamic_pointer_cast<RelativeMultiheadAttentionImpl>(layer->named_children()["attn"]));
     const auto x = context.slice(1, m);
     torch::Tensor expected;
     if (pre_lnorm) {
-      const auto y = x + attention->forward(norm("attn_layer_norm", context), t, r, u, v, causal(t, k));
+      const auto y = x + attend(attention, norm("attn_layer_norm", x), norm("attn_layer_norm", context), r, u, v, causal(t, k));
       expected = y + ffn(norm("ff_layer_norm", y));
     } else {
-      const auto y = norm("attn_layer_norm", x + attention->forward(context, t, r, u, v, causal(t, k)));
+      const auto y = norm("attn_layer_norm", x + attend(attention, x, context, r, u, v, causal(t, k)));
       expected = norm("ff_layer_norm", y + ffn(y));
     }
-    EXPECT_TRUE(at::allclose(layer(context, t, r, u, v, causal(t, k)), expected, 1e-5, 1e-6)) << pre_lnorm;
+    torch::Tensor key_value;
+    EXPECT_TRUE(at::allclose(layer->forward(x, context, r, u, v, causal(t, k), at::Tensor(), &key_value), expected, 1e-5, 1e-6))
+        << pre_lnorm;
+    // The memory's keys and values kept from before give the same result without the context.
+    EXPECT_TRUE(at::allclose(layer->forward(x, at::Tensor(), r, u, v, causal(t, k), key_value.slice(1, 0, m)), expected, 1e-5,
+                             1e-6))
+        << pre_lnorm;
+    EXPECT_EQ(layer->key_value_version(), layer->key_value_version());
+    const int64_t before = layer->key_value_version();
+    {
+      torch::NoGradGuard no_grad;
+      p[pre_lnorm ? "attn_layer_norm.weight" : "attn.qkv_net.weight"].add_(1.0);
+    }
+    EXPECT_NE(layer->key_value_version(), before);
   }
 }
 

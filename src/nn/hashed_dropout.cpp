@@ -1,0 +1,108 @@
+#include "mixseq/nn/hashed_dropout.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <cmath>
+#include <cstdint>
+#include <mutex>
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;  // splitmix64's increment
+
+// splitmix64's output function (Steele, Lea and Flood 2014): the state after `index + 1` steps
+// from `seed` is seed + (index + 1) * kGolden.
+inline uint64_t splitmix64(uint64_t seed, uint64_t index) {
+  uint64_t z = seed + (index + 1) * kGolden;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t next_seed() {
+  auto* generator = at::check_generator<at::CPUGeneratorImpl>(at::detail::getDefaultCPUGenerator());
+  std::lock_guard<std::mutex> lock(generator->mutex_);
+  return generator->random64();
+}
+
+// y = x * mask and mask in {0, scale}: an element is kept when the top 32 bits of its hash are at
+// least `threshold` = p * 2^32 (and, with relu, when x > 0).
+template <typename scalar_t>
+void dropout_kernel(const scalar_t* x, scalar_t* y, scalar_t* mask, int64_t n, double p, bool relu) {
+  const uint64_t seed = next_seed();
+  const auto threshold = static_cast<uint32_t>(std::min(std::ldexp(p, 32), 4294967295.0));
+  using math_t = at::opmath_type<scalar_t>;  // float for bf16/fp16, else the type itself
+  const auto scale = static_cast<math_t>(1.0 / (1.0 - p));
+  at::parallel_for(0, n, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const auto bits = static_cast<uint32_t>(splitmix64(seed, static_cast<uint64_t>(i)) >> 32);
+      const auto value = static_cast<math_t>(x[i]);
+      const math_t keep = bits >= threshold && (!relu || value > math_t(0)) ? scale : math_t(0);
+      mask[i] = static_cast<scalar_t>(keep);
+      y[i] = static_cast<scalar_t>(value * keep);
+    }
+  });
+}
+
+std::pair<torch::Tensor, torch::Tensor> output_and_mask(const torch::Tensor& x, double p, bool relu) {
+  const auto input = x.contiguous();
+  auto y = at::empty_like(input, at::MemoryFormat::Contiguous);
+  auto mask = at::empty_like(input, at::MemoryFormat::Contiguous);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, input.scalar_type(), "mixseq::hashed_dropout", [&] {
+    dropout_kernel<scalar_t>(input.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), mask.data_ptr<scalar_t>(),
+                             input.numel(), p, relu);
+  });
+  return {y, mask};
+}
+
+class HashedDropout : public torch::autograd::Function<HashedDropout> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* context, const torch::Tensor& x, double p,
+                               bool relu) {
+    auto [y, mask] = output_and_mask(x, p, relu);
+    context->save_for_backward({mask});
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
+                                                 torch::autograd::variable_list gradients) {
+    const auto mask = context->get_saved_variables()[0];
+    return {gradients[0] * mask, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+void check_probability(double p) {
+  MIXSEQ_CHECK(p >= 0.0 && p < 1.0, "dropout probability must be in [0, 1), got ", p);
+}
+
+}  // namespace
+
+torch::Tensor hashed_dropout(const torch::Tensor& x, double p, bool training) {
+  check_probability(p);
+  if (!training || p == 0.0) return x;
+  if (!x.device().is_cpu()) return at::dropout(x, p, /*train=*/true);
+  return HashedDropout::apply(x, p, /*relu=*/false);
+}
+
+std::pair<torch::Tensor, torch::Tensor> hashed_dropout_with_mask(const torch::Tensor& x, double p) {
+  check_probability(p);
+  MIXSEQ_CHECK(x.device().is_cpu(), "hashed_dropout_with_mask runs on the CPU, got a tensor on ", x.device());
+  return output_and_mask(x, p, /*relu=*/false);
+}
+
+torch::Tensor hashed_relu_dropout(const torch::Tensor& x, double p, bool training) {
+  check_probability(p);
+  if (!training || p == 0.0) return at::relu(x);
+  if (!x.device().is_cpu()) return at::dropout(at::relu(x), p, /*train=*/true);
+  return HashedDropout::apply(x, p, /*relu=*/true);
+}
+
+}  // namespace mixseq

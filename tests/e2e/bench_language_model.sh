@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# `mixseq bench train/eval --model transformer_xl` on a tiny shape: one JSON line each, with the
+# parameter count of the reference's model at that shape and target tokens counted; a language
+# model where a translation model is needed (and the reverse) is an error that says so.
+#   bench_language_model.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+rm -rf "$work" && mkdir -p "$work"
+cd "$work"
+
+source "$(dirname "$0")/expect_error.sh"
+
+shape=(--model transformer_xl --vocab 50 --n-layer 2 --d-model 16 --n-head 2 --d-head 8 --d-inner 32 --tgt-len 6
+       --batch 3)
+"$mixseq" --threads 1 bench train "${shape[@]}" --mem-len 4 --steps 2 --warmup-steps 1 >train.json
+"$mixseq" --threads 1 bench eval "${shape[@]}" --eval-tgt-len 5 --mem-len 8 --clamp-len 3 --same-length \
+  --steps 2 --warmup-steps 1 --profile 3 >eval.json
+python3 - <<'PY'
+import json
+train = json.loads(open("train.json").readline())
+lines = [json.loads(line) for line in open("eval.json")]
+evaluation, profile = lines[0], lines[1:]
+# Layers 2 x (qkv 768 + o 256 + r 256 + LayerNorms 64 + FFN 1,072) + embedding 800 + bias 50 + u, v 32
+expected_params = 2 * (768 + 256 + 256 + 64 + 32 * 16 + 32 + 32 * 16 + 16) + 50 * 16 + 50 + 2 * 2 * 8
+for record, bench in ((train, "train"), (evaluation, "eval")):
+    assert record["bench"] == bench and record["model"] == "transformer_xl", record
+    assert record["params"] == expected_params, (record["params"], expected_params)
+    assert record["tok_per_s"] > 0 and record["tok_per_s_counts"].startswith("target tokens"), record
+assert train["tgt_len"] == 6 and train["mem_len"] == 4 and train["steps"] == 2, train
+assert evaluation["eval_tgt_len"] == 5 and evaluation["mem_len"] == 8, evaluation
+assert evaluation["clamp_len"] == 3 and evaluation["same_length"] is True, evaluation
+assert 3.0 < evaluation["loss"] < 5.0, evaluation  # about log(50) = 3.9 for an untrained model
+assert len(profile) == 3 and all(p["bench"] == "profile" for p in profile), profile
+PY
+
+expect "bench eval measures a language model's evaluation, and --model gnmt is a sequence-to-sequence (translation) model; use bench translate, or --model transformer_xl" \
+  bench eval --model gnmt --vocab 10 --steps 1
+expect "model.arch 'transformer_xl' is a language model, but a sequence-to-sequence (translation) model is needed here" \
+  bench translate --model transformer_xl --vocab 10 --batches 1
+expect "unknown model.arch 'gpt'; known: gnmt, transformer, transformer_xl" bench train --model gpt --vocab 10 --steps 1
+expect "--mem-len: -1 is out of range; it must be at least 0" bench eval --model transformer_xl --mem-len -1
+[ "$failures" -eq 0 ] || exit 1
+echo "PASS: bench train/eval --model transformer_xl print their JSON lines; the families are told apart"

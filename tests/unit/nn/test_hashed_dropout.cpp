@@ -1,0 +1,76 @@
+// hashed_dropout and hashed_relu_dropout: the share of zeros, the scale of the rest, repeatability under
+// torch::manual_seed, the gradient (the mask), the identity in evaluation.
+#include "mixseq/nn/hashed_dropout.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "gradient_check.h"
+#include "test_support.h"
+
+namespace mixseq {
+namespace {
+
+TEST(HashedDropout, ZeroesAShareOfPAndScalesTheRest) {
+  at::manual_seed(1);
+  const auto x = at::rand({1000, 1000}) + 1.0;  // no zeros of its own
+  for (const double p : {0.1, 0.5, 0.9}) {
+    const auto y = hashed_dropout(x, p, /*training=*/true);
+    const auto dropped = (y == 0).to(at::kDouble).mean().item<double>();
+    EXPECT_NEAR(dropped, p, 0.002) << p;  // 1e6 draws: the standard deviation is below 0.0005
+    const auto kept = y != 0;
+    EXPECT_TRUE(at::allclose(y.masked_select(kept), x.masked_select(kept) / (1.0 - p), 1e-6, 1e-6)) << p;
+  }
+  // Neighbouring elements are independent: pairs (both dropped) occur p^2 of the time.
+  const auto y = hashed_dropout(x, 0.5, true).view(-1);
+  const auto both = ((y.slice(0, 0, -1) == 0) & (y.slice(0, 1) == 0)).to(at::kDouble).mean().item<double>();
+  EXPECT_NEAR(both, 0.25, 0.003);
+}
+
+TEST(HashedDropout, RepeatsUnderTheSameSeedAndDiffersFromCallToCall) {
+  const auto x = at::ones({64, 64});
+  at::manual_seed(7);
+  const auto a = hashed_dropout(x, 0.3, true), b = hashed_dropout(x, 0.3, true);
+  at::manual_seed(7);
+  EXPECT_TRUE(at::equal(hashed_dropout(x, 0.3, true), a));
+  EXPECT_FALSE(at::equal(a, b));
+}
+
+TEST(HashedDropout, IsTheIdentityInEvaluationOrWithPZero) {
+  const auto x = at::randn({5, 7});
+  EXPECT_TRUE(hashed_dropout(x, 0.5, /*training=*/false).is_same(x));
+  EXPECT_TRUE(hashed_dropout(x, 0.0, true).is_same(x));
+  EXPECT_TRUE(at::equal(hashed_relu_dropout(x, 0.5, false), at::relu(x)));
+  EXPECT_EQ(test::error_of([&] { hashed_dropout(x, 1.0, true); }), "dropout probability must be in [0, 1), got 1");
+}
+
+TEST(HashedDropout, ReluDropoutIsReluThenTheSameMask) {
+  const auto x = at::randn({300, 40});
+  at::manual_seed(3);
+  const auto fused = hashed_relu_dropout(x, 0.2, true);
+  at::manual_seed(3);
+  const auto mask = hashed_dropout(at::ones_like(x), 0.2, true);
+  EXPECT_TRUE(at::allclose(fused, at::relu(x) * mask, 1e-6, 1e-7));
+}
+
+TEST(HashedDropout, GradientsAreTheMask) {
+  const auto x = at::randn({6, 5}, at::kDouble).requires_grad_();
+  const auto weighting = at::randn({6, 5}, at::kDouble);
+  for (const bool relu : {false, true}) {
+    const auto loss = [&] {
+      at::manual_seed(11);  // the same mask at every evaluation
+      return ((relu ? hashed_relu_dropout(x, 0.4, true) : hashed_dropout(x, 0.4, true)) * weighting).sum();
+    };
+    test::expect_gradients_match_finite_differences(loss, {{"x", x}});
+  }
+}
+
+TEST(HashedDropout, KeepsTheDtype) {
+  const auto x = at::randn({100}).to(at::kBFloat16);
+  const auto y = hashed_dropout(x, 0.5, true);
+  EXPECT_EQ(y.scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(at::allclose(y.masked_select(y != 0).to(at::kFloat), (x.masked_select(y != 0) * 2).to(at::kFloat)));
+}
+
+}  // namespace
+}  // namespace mixseq
