@@ -248,7 +248,9 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
 }
 
 void load_model_weights(const std::string& path, torch::nn::Module& model) {
-  auto [archive, has_checksums] = open_checkpoint(path);
+  auto opened = open_checkpoint(path);
+  auto& archive = opened.archive;
+  const bool has_checksums = opened.has_checksums;  // a lambda below uses it: no structured binding (C++17)
   torch::serialize::InputArchive weights;
   archive.read("model", weights);
   const auto checksums = has_checksums ? read_model_checksums(archive) : std::map<std::string, uint64_t>{};
