@@ -41,8 +41,6 @@ for name in "${targets[@]}"; do
   grep -E "^stat::number_of_executed_units|^INFO: .*corpus" "$work/log" | tail -n 2 || true
 done
 
-if ((${#failed[@]})); then
-  echo "fuzz findings in: ${failed[*]} (inputs and logs under $sanitize_build_dir/fuzz/)"
-  exit 1
-fi
-echo "fuzzing found nothing: ${#targets[@]} targets, ${seconds} s each"
+((${#failed[@]} == 0)) || echo "fuzz findings in: ${failed[*]} (inputs and logs under $sanitize_build_dir/fuzz/)"
+echo "fuzz: $((${#targets[@]} - ${#failed[@]})) passed, ${#failed[@]} failed (${seconds} s per target)"
+((${#failed[@]} == 0))

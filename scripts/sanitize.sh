@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 source scripts/sanitizer_env.sh
 
 configure_sanitize_build
-cmake --build "$sanitize_build_dir"
+# The unit suites and the fuzz targets only: the CLI and the e2e tests are not run here.
+cmake --build "$sanitize_build_dir" --target unit_tests fuzzers
 args=("$@")
 ((${#args[@]})) || args=(-L "unit|fuzz")
 ctest --test-dir "$sanitize_build_dir" --output-on-failure -j "$(nproc)" "${args[@]}"
