@@ -14,6 +14,8 @@ configure_sanitize_build() {
 # abort_on_error: a report ends the process with SIGABRT, which CTest and libFuzzer count as a failure.
 # allocator_may_return_null: a huge allocation (a corrupt size field) throws std::bad_alloc as in a
 # normal build, instead of ASan's report. LibTorch, OpenBLAS and the other installed libraries are
-# not instrumented, so ASan sees only their calls to malloc and free, and needs no suppressions.
+# not instrumented, so ASan sees only their calls to malloc and free; the one leak of LibTorch's that
+# LeakSanitizer reports is suppressed, with the proof, in scripts/lsan_suppressions.txt.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:allocator_may_return_null=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan_suppressions.txt}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
