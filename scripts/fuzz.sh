@@ -42,5 +42,6 @@ for name in "${targets[@]}"; do
 done
 
 ((${#failed[@]} == 0)) || echo "fuzz findings in: ${failed[*]} (inputs and logs under $sanitize_build_dir/fuzz/)"
-echo "fuzz: $((${#targets[@]} - ${#failed[@]})) passed, ${#failed[@]} failed (${seconds} s per target)"
+echo "fuzzed ${#targets[@]} targets for ${seconds} s each"
+echo "fuzz: $((${#targets[@]} - ${#failed[@]})) passed, ${#failed[@]} failed"
 ((${#failed[@]} == 0))
