@@ -13,6 +13,7 @@ packages=(
   libsentencepiece-dev libicu-dev           # SentencePiece; Unicode classes for sacreBLEU's intl tokenizer
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev
+  clang libclang-rt-14-dev llvm-14          # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer, symbolizer
 )
 missing=()
 for package in "${packages[@]}"; do

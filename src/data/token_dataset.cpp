@@ -54,6 +54,12 @@ TokenDataset::TokenDataset(const std::string& path) : file_(path) {
     throw corrupt("format version ", header.version, ", this mixseq reads version ", kTokenDatasetVersion);
   if (header.bytes_per_token != 2 && header.bytes_per_token != 4)
     throw corrupt("bytes per token is ", header.bytes_per_token, ", expected 2 or 4");
+  // The counts are checked against the file before they are multiplied: a corrupt header's products
+  // could wrap around to the file's size and send the reader outside the file (found by fuzzing).
+  const uint64_t body_size = file_.size() - sizeof(Header);
+  if (header.tokens > body_size / header.bytes_per_token || header.sequences >= body_size / sizeof(uint64_t))
+    throw corrupt("the header counts ", header.sequences, " sequences and ", header.tokens, " tokens, more than its ",
+                  file_.size(), " bytes hold (truncated?)");
   const uint64_t expected_size = sizeof(Header) + padded_token_bytes(header.tokens, header.bytes_per_token) +
                                  (header.sequences + 1) * sizeof(uint64_t);
   if (file_.size() != expected_size)

@@ -18,6 +18,7 @@ namespace {
 
 constexpr const char* kFormat = "mixseq-checkpoint";
 constexpr int64_t kFirstVersionWithChecksums = 2;
+constexpr int64_t kMostCarriedTensors = 1 << 16;  // a language model's memory: one per layer
 constexpr const char* kUseAnother = "use another checkpoint (checkpoint_best.pt, checkpoint_last.pt or a numbered one)";
 
 torch::Tensor bytes_to_tensor(const std::string& bytes) {
@@ -88,19 +89,33 @@ struct OpenCheckpoint {
   bool has_checksums = false;
 };
 
+// LibTorch reports a damaged archive, or an entry of the wrong type, with c10::Error, but also with
+// std::out_of_range and others (found by fuzz_checkpoint): whatever it throws while a checkpoint is
+// read becomes one Error that names the file.
+template <typename Read>
+auto read_checkpoint(const std::string& path, Read&& read) -> decltype(read()) {
+  const auto unreadable = [&](const std::string& what) {
+    return Error(str_cat("'", path, "' is not a readable checkpoint (truncated or corrupt?): ",
+                         what.substr(0, what.find('\n'))));
+  };
+  try {
+    return read();
+  } catch (const Error&) {
+    throw;
+  } catch (const c10::Error& e) {
+    throw unreadable(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    throw unreadable(e.what());
+  }
+}
+
 OpenCheckpoint open_checkpoint(const std::string& path) {
   MIXSEQ_CHECK(std::filesystem::exists(path), "checkpoint '", path, "' does not exist");
   MIXSEQ_CHECK(!std::filesystem::is_directory(path), "checkpoint '", path, "' is a directory; name a checkpoint in it, ",
                "such as ", (std::filesystem::path(path) / "checkpoint_best.pt").string());
   OpenCheckpoint opened;
   auto& archive = opened.archive;
-  try {
-    archive.load_from(path, torch::kCPU);
-  } catch (const c10::Error& e) {
-    const std::string what = e.what_without_backtrace();
-    throw Error(str_cat("'", path, "' is not a readable checkpoint (truncated or corrupt?): ",
-                        what.substr(0, what.find('\n'))));
-  }
+  archive.load_from(path, torch::kCPU);
   c10::IValue format, version;
   MIXSEQ_CHECK(archive.try_read("format", format) && format.isString() && format.toStringRef() == kFormat, "'",
                path, "' is not a mixseq checkpoint");
@@ -220,97 +235,109 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
 }
 
 CheckpointContents read_checkpoint_contents(const std::string& path) {
-  auto [archive, has_checksums] = open_checkpoint(path);
-  CheckpointContents contents;
-  contents.config_yaml = read_string(archive, "config_yaml");
-  torch::Tensor bytes;
-  archive.read("vocabulary", bytes);
-  contents.vocabulary_text = tensor_to_bytes(bytes);
-  contents.tokenizer_kind = read_string(archive, "tokenizer_kind");
-  archive.read("tokenizer_model", bytes);
-  contents.tokenizer_model = tensor_to_bytes(bytes);
+  return read_checkpoint(path, [&] {
+    auto [archive, has_checksums] = open_checkpoint(path);
+    CheckpointContents contents;
+    contents.config_yaml = read_string(archive, "config_yaml");
+    torch::Tensor bytes;
+    archive.read("vocabulary", bytes);
+    contents.vocabulary_text = tensor_to_bytes(bytes);
+    contents.tokenizer_kind = read_string(archive, "tokenizer_kind");
+    archive.read("tokenizer_model", bytes);
+    contents.tokenizer_model = tensor_to_bytes(bytes);
 
-  torch::serialize::InputArchive state;
-  archive.read("progress", state);
-  TrainingProgress& progress = contents.progress;
-  progress.step = read_int(state, "step");
-  progress.epoch = read_int(state, "epoch");
-  progress.epoch_batches = read_int(state, "epoch_batches");
-  progress.best_score = read_double(state, "best_score");
-  progress.loss_scale = read_double(state, "loss_scale");
-  progress.loss_scale_clean_steps = read_int(state, "loss_scale_clean_steps");
-  c10::IValue train_seconds;  // absent from checkpoints written before train.max_time
-  if (state.try_read("train_seconds", train_seconds)) progress.train_seconds = train_seconds.toDouble();
-  state.try_read("cpu_rng_state", progress.cpu_rng_state);
-  state.try_read("cuda_rng_state", progress.cuda_rng_state);
-  c10::IValue carried;  // absent from checkpoints written before language models
-  if (state.try_read("carried_state_count", carried)) {
-    progress.carried_state.resize(static_cast<size_t>(carried.toInt()));
-    for (size_t i = 0; i < progress.carried_state.size(); ++i)
-      state.read("carried_state_" + std::to_string(i), progress.carried_state[i]);
-  }
-  c10::IValue best_loss;  // absent from the first version 1 checkpoints
-  if (state.try_read("best_loss", best_loss)) progress.best_loss = best_loss.toDouble();
-  if (!has_checksums) return contents;
+    torch::serialize::InputArchive state;
+    archive.read("progress", state);
+    TrainingProgress& progress = contents.progress;
+    progress.step = read_int(state, "step");
+    progress.epoch = read_int(state, "epoch");
+    progress.epoch_batches = read_int(state, "epoch_batches");
+    progress.best_score = read_double(state, "best_score");
+    progress.loss_scale = read_double(state, "loss_scale");
+    progress.loss_scale_clean_steps = read_int(state, "loss_scale_clean_steps");
+    c10::IValue train_seconds;  // absent from checkpoints written before train.max_time
+    if (state.try_read("train_seconds", train_seconds)) progress.train_seconds = train_seconds.toDouble();
+    state.try_read("cpu_rng_state", progress.cpu_rng_state);
+    state.try_read("cuda_rng_state", progress.cuda_rng_state);
+    c10::IValue carried;  // absent from checkpoints written before language models
+    if (state.try_read("carried_state_count", carried)) {
+      MIXSEQ_CHECK(carried.isInt() && carried.toInt() >= 0 && carried.toInt() <= kMostCarriedTensors, "'", path,
+                   "' is corrupt: it claims ", carried, " carried tensors; ", kUseAnother);
+      progress.carried_state.resize(static_cast<size_t>(carried.toInt()));
+      for (size_t i = 0; i < progress.carried_state.size(); ++i)
+        state.read("carried_state_" + std::to_string(i), progress.carried_state[i]);
+    }
+    c10::IValue best_loss;  // absent from the first version 1 checkpoints
+    if (state.try_read("best_loss", best_loss)) progress.best_loss = best_loss.toDouble();
+    if (!has_checksums) return contents;
 
-  contents.vocabulary_fingerprint = read_checksum(archive, "vocabulary_fingerprint");
-  MIXSEQ_CHECK(contents_checksum(contents) == read_checksum(archive, "contents_checksum"), "'", path,
-               "' is corrupt: its configuration, vocabulary, tokenizer or training progress do not match the "
-               "checksum saved with them; ", kUseAnother);
-  return contents;
+    contents.vocabulary_fingerprint = read_checksum(archive, "vocabulary_fingerprint");
+    MIXSEQ_CHECK(contents_checksum(contents) == read_checksum(archive, "contents_checksum"), "'", path,
+                 "' is corrupt: its configuration, vocabulary, tokenizer or training progress do not match the "
+                 "checksum saved with them; ", kUseAnother);
+    return contents;
+  });
 }
 
 void load_model_weights(const std::string& path, torch::nn::Module& model) {
-  auto [archive, has_checksums] = open_checkpoint(path);
-  torch::serialize::InputArchive weights;
-  archive.read("model", weights);
-  const auto checksums = has_checksums ? read_model_checksums(archive) : std::map<std::string, uint64_t>{};
-  torch::NoGradGuard no_grad;
-  const auto load = [&](const std::string& name, torch::Tensor& target, bool is_buffer) {
-    torch::Tensor saved;
-    MIXSEQ_CHECK(weights.try_read(name, saved, is_buffer), "checkpoint '", path, "' has no ",
-                 is_buffer ? "buffer" : "parameter", " '", name, "'; was it written for another architecture?");
-    MIXSEQ_CHECK(saved.sizes() == target.sizes(), "checkpoint '", path, "': '", name, "' has shape ", saved.sizes(),
-                 " but the model expects ", target.sizes(), "; was it trained with another config or vocabulary?");
-    if (has_checksums) {
-      const auto it = checksums.find(name);
-      MIXSEQ_CHECK(it != checksums.end() && it->second == tensor_checksum(saved), "'", path, "' is corrupt: ",
-                   is_buffer ? "buffer" : "parameter", " '", name,
-                   "' does not match the checksum saved with it; ", kUseAnother);
-    }
-    target.copy_(saved);
-  };
-  for (auto& parameter : model.named_parameters()) load(parameter.key(), parameter.value(), false);
-  for (auto& buffer : model.named_buffers()) load(buffer.key(), buffer.value(), true);
+  read_checkpoint(path, [&] {
+    auto opened = open_checkpoint(path);
+    auto& archive = opened.archive;
+    const bool has_checksums = opened.has_checksums;  // a lambda below uses it: no structured binding (C++17)
+    torch::serialize::InputArchive weights;
+    archive.read("model", weights);
+    const auto checksums = has_checksums ? read_model_checksums(archive) : std::map<std::string, uint64_t>{};
+    torch::NoGradGuard no_grad;
+    const auto load = [&](const std::string& name, torch::Tensor& target, bool is_buffer) {
+      torch::Tensor saved;
+      MIXSEQ_CHECK(weights.try_read(name, saved, is_buffer), "checkpoint '", path, "' has no ",
+                   is_buffer ? "buffer" : "parameter", " '", name, "'; was it written for another architecture?");
+      MIXSEQ_CHECK(saved.sizes() == target.sizes(), "checkpoint '", path, "': '", name, "' has shape ", saved.sizes(),
+                   " but the model expects ", target.sizes(), "; was it trained with another config or vocabulary?");
+      if (has_checksums) {
+        const auto it = checksums.find(name);
+        MIXSEQ_CHECK(it != checksums.end() && it->second == tensor_checksum(saved), "'", path, "' is corrupt: ",
+                     is_buffer ? "buffer" : "parameter", " '", name,
+                     "' does not match the checksum saved with it; ", kUseAnother);
+      }
+      target.copy_(saved);
+    };
+    for (auto& parameter : model.named_parameters()) load(parameter.key(), parameter.value(), false);
+    for (auto& buffer : model.named_buffers()) load(buffer.key(), buffer.value(), true);
+  });
 }
 
 bool has_optimizer_state(const std::string& path) {
-  auto [archive, has_checksums] = open_checkpoint(path);
-  torch::Tensor bytes;
-  torch::serialize::InputArchive optimizer_state;
-  return has_checksums ? archive.try_read("optimizer_bytes", bytes) : archive.try_read("optimizer", optimizer_state);
+  return read_checkpoint(path, [&] {
+    auto [archive, has_checksums] = open_checkpoint(path);
+    torch::Tensor bytes;
+    torch::serialize::InputArchive optimizer_state;
+    return has_checksums ? archive.try_read("optimizer_bytes", bytes) : archive.try_read("optimizer", optimizer_state);
+  });
 }
 
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
-  auto [archive, has_checksums] = open_checkpoint(path);
-  const std::string no_state = str_cat("checkpoint '", path, "' holds no optimizer state (an averaged or exported "
-                                       "model?); it cannot resume training");
-  torch::serialize::InputArchive optimizer_state;
-  if (!has_checksums) {
-    MIXSEQ_CHECK(archive.try_read("optimizer", optimizer_state), no_state);
+  read_checkpoint(path, [&] {
+    auto [archive, has_checksums] = open_checkpoint(path);
+    const std::string no_state = str_cat("checkpoint '", path, "' holds no optimizer state (an averaged or exported "
+                                         "model?); it cannot resume training");
+    torch::serialize::InputArchive optimizer_state;
+    if (!has_checksums) {
+      MIXSEQ_CHECK(archive.try_read("optimizer", optimizer_state), no_state);
+      optimizer.load(optimizer_state);
+      return;
+    }
+    torch::Tensor bytes;
+    MIXSEQ_CHECK(archive.try_read("optimizer_bytes", bytes), no_state);
+    bytes = bytes.contiguous();
+    const auto* data = static_cast<const char*>(bytes.data_ptr());
+    const auto size = static_cast<size_t>(bytes.numel());
+    MIXSEQ_CHECK(checksum64(data, size) == read_checksum(archive, "optimizer_checksum"), "'", path,
+                 "' is corrupt: its optimizer state does not match the checksum saved with it; ", kUseAnother,
+                 " to resume");
+    optimizer_state.load_from(data, size, torch::kCPU);
     optimizer.load(optimizer_state);
-    return;
-  }
-  torch::Tensor bytes;
-  MIXSEQ_CHECK(archive.try_read("optimizer_bytes", bytes), no_state);
-  bytes = bytes.contiguous();
-  const auto* data = static_cast<const char*>(bytes.data_ptr());
-  const auto size = static_cast<size_t>(bytes.numel());
-  MIXSEQ_CHECK(checksum64(data, size) == read_checksum(archive, "optimizer_checksum"), "'", path,
-               "' is corrupt: its optimizer state does not match the checksum saved with it; ", kUseAnother,
-               " to resume");
-  optimizer_state.load_from(data, size, torch::kCPU);
-  optimizer.load(optimizer_state);
+  });
 }
 
 }  // namespace mixseq

@@ -6,6 +6,15 @@
 
 #include "mixseq/util/error.h"
 
+// AddressSanitizer: gcc defines __SANITIZE_ADDRESS__, clang answers __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define MIXSEQ_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MIXSEQ_ADDRESS_SANITIZER 1
+#endif
+#endif
+
 namespace mixseq::sentencepiece_module {
 namespace {
 
@@ -41,6 +50,8 @@ std::string module_path() {
 
 const Functions& open_module() {
   const std::string path = module_path();
+  MIXSEQ_CHECK(unavailable_reason().empty(), "cannot open mixseq's SentencePiece module '", path, "': ",
+               unavailable_reason());
   // RTLD_LOCAL | RTLD_DEEPBIND: see the header; the handle stays open for the process.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   MIXSEQ_CHECK(handle != nullptr, "cannot open mixseq's SentencePiece module '", path, "': ", dlerror(),
@@ -58,6 +69,15 @@ const Functions& open_module() {
 }
 
 }  // namespace
+
+std::string_view unavailable_reason() {
+#ifdef MIXSEQ_ADDRESS_SANITIZER
+  return "this is an AddressSanitizer build (MIXSEQ_SANITIZE), and ASan refuses the RTLD_DEEPBIND dlopen that "
+         "isolates libsentencepiece's protobuf from LibTorch's; use a normal build for SentencePiece";
+#else
+  return "";
+#endif
+}
 
 const Functions& functions() {
   static const Functions& loaded = open_module();

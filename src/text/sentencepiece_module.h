@@ -15,6 +15,12 @@
 // 11). mixseq's programs are compiled -fPIC (CMakeLists.txt), and functions() refuses to open the
 // module in a program that holds such a copy, with an error saying so.
 //
+// AddressSanitizer refuses any dlopen with RTLD_DEEPBIND (it would let the module bypass its
+// interceptors of malloc and free) and kills the program. So builds with ASan (MIXSEQ_SANITIZE,
+// docs/reliability.md) have no SentencePiece: functions() throws an Error that says so, and the
+// SentencePiece tests skip themselves. Loading the module without DEEPBIND there would test a
+// different binding from the one users run.
+//
 // Only this interface crosses the boundary (both sides are built by the same compiler
 // against the same libstdc++); failures come back as messages, not exceptions.
 #pragma once
@@ -63,6 +69,9 @@ struct Functions {
 // mixseq::Error naming the module's path when it cannot. The path is the module built next
 // to this library (set at build time), or $MIXSEQ_SENTENCEPIECE_MODULE when that is set.
 const Functions& functions();
+
+// Why this build cannot open the module ("" when it can): non-empty in AddressSanitizer builds.
+std::string_view unavailable_reason();
 
 }  // namespace mixseq::sentencepiece_module
 

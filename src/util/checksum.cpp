@@ -35,6 +35,8 @@ void Checksum64::add_block(const unsigned char* block) {
 }
 
 void Checksum64::update(const void* data, size_t size) {
+  // An empty vector's data() may be null, and memcpy from null is undefined even for 0 bytes.
+  if (size == 0) return;
   const auto* bytes = static_cast<const unsigned char*>(data);
   total_size_ += size;
   if (pending_size_ > 0) {

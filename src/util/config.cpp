@@ -129,6 +129,16 @@ class YamlReader : public PathVisitor {
     const Level& level = levels_.back();
     if (!level.node || !level.node.IsMap()) return;
     for (const auto& entry : level.node) {
+      // YAML allows lists, maps and nothing as keys ("? [a, b]"); as<std::string>() would throw
+      // yaml-cpp's own exception past every caller (found by fuzz_config).
+      if (!entry.first.IsScalar()) {
+        std::string section;
+        for (const auto& part : prefix_) section += (section.empty() ? "" : ".") + part;
+        throw Error(str_cat(where(source_, entry.first), ": a key ",
+                            section.empty() ? "at the top level" : "in section '" + section + "'", " is ",
+                            entry.first.IsSequence() ? "a list" : entry.first.IsMap() ? "a map" : "empty",
+                            "; keys are names"));
+      }
       const auto key = entry.first.as<std::string>();
       if (std::find(level.keys.begin(), level.keys.end(), key) == level.keys.end())
         throw Error(str_cat(where(source_, entry.first), ": unknown key '", join_path(prefix_, key.c_str()), "'",

@@ -19,7 +19,7 @@ namespace mixseq {
 
 class Checksum64 {
  public:
-  void update(const void* data, size_t size);
+  void update(const void* data, size_t size);  // data may be null when size is 0
   // Of all bytes so far; update() may continue afterwards.
   uint64_t value() const;
 

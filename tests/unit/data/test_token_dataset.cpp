@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "mixseq/util/error.h"
 #include "test_support.h"
 
@@ -105,6 +107,26 @@ TEST(TokenDataset, CorruptFilesGiveClearErrors) {
   expect_error_containing([&] { dataset.sequence(0); }, "holds id 11");
 
   expect_error_containing([&] { TokenDataset{dir.path("missing.bin")}; }, "missing.bin");
+}
+
+// Counts whose products wrap around 2^64 to the file's size passed the size check and sent the
+// reader outside the file (fuzz_token_dataset; tests/fuzz/corpus/token_dataset/crash_wrapping_counts).
+TEST(TokenDataset, HugeCountsInTheHeaderAreErrorsNotWildReads) {
+  TempDir dir;
+  const auto path = dir.path("d.bin");
+  write_dataset(path, {{1, 2, 3}, {4}}, 10);
+  const std::string good = test::read_file(path);
+  std::string wrapped = good;  // 64 header + 8 token bytes (u16) + 3 offsets = 96 bytes
+  const uint64_t sequences = (uint64_t{1} << 61) + 2;  // (sequences + 1) * 8 wraps to 24, the offsets' size
+  std::memcpy(&wrapped[16], &sequences, sizeof sequences);
+  test::write_file(path, wrapped);
+  expect_error_containing([&] { TokenDataset{path}; }, "more than its 96 bytes hold");
+
+  std::string many_tokens = good;
+  const uint64_t tokens = (uint64_t{1} << 63) + 4;  // 2 bytes each: wraps to 8, the token bytes' size
+  std::memcpy(&many_tokens[24], &tokens, sizeof tokens);
+  test::write_file(path, many_tokens);
+  expect_error_containing([&] { TokenDataset{path}; }, "more than its 96 bytes hold");
 }
 
 }  // namespace

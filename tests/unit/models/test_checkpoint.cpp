@@ -234,5 +234,28 @@ TEST(Checkpoint, ReportsBadFilesByName) {
   EXPECT_NE(error_of([&] { load_optimizer_state(path, optimizer); }).find("no optimizer state"), std::string::npos);
 }
 
+// An archive LibTorch can open but without mixseq's entries, or with an entry of another type, let
+// LibTorch's c10::Error and std::out_of_range escape the reader (fuzz_checkpoint; the inputs it
+// found are in tests/fuzz/corpus/checkpoint): each is now an Error naming the file.
+TEST(Checkpoint, MissingOrMistypedEntriesAreErrorsNamingTheFile) {
+  test::TempDir dir;
+  const auto write_archive = [&](const std::string& name, const c10::IValue& config_yaml) {
+    torch::serialize::OutputArchive archive;
+    archive.write("format", c10::IValue(std::string("mixseq-checkpoint")));
+    archive.write("version", c10::IValue(int64_t{2}));
+    if (!config_yaml.isNone()) archive.write("config_yaml", config_yaml);
+    archive.save_to(dir.path(name));
+    return dir.path(name);
+  };
+  torch::nn::Linear model(3, 2);
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
+  for (const auto& path : {write_archive("bare.pt", c10::IValue()), write_archive("mistyped.pt", c10::IValue(int64_t{7}))}) {
+    const std::string unreadable = "'" + path + "' is not a readable checkpoint";
+    EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find(unreadable), std::string::npos);
+    EXPECT_NE(error_of([&] { load_model_weights(path, *model); }).find(unreadable), std::string::npos);
+    EXPECT_NE(error_of([&] { load_optimizer_state(path, optimizer); }).find(path), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace mixseq

@@ -54,6 +54,18 @@ TEST(Config, UnknownKeysNameFileLineAndNearestKey) {
   EXPECT_EQ(far, "t.yaml:1: unknown key 'zzz'; known: arch, shared_embeddings, betas, inner");
 }
 
+// YAML keys may be lists, maps or empty; yaml-cpp's conversion error escaped every caller
+// (fuzz_config; tests/fuzz/corpus/config/crash_list_key).
+TEST(Config, KeysThatAreNotNamesAreErrors) {
+  RootOptions options;
+  EXPECT_EQ(error_of([&] { read_config_yaml("arch: gnmt\n? [a, b]\n: c\n", "t.yaml", options.fields()); }),
+            "t.yaml:2: a key at the top level is a list; keys are names");
+  EXPECT_EQ(error_of([&] { read_config_yaml("inner:\n  ? {a: 1}\n  : 2\n", "t.yaml", options.fields()); }),
+            "t.yaml:2: a key in section 'inner' is a map; keys are names");
+  EXPECT_EQ(error_of([&] { read_config_yaml("~: 2\n", "t.yaml", options.fields()); }),
+            "t.yaml:1: a key at the top level is empty; keys are names");
+}
+
 // A model loader reads one section of a whole training config: the other root keys are not its
 // business, but a typo inside its section still is.
 TEST(Config, SectionsReadAloneSkipOtherRootKeysOnly) {
