@@ -15,6 +15,9 @@
 // Memory (Dai et al. 2019, §3.2; the reference's _update_mems with ext_len 0): the input of every
 // layer at the last mem_len positions of [memory; segment], detached. Layer i's context is its
 // memory followed by its input; the returned memory is that context's last mem_len positions.
+// In evaluation (eval() and no gradients) the returned memory also carries each layer's projected
+// keys and values of those positions (LmMemory::reusable), and the next segment projects only its
+// own positions: at one token a step, generation would otherwise project all M of them again.
 //
 // Mask: query i (position M + i) sees the keys up to its own position; with same_length also
 // none more than mem_len positions back, so every query sees the same number of keys (the
