@@ -109,6 +109,44 @@ auto read_checkpoint(const std::string& path, Read&& read) -> decltype(read()) {
   }
 }
 
+// LibTorch 1.13 rebuilds a tensor with the sizes, strides and offset its pickle says, without
+// checking them against the bytes of its storage: a damaged checkpoint gave a tensor that reached
+// past its storage, or had none (found by fuzz_checkpoint). Every tensor is checked before its
+// bytes are read.
+void check_tensor_bytes(const torch::Tensor& tensor, const std::string& path, const std::string& name) {
+  const auto corrupt = [&](const char* what) {
+    return Error(str_cat("'", path, "' is corrupt: tensor '", name, "' ", what, "; ", kUseAnother));
+  };
+  if (!tensor.defined() || tensor.layout() != torch::kStrided || !tensor.has_storage()) throw corrupt("is not a tensor");
+  if (tensor.numel() == 0) return;
+  int64_t lowest = tensor.storage_offset(), highest = tensor.storage_offset();  // in elements
+  for (int64_t d = 0; d < tensor.dim(); ++d) {
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(tensor.size(d) - 1, tensor.stride(d), &reach) ||
+        __builtin_add_overflow(reach < 0 ? lowest : highest, reach, reach < 0 ? &lowest : &highest))
+      throw corrupt("has sizes and strides that overflow");
+  }
+  const auto& storage = tensor.storage();
+  const auto item_size = static_cast<int64_t>(tensor.element_size());
+  if (storage.data() == nullptr || lowest < 0 || highest >= static_cast<int64_t>(storage.nbytes()) / item_size)
+    throw corrupt("reaches outside its stored bytes");
+}
+
+// Reads the tensor `key` of `archive` and checks it; try_read_tensor returns false when it is absent.
+bool try_read_tensor(torch::serialize::InputArchive& archive, const std::string& key, torch::Tensor& tensor,
+                     const std::string& path, bool is_buffer = false) {
+  if (!archive.try_read(key, tensor, is_buffer)) return false;
+  check_tensor_bytes(tensor, path, key);
+  return true;
+}
+
+torch::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::string& key, const std::string& path) {
+  torch::Tensor tensor;
+  MIXSEQ_CHECK(try_read_tensor(archive, key, tensor, path), "'", path, "' is corrupt: it has no tensor '", key, "'; ",
+               kUseAnother);
+  return tensor;
+}
+
 OpenCheckpoint open_checkpoint(const std::string& path) {
   MIXSEQ_CHECK(std::filesystem::exists(path), "checkpoint '", path, "' does not exist");
   MIXSEQ_CHECK(!std::filesystem::is_directory(path), "checkpoint '", path, "' is a directory; name a checkpoint in it, ",
@@ -156,9 +194,8 @@ double read_double(torch::serialize::InputArchive& archive, const std::string& k
 }
 
 // name -> checksum of each model tensor, as saved.
-std::map<std::string, uint64_t> read_model_checksums(torch::serialize::InputArchive& archive) {
-  torch::Tensor values;
-  archive.read("model_checksums", values);
+std::map<std::string, uint64_t> read_model_checksums(torch::serialize::InputArchive& archive, const std::string& path) {
+  const torch::Tensor values = read_tensor(archive, "model_checksums", path);
   const std::string names = read_string(archive, "model_checksum_names");
   std::map<std::string, uint64_t> checksums;
   size_t start = 0;
@@ -239,12 +276,9 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
     auto [archive, has_checksums] = open_checkpoint(path);
     CheckpointContents contents;
     contents.config_yaml = read_string(archive, "config_yaml");
-    torch::Tensor bytes;
-    archive.read("vocabulary", bytes);
-    contents.vocabulary_text = tensor_to_bytes(bytes);
+    contents.vocabulary_text = tensor_to_bytes(read_tensor(archive, "vocabulary", path));
     contents.tokenizer_kind = read_string(archive, "tokenizer_kind");
-    archive.read("tokenizer_model", bytes);
-    contents.tokenizer_model = tensor_to_bytes(bytes);
+    contents.tokenizer_model = tensor_to_bytes(read_tensor(archive, "tokenizer_model", path));
 
     torch::serialize::InputArchive state;
     archive.read("progress", state);
@@ -257,15 +291,15 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
     progress.loss_scale_clean_steps = read_int(state, "loss_scale_clean_steps");
     c10::IValue train_seconds;  // absent from checkpoints written before train.max_time
     if (state.try_read("train_seconds", train_seconds)) progress.train_seconds = train_seconds.toDouble();
-    state.try_read("cpu_rng_state", progress.cpu_rng_state);
-    state.try_read("cuda_rng_state", progress.cuda_rng_state);
+    try_read_tensor(state, "cpu_rng_state", progress.cpu_rng_state, path);
+    try_read_tensor(state, "cuda_rng_state", progress.cuda_rng_state, path);
     c10::IValue carried;  // absent from checkpoints written before language models
     if (state.try_read("carried_state_count", carried)) {
       MIXSEQ_CHECK(carried.isInt() && carried.toInt() >= 0 && carried.toInt() <= kMostCarriedTensors, "'", path,
                    "' is corrupt: it claims ", carried, " carried tensors; ", kUseAnother);
       progress.carried_state.resize(static_cast<size_t>(carried.toInt()));
       for (size_t i = 0; i < progress.carried_state.size(); ++i)
-        state.read("carried_state_" + std::to_string(i), progress.carried_state[i]);
+        progress.carried_state[i] = read_tensor(state, "carried_state_" + std::to_string(i), path);
     }
     c10::IValue best_loss;  // absent from the first version 1 checkpoints
     if (state.try_read("best_loss", best_loss)) progress.best_loss = best_loss.toDouble();
@@ -286,11 +320,11 @@ void load_model_weights(const std::string& path, torch::nn::Module& model) {
     const bool has_checksums = opened.has_checksums;  // a lambda below uses it: no structured binding (C++17)
     torch::serialize::InputArchive weights;
     archive.read("model", weights);
-    const auto checksums = has_checksums ? read_model_checksums(archive) : std::map<std::string, uint64_t>{};
+    const auto checksums = has_checksums ? read_model_checksums(archive, path) : std::map<std::string, uint64_t>{};
     torch::NoGradGuard no_grad;
     const auto load = [&](const std::string& name, torch::Tensor& target, bool is_buffer) {
       torch::Tensor saved;
-      MIXSEQ_CHECK(weights.try_read(name, saved, is_buffer), "checkpoint '", path, "' has no ",
+      MIXSEQ_CHECK(try_read_tensor(weights, name, saved, path, is_buffer), "checkpoint '", path, "' has no ",
                    is_buffer ? "buffer" : "parameter", " '", name, "'; was it written for another architecture?");
       MIXSEQ_CHECK(saved.sizes() == target.sizes(), "checkpoint '", path, "': '", name, "' has shape ", saved.sizes(),
                    " but the model expects ", target.sizes(), "; was it trained with another config or vocabulary?");
@@ -328,7 +362,7 @@ void load_optimizer_state(const std::string& path, torch::optim::Optimizer& opti
       return;
     }
     torch::Tensor bytes;
-    MIXSEQ_CHECK(archive.try_read("optimizer_bytes", bytes), no_state);
+    MIXSEQ_CHECK(try_read_tensor(archive, "optimizer_bytes", bytes, path), no_state);
     bytes = bytes.contiguous();
     const auto* data = static_cast<const char*>(bytes.data_ptr());
     const auto size = static_cast<size_t>(bytes.numel());

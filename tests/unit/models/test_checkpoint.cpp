@@ -234,6 +234,25 @@ TEST(Checkpoint, ReportsBadFilesByName) {
   EXPECT_NE(error_of([&] { load_optimizer_state(path, optimizer); }).find("no optimizer state"), std::string::npos);
 }
 
+// LibTorch rebuilds a tensor with the sizes its pickle gives, whatever its storage holds: a damaged
+// checkpoint handed the reader a tensor reaching past its bytes (fuzz_checkpoint;
+// tests/fuzz/corpus/checkpoint/crash_tensor_outside_storage). It is an error naming the tensor.
+TEST(Checkpoint, TensorsReachingOutsideTheirBytesAreErrors) {
+  test::TempDir dir;
+  auto vocabulary = torch::zeros({6}, torch::kUInt8);
+  vocabulary.unsafeGetTensorImpl()->set_sizes_contiguous({100});  // 100 bytes claimed, 6 stored
+  torch::serialize::OutputArchive archive;
+  archive.write("format", c10::IValue(std::string("mixseq-checkpoint")));
+  archive.write("version", c10::IValue(int64_t{2}));
+  archive.write("config_yaml", c10::IValue(std::string("model: {}\n")));
+  archive.write("vocabulary", vocabulary);
+  const auto path = dir.path("beyond.pt");
+  archive.save_to(path);
+  const auto error = error_of([&] { read_checkpoint_contents(path); });
+  EXPECT_EQ(error, "'" + path + "' is corrupt: tensor 'vocabulary' reaches outside its stored bytes; use another " +
+                       "checkpoint (checkpoint_best.pt, checkpoint_last.pt or a numbered one)");
+}
+
 // An archive LibTorch can open but without mixseq's entries, or with an entry of another type, let
 // LibTorch's c10::Error and std::out_of_range escape the reader (fuzz_checkpoint; the inputs it
 // found are in tests/fuzz/corpus/checkpoint): each is now an Error naming the file.
