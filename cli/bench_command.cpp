@@ -26,6 +26,7 @@
 #include <chrono>
 #include <iostream>
 #include <memory>
+#include <vector>
 
 #include "commands.h"
 #include "mixseq/data/translation_batch.h"
@@ -65,6 +66,7 @@ struct BenchArguments {
   int64_t tgt_len = 64;   // language model: tokens per training segment
   int64_t mem_len = 64;   // language model: memory, in positions
   int64_t eval_tgt_len = 0;  // language model: tokens per evaluation segment; 0 = tgt_len
+  std::vector<int64_t> cutoffs;  // Transformer-XL: adaptive softmax clusters; empty = full softmax
   int64_t clamp_len = -1;    // Transformer-XL evaluation: -1 = no clamping
   bool same_length = false;  // Transformer-XL evaluation
   int64_t batch = 32;
@@ -99,6 +101,7 @@ ModelConfig model_config(const BenchArguments& arguments) {
   xl.d_inner = arguments.d_inner;
   xl.dropout = 0.1;
   xl.dropatt = 0.0;
+  xl.cutoffs = arguments.cutoffs;
   xl.mem_len = arguments.mem_len;
   xl.clamp_len = arguments.clamp_len;
   xl.same_length = arguments.same_length;
@@ -150,7 +153,7 @@ nlohmann::json common_fields(const BenchArguments& arguments, const torch::nn::M
                            {"threads", threads}};
   if (language_model)
     fields.update({{"d_model", arguments.d_model}, {"n_head", arguments.n_head}, {"d_head", arguments.d_head},
-                   {"d_inner", arguments.d_inner}, {"mem_len", arguments.mem_len}});
+                   {"d_inner", arguments.d_inner}, {"mem_len", arguments.mem_len}, {"cutoffs", arguments.cutoffs}});
   else if (arguments.model == "transformer")
     fields.update({{"d_model", arguments.d_model}, {"ffn", arguments.ffn}, {"heads", arguments.heads}});
   else
@@ -440,6 +443,9 @@ void add_language_model_options(CLI::App* command, BenchArguments& arguments) {
   command->add_option("--mem-len", arguments.mem_len, "Memory in positions (language models); 0 = none")
       ->check(at_least(0))
       ->capture_default_str();
+  command->add_option("--cutoffs", arguments.cutoffs,
+                      "Adaptive softmax cluster boundaries, e.g. 2000,10000 (Transformer-XL); none = full softmax")
+      ->delimiter(',');
 }
 
 }  // namespace

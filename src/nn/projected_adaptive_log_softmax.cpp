@@ -72,29 +72,34 @@ const torch::Tensor& ProjectedAdaptiveLogSoftmaxImpl::projection(int64_t cluster
   return projections_[cluster];
 }
 
-std::pair<torch::Tensor, torch::Tensor> ProjectedAdaptiveLogSoftmaxImpl::cluster_layer(int64_t cluster) const {
+std::vector<std::pair<torch::Tensor, torch::Tensor>> ProjectedAdaptiveLogSoftmaxImpl::cluster_layers() const {
   const auto& clusters = options_.clusters;
-  torch::Tensor weight, bias;  // [rows, width], [rows]
+  std::vector<torch::Tensor> weights, biases;  // per cluster: [rows, width], [rows]
   if (clusters.matrix_count() > 1) {
-    weight = this->weight(cluster), bias = biases_[cluster];
+    for (int64_t i = 0; i < clusters.count(); ++i) weights.push_back(weight(i)), biases.push_back(biases_[i]);
   } else if (clusters.count() == 1) {
-    weight = this->weight(0), bias = biases_[0];  // the whole matrix (a full narrow would copy its gradient)
+    weights = {weight(0)}, biases = {biases_[0]};
   } else {
-    weight = this->weight(0).narrow(0, clusters.begin(cluster), clusters.size(cluster));
-    bias = biases_[0].narrow(0, clusters.begin(cluster), clusters.size(cluster));
+    std::vector<int64_t> sizes;
+    for (int64_t i = 0; i < clusters.count(); ++i) sizes.push_back(clusters.size(i));
+    weights = weight(0).split_with_sizes(sizes);
+    biases = biases_[0].split_with_sizes(sizes);
   }
-  if (cluster == 0 && clusters.count() > 1) {
-    weight = at::cat({weight, cluster_weight_});  // [S + C, d_embed]
-    bias = at::cat({bias, cluster_bias_});        // [S + C]
+  if (clusters.count() > 1) {
+    weights[0] = at::cat({weights[0], cluster_weight_});  // [S + C, d_embed]
+    biases[0] = at::cat({biases[0], cluster_bias_});      // [S + C]
   }
-  return {weight, bias};
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> layers;
+  for (size_t i = 0; i < weights.size(); ++i) layers.emplace_back(weights[i], biases[i]);
+  return layers;
 }
 
-torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::cluster_log_probs(int64_t cluster, const torch::Tensor& hidden) const {
-  const auto [weight, bias] = cluster_layer(cluster);
+torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::cluster_log_probs(int64_t cluster,
+                                                                 const std::pair<torch::Tensor, torch::Tensor>& layer,
+                                                                 const torch::Tensor& hidden) const {
   const auto& projection = this->projection(cluster);                                   // [D, width]
   const auto projected = projection.defined() ? at::linear(hidden, projection.t()) : hidden;  // [N, width]
-  const auto logits = at::linear(projected, weight, bias);                             // [N, rows]
+  const auto logits = at::linear(projected, layer.first, layer.second);                // [N, rows]
   return at::log_softmax(logits, -1, logits.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
 }
 
@@ -103,7 +108,8 @@ torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::nll(const torch::Tensor& hidden, 
                "ProjectedAdaptiveLogSoftmax: hidden must be [N, D] and targets [N], got ", hidden.sizes(), " and ",
                targets.sizes());
   const auto& clusters = options_.clusters;
-  const auto head = cluster_log_probs(0, hidden);  // [N, S + C]
+  const auto layers = cluster_layers();
+  const auto head = cluster_log_probs(0, layers[0], hidden);  // [N, S + C]
   if (clusters.count() == 1) return -head.gather(1, targets.unsqueeze(1)).squeeze(1);  // [N]
   // Each target's cluster (0 = head) and its column in the head: its own, or head_size - i for cluster i.
   const auto cutoffs = at::tensor(clusters.cutoffs, targets.options());
@@ -113,7 +119,7 @@ torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::nll(const torch::Tensor& hidden, 
   for (int64_t i = 1; i < clusters.count(); ++i) {
     const auto rows = (cluster == i).nonzero().squeeze(1);  // [N_i]
     if (rows.numel() == 0) continue;
-    const auto tail = cluster_log_probs(i, hidden.index_select(0, rows));  // [N_i, size_i]
+    const auto tail = cluster_log_probs(i, layers[i], hidden.index_select(0, rows));  // [N_i, size_i]
     const auto words = (targets.index_select(0, rows) - clusters.begin(i)).unsqueeze(1);
     nll = nll.index_add(0, rows, -tail.gather(1, words).squeeze(1));
   }
@@ -123,11 +129,12 @@ torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::nll(const torch::Tensor& hidden, 
 torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::log_probs(const torch::Tensor& hidden) {
   MIXSEQ_CHECK(hidden.dim() == 2, "ProjectedAdaptiveLogSoftmax: hidden must be [N, D], got ", hidden.sizes());
   const auto& clusters = options_.clusters;
-  const auto head = cluster_log_probs(0, hidden);  // [N, S + C]
-  if (clusters.count() == 1) return head;          // [N, V]
+  const auto layers = cluster_layers();
+  const auto head = cluster_log_probs(0, layers[0], hidden);  // [N, S + C]
+  if (clusters.count() == 1) return head;                     // [N, V]
   std::vector<torch::Tensor> parts = {head.narrow(1, 0, clusters.size(0))};
   for (int64_t i = 1; i < clusters.count(); ++i)
-    parts.push_back(head.narrow(1, head.size(1) - i, 1) + cluster_log_probs(i, hidden));  // [N, size_i]
+    parts.push_back(head.narrow(1, head.size(1) - i, 1) + cluster_log_probs(i, layers[i], hidden));  // [N, size_i]
   return at::cat(parts, 1);  // [N, V]
 }
 

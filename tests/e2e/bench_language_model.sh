@@ -13,7 +13,7 @@ source "$(dirname "$0")/expect_error.sh"
 
 shape=(--model transformer_xl --vocab 50 --n-layer 2 --d-model 16 --n-head 2 --d-head 8 --d-inner 32 --tgt-len 6
        --batch 3)
-"$mixseq" --threads 1 bench train "${shape[@]}" --mem-len 4 --steps 2 --warmup-steps 1 >train.json
+"$mixseq" --threads 1 bench train "${shape[@]}" --mem-len 4 --cutoffs 20,35 --steps 2 --warmup-steps 1 >train.json
 "$mixseq" --threads 1 bench eval "${shape[@]}" --eval-tgt-len 5 --mem-len 8 --clamp-len 3 --same-length \
   --steps 2 --warmup-steps 1 --profile 3 >eval.json
 python3 - <<'PY'
@@ -23,11 +23,12 @@ lines = [json.loads(line) for line in open("eval.json")]
 evaluation, profile = lines[0], lines[1:]
 # Layers 2 x (qkv 768 + o 256 + r 256 + LayerNorms 64 + FFN 1,072) + embedding 800 + bias 50 + u, v 32
 expected_params = 2 * (768 + 256 + 256 + 64 + 32 * 16 + 32 + 32 * 16 + 16) + 50 * 16 + 50 + 2 * 2 * 8
-for record, bench in ((train, "train"), (evaluation, "eval")):
+# The adaptive softmax of the training run adds cluster_weight [2, 16] and cluster_bias [2].
+for record, bench, extra in ((train, "train", 2 * 16 + 2), (evaluation, "eval", 0)):
     assert record["bench"] == bench and record["model"] == "transformer_xl", record
-    assert record["params"] == expected_params, (record["params"], expected_params)
+    assert record["params"] == expected_params + extra, (record["params"], expected_params + extra)
     assert record["tok_per_s"] > 0 and record["tok_per_s_counts"].startswith("target tokens"), record
-assert train["tgt_len"] == 6 and train["mem_len"] == 4 and train["steps"] == 2, train
+assert train["tgt_len"] == 6 and train["mem_len"] == 4 and train["steps"] == 2 and train["cutoffs"] == [20, 35], train
 assert evaluation["eval_tgt_len"] == 5 and evaluation["mem_len"] == 8, evaluation
 assert evaluation["clamp_len"] == 3 and evaluation["same_length"] is True, evaluation
 assert 3.0 < evaluation["loss"] < 5.0, evaluation  # about log(50) = 3.9 for an untrained model

@@ -64,11 +64,14 @@ class ProjectedAdaptiveLogSoftmaxImpl : public torch::nn::Module {
   const torch::Tensor& projection(int64_t cluster) const;
 
  private:
-  // Cluster i's output vectors and biases: rows of matrix 0 (div_val 1) or matrix i, with
-  // cluster_weight and cluster_bias appended for the head. -> [rows, width], [rows]
-  std::pair<torch::Tensor, torch::Tensor> cluster_layer(int64_t cluster) const;
-  // hidden [N, D] -> cluster i's log-probabilities [N, rows] fp32.
-  torch::Tensor cluster_log_probs(int64_t cluster, const torch::Tensor& hidden) const;
+  // Every cluster's output vectors and biases, [rows, width] and [rows]: matrix i, or with div_val
+  // 1 the rows of matrix 0 (one split, so that backward assembles the matrix's gradient once
+  // instead of a zeroed full-size copy per cluster), cluster_weight and cluster_bias appended for
+  // the head.
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> cluster_layers() const;
+  // hidden [N, D] -> cluster i's log-probabilities [N, rows] fp32 (fp64 for fp64 parameters).
+  torch::Tensor cluster_log_probs(int64_t cluster, const std::pair<torch::Tensor, torch::Tensor>& layer,
+                                  const torch::Tensor& hidden) const;
 
   ProjectedAdaptiveLogSoftmaxOptions options_;
   AdaptiveEmbedding embedding_;              // not registered: the model owns it
