@@ -11,7 +11,9 @@
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
+#include "mixseq/util/mapped_file.h"
 #include "mixseq/util/output_file.h"
+#include "mixseq/util/zip_integrity.h"
 
 namespace mixseq {
 namespace {
@@ -147,10 +149,33 @@ torch::Tensor read_tensor(torch::serialize::InputArchive& archive, const std::st
   return tensor;
 }
 
+// LibTorch does not verify the CRC-32s in the checkpoint's zip, and a damaged entry can crash its
+// reader (docs/reliability.md, "Fuzzing"): every entry is checked before LibTorch opens the file.
+// A checkpoint is opened several times (contents, weights, optimizer) and may be gigabytes, so a
+// file is checked once per process, until its size or modification time changes.
+void check_zip_integrity(const std::string& path) {
+  struct Checked {
+    std::uintmax_t size;
+    std::filesystem::file_time_type modified;
+    bool operator==(const Checked& other) const { return size == other.size && modified == other.modified; }
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Checked> checked;
+  const Checked now{std::filesystem::file_size(path), std::filesystem::last_write_time(path)};
+  const std::string key = std::filesystem::absolute(path).lexically_normal().string();
+  std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = checked.find(key); it != checked.end() && it->second == now) return;
+  if (const auto damage = find_zip_damage(MappedFile(path)))
+    throw Error(str_cat("'", path, "' is not a readable checkpoint (truncated or corrupt?): ", *damage, "; ",
+                        kUseAnother));
+  checked[key] = now;
+}
+
 OpenCheckpoint open_checkpoint(const std::string& path) {
   MIXSEQ_CHECK(std::filesystem::exists(path), "checkpoint '", path, "' does not exist");
   MIXSEQ_CHECK(!std::filesystem::is_directory(path), "checkpoint '", path, "' is a directory; name a checkpoint in it, ",
                "such as ", (std::filesystem::path(path) / "checkpoint_best.pt").string());
+  check_zip_integrity(path);
   OpenCheckpoint opened;
   auto& archive = opened.archive;
   archive.load_from(path, torch::kCPU);

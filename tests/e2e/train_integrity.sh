@@ -31,7 +31,7 @@ fails_saying() {
 "$mixseq" average-checkpoints --inputs "$work/run/checkpoint_last.pt" -o "$work/weights.pt" 2>/dev/null
 flip_bit "$work/weights.pt" $(($(stat -c %s "$work/weights.pt") / 2))
 head -3 "$work/raw/valid.en" >"$work/three.en"
-fails_saying "weights.pt' is corrupt: parameter '.*' does not match the checksum" \
+fails_saying "weights.pt' is not a readable checkpoint (truncated or corrupt?): entry '.*' does not match its CRC-32" \
   "$mixseq" --threads 1 translate -c "$work/weights.pt" -i "$work/three.en" --device cpu
 
 # 2. A flipped token id in a prepared dataset, still inside the vocabulary.

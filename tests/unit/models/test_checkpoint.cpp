@@ -6,6 +6,7 @@
 #include <torch/serialize/output-archive.h>
 
 #include <ATen/ATen.h>
+#include <zlib.h>
 
 #include "mixseq/util/error.h"
 #include "test_support.h"
@@ -31,6 +32,42 @@ CheckpointContents sample_contents() {
   contents.progress.loss_scale_clean_steps = 77;
   contents.progress.cpu_rng_state = at::detail::getDefaultCPUGenerator().get_state();
   return contents;
+}
+
+uint32_t load_u32(const std::string& bytes, size_t at) {
+  uint32_t value = 0;
+  for (int i = 3; i >= 0; --i) value = (value << 8) | static_cast<unsigned char>(bytes[at + i]);
+  return value;
+}
+uint64_t load_u16(const std::string& bytes, size_t at) {
+  return static_cast<unsigned char>(bytes[at]) | (static_cast<unsigned char>(bytes[at + 1]) << 8);
+}
+void store_u32(std::string& bytes, size_t at, uint32_t value) {
+  for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<char>(value >> (8 * i));
+}
+
+// Rewrites the zip CRC-32 of every stored entry to match its bytes: damage that slips past the
+// zip's own check, to show what mixseq's checksums catch behind it. (A small checkpoint: no zip64.)
+void reseal_zip(const std::string& path) {
+  std::string bytes = test::read_file(path);
+  const size_t end = bytes.rfind("PK\x05\x06");
+  ASSERT_NE(end, std::string::npos);
+  size_t entry = load_u32(bytes, end + 16);
+  for (uint64_t i = 0, count = load_u16(bytes, end + 10); i < count; ++i) {
+    ASSERT_EQ(load_u32(bytes, entry), 0x02014b50u);
+    const size_t local = load_u32(bytes, entry + 42), size = load_u32(bytes, entry + 24);
+    const size_t data = local + 30 + load_u16(bytes, local + 26) + load_u16(bytes, local + 28);
+    if (load_u16(bytes, entry + 10) == 0) {  // stored
+      const uint32_t old_crc = load_u32(bytes, entry + 16);
+      const auto crc = static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(bytes.data() + data), size));
+      store_u32(bytes, entry + 16, crc);
+      if (load_u32(bytes, local + 14) == old_crc) store_u32(bytes, local + 14, crc);
+      const size_t descriptor = data + size + (load_u32(bytes, data + size) == 0x08074b50 ? 4 : 0);
+      if (load_u32(bytes, descriptor) == old_crc) store_u32(bytes, descriptor, crc);
+    }
+    entry += 46 + load_u16(bytes, entry + 28) + load_u16(bytes, entry + 30) + load_u16(bytes, entry + 32);
+  }
+  test::write_file(path, bytes);
 }
 
 TEST(Checkpoint, RoundTripsContentsWeightsAndOptimizer) {
@@ -93,6 +130,8 @@ TEST(Checkpoint, CarriedStateRoundTripsAndIsChecksummed) {
   ASSERT_NE(at, std::string::npos);
   bytes[at + 17] ^= 0x10;
   test::write_file(path, bytes);
+  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("does not match its CRC-32"), std::string::npos);
+  reseal_zip(path);  // past the zip's CRCs, mixseq's own checksum still sees it
   EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("is corrupt"), std::string::npos);
 
   // Without carried state the file holds none back (translation checkpoints).
@@ -107,13 +146,16 @@ std::string raw_bytes(const torch::Tensor& tensor) {
 }
 
 // Flips one bit inside the first occurrence of `needle` in the file, which must hold it once.
-void flip_bit_inside(const std::string& path, const std::string& needle) {
+// The zip CRC-32s then catch it (docs/reliability.md): `reseal` rewrites them, for mixseq's own checks.
+enum class Reseal { kNo, kYes };
+void flip_bit_inside(const std::string& path, const std::string& needle, Reseal reseal) {
   std::string bytes = test::read_file(path);
   const auto at = bytes.find(needle);
   ASSERT_NE(at, std::string::npos);
   ASSERT_EQ(bytes.find(needle, at + 1), std::string::npos) << "ambiguous";
   bytes[at + needle.size() / 2] ^= 0x10;
   test::write_file(path, bytes);
+  if (reseal == Reseal::kYes) reseal_zip(path);
 }
 
 struct TrainedLinear {
@@ -125,7 +167,34 @@ struct TrainedLinear {
   }
 };
 
-TEST(Checkpoint, ChecksumsCatchAFlippedByteInEachPart) {
+// Adam's first moment of the 2x3 weight.
+torch::Tensor first_moment(torch::optim::Adam& optimizer) {
+  for (const auto& [key, state] : optimizer.state()) {
+    const auto& adam = static_cast<const torch::optim::AdamParamState&>(*state);
+    if (adam.exp_avg().numel() == 6) return adam.exp_avg();
+  }
+  ADD_FAILURE() << "no moment of 6 elements";
+  return {};
+}
+
+TEST(Checkpoint, ZipCrcsCatchAFlippedBitInEachPart) {
+  test::TempDir dir;
+  torch::manual_seed(1);
+  TrainedLinear trained;
+  const auto path = dir.path("checkpoint_last.pt");
+  for (const std::string& part : {raw_bytes(trained.model->weight), raw_bytes(first_moment(trained.optimizer)),
+                                  std::string("arch: gnmt")}) {
+    save_checkpoint(path, sample_contents(), *trained.model, &trained.optimizer);
+    flip_bit_inside(path, part, Reseal::kNo);
+    const auto error = error_of([&] { read_checkpoint_contents(path); });
+    EXPECT_NE(error.find("checkpoint_last.pt' is not a readable checkpoint (truncated or corrupt?): entry '"),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("' does not match its CRC-32; use another checkpoint"), std::string::npos) << error;
+  }
+}
+
+TEST(Checkpoint, ChecksumsBehindTheZipCrcsNameTheDamagedPart) {
   test::TempDir dir;
   torch::manual_seed(1);
   TrainedLinear trained;
@@ -133,7 +202,7 @@ TEST(Checkpoint, ChecksumsCatchAFlippedByteInEachPart) {
   const auto save = [&] { save_checkpoint(path, sample_contents(), *trained.model, &trained.optimizer); };
 
   save();
-  flip_bit_inside(path, raw_bytes(trained.model->weight));
+  flip_bit_inside(path, raw_bytes(trained.model->weight), Reseal::kYes);
   torch::nn::Linear restored(3, 2);
   const auto weights = error_of([&] { load_model_weights(path, *restored); });
   EXPECT_NE(weights.find("checkpoint_last.pt' is corrupt: parameter 'weight' does not match the checksum"),
@@ -142,13 +211,8 @@ TEST(Checkpoint, ChecksumsCatchAFlippedByteInEachPart) {
   EXPECT_NO_THROW(read_checkpoint_contents(path));  // the other parts are intact
 
   save();
-  torch::Tensor moment;
-  for (const auto& [key, state] : trained.optimizer.state()) {
-    const auto& adam = static_cast<const torch::optim::AdamParamState&>(*state);
-    if (adam.exp_avg().numel() == 6) moment = adam.exp_avg();
-  }
-  ASSERT_TRUE(moment.defined());
-  flip_bit_inside(path, raw_bytes(moment));
+  const torch::Tensor moment = first_moment(trained.optimizer);
+  flip_bit_inside(path, raw_bytes(moment), Reseal::kYes);
   torch::optim::Adam optimizer(restored->parameters(), torch::optim::AdamOptions(1e-3));
   const auto state = error_of([&] { load_optimizer_state(path, optimizer); });
   EXPECT_NE(state.find("checkpoint_last.pt' is corrupt: its optimizer state does not match"), std::string::npos)
@@ -156,7 +220,7 @@ TEST(Checkpoint, ChecksumsCatchAFlippedByteInEachPart) {
   EXPECT_NO_THROW(load_model_weights(path, *restored));
 
   save();
-  flip_bit_inside(path, "arch: gnmt");
+  flip_bit_inside(path, "arch: gnmt", Reseal::kYes);
   const auto contents = error_of([&] { read_checkpoint_contents(path); });
   EXPECT_NE(contents.find("checkpoint_last.pt' is corrupt: its configuration"), std::string::npos) << contents;
 }
@@ -273,6 +337,23 @@ TEST(Checkpoint, MissingOrMistypedEntriesAreErrorsNamingTheFile) {
     EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find(unreadable), std::string::npos);
     EXPECT_NE(error_of([&] { load_model_weights(path, *model); }).find(unreadable), std::string::npos);
     EXPECT_NE(error_of([&] { load_optimizer_state(path, optimizer); }).find(path), std::string::npos);
+  }
+}
+
+// Damaged checkpoints that crashed (two SEGVs) or exhausted (a 4 GB allocation) LibTorch's own
+// reader, found by fuzz_checkpoint: the zip CRC-32 check stops each before LibTorch parses it.
+TEST(Checkpoint, ArchivesThatCrashedLibTorchAreErrorsNamingTheEntry) {
+  const std::string corpus = std::string(MIXSEQ_TEST_DATA_DIR) + "/../fuzz/corpus/checkpoint/";
+  for (const char* name : {"crash_damaged_pickle_oom", "crash_damaged_source_highlight",
+                           "crash_damaged_torchscript_entry"}) {
+    const std::string path = corpus + name;
+    const auto contents = error_of([&] { read_checkpoint_contents(path); });
+    EXPECT_NE(contents.find(name + std::string("' is not a readable checkpoint (truncated or corrupt?): entry 'archive/")),
+              std::string::npos)
+        << contents;
+    EXPECT_NE(contents.find("does not match its CRC-32"), std::string::npos) << contents;
+    torch::nn::Linear model(3, 2);
+    EXPECT_NE(error_of([&] { load_model_weights(path, *model); }).find("CRC-32"), std::string::npos);
   }
 }
 
