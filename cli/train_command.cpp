@@ -71,11 +71,12 @@ void add_train_command(CLI::App& app, CommandTable& table) {
                last_checkpoint_path(config.train.run_dir), " is saved: continue with --resume");
       return 128 + summary.stop_signal;
     }
+    const std::string early = summary.out_of_patience ? " (stopped early: train.patience)" : "";
     if (language_model)
-      log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, last validation loss ",
+      log_info("train: done", early, ": ", summary.steps, " updates, ", summary.epochs, " epochs, last validation loss ",
                summary.last_valid_loss, ", ", summary.seconds, " s");
     else
-      log_info("train: done: ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
+      log_info("train: done", early, ": ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
                summary.best_bleu, ", ", summary.seconds, " s");
     // As NVIDIA's benchmark mode: a run that set a target and missed it has failed.
     MIXSEQ_CHECK(config.train.target_bleu == 0 || summary.reached_target_bleu, "train: validation BLEU never reached ",

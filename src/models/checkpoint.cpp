@@ -68,6 +68,8 @@ uint64_t contents_checksum(const CheckpointContents& contents) {
   for (const double value : {progress.best_score, progress.best_loss, progress.loss_scale}) add_number(value);
   add_tensor(progress.cpu_rng_state);
   add_tensor(progress.cuda_rng_state);
+  if (progress.validations_without_improvement != 0)  // so that checkpoints from before it keep their checksum
+    add_number(progress.validations_without_improvement);
   if (!progress.carried_state.empty()) {  // so that checkpoints from before it keep their checksum
     add_number(static_cast<int64_t>(progress.carried_state.size()));
     for (const auto& tensor : progress.carried_state) add_tensor(tensor);
@@ -252,6 +254,7 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   state.write("epoch_batches", c10::IValue(progress.epoch_batches));
   state.write("best_score", c10::IValue(progress.best_score));
   state.write("best_loss", c10::IValue(progress.best_loss));
+  state.write("validations_without_improvement", c10::IValue(progress.validations_without_improvement));
   state.write("loss_scale", c10::IValue(progress.loss_scale));
   state.write("loss_scale_clean_steps", c10::IValue(progress.loss_scale_clean_steps));
   state.write("train_seconds", c10::IValue(progress.train_seconds));
@@ -328,6 +331,9 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
     }
     c10::IValue best_loss;  // absent from the first version 1 checkpoints
     if (state.try_read("best_loss", best_loss)) progress.best_loss = best_loss.toDouble();
+    c10::IValue without_improvement;  // absent from checkpoints written before train.patience
+    if (state.try_read("validations_without_improvement", without_improvement))
+      progress.validations_without_improvement = without_improvement.toInt();
     if (!has_checksums) return contents;
 
     contents.vocabulary_fingerprint = read_checksum(archive, "vocabulary_fingerprint");

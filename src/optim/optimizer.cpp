@@ -1,6 +1,7 @@
 #include "mixseq/optim/optimizer.h"
 
 #include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
 #include <functional>
@@ -33,6 +34,12 @@ const std::map<std::string, OptimizerBuilder> kOptimizerBuilders = {
            torch::optim::AdamOptions(o.lr).betas(betas_of(o)).eps(o.eps).weight_decay(o.weight_decay).amsgrad(false);
        return std::make_unique<torch::optim::Adam>(std::move(parameters), options);
      }},
+    {"adamw",
+     [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
+       const auto options =
+           torch::optim::AdamWOptions(o.lr).betas(betas_of(o)).eps(o.eps).weight_decay(o.weight_decay).amsgrad(false);
+       return std::make_unique<torch::optim::AdamW>(std::move(parameters), options);
+     }},
     {"lamb",
      [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
        const auto options = LambOptions(o.lr).betas(betas_of(o)).eps(o.eps).weight_decay(o.weight_decay);
@@ -48,12 +55,21 @@ const std::map<std::string, OptimizerBuilder> kOptimizerBuilders = {
 
 }  // namespace
 
+const std::vector<std::string>& optimizer_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> sorted;
+    for (const auto& entry : kOptimizerBuilders) sorted.push_back(entry.first);
+    return sorted;
+  }();
+  return names;
+}
+
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimizerOptions& options,
                                                          std::vector<at::Tensor> parameters) {
   const auto builder = kOptimizerBuilders.find(options.name);
   if (builder == kOptimizerBuilders.end()) {
     std::string known;
-    for (const auto& entry : kOptimizerBuilders) known += (known.empty() ? "" : ", ") + entry.first;
+    for (const auto& name : optimizer_names()) known += (known.empty() ? "" : ", ") + name;
     throw Error(str_cat("unknown optimizer '", options.name, "'; known: ", known));
   }
   MIXSEQ_CHECK(options.lr >= 0.0 && options.eps >= 0.0 && options.weight_decay >= 0.0, "optimizer: lr (", options.lr,

@@ -29,6 +29,8 @@ void check_options(const TrainConfig& config) {
   MIXSEQ_CHECK(!config.data.dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare`");
   MIXSEQ_CHECK(config.train.target_bleu == 0, "train.target_bleu (", config.train.target_bleu,
                ") is for translation models; a language model is validated by perplexity");
+  MIXSEQ_CHECK(config.train.best_metric != "bleu", "train.best_metric bleu is for translation models; a language ",
+               "model's best checkpoint has the lowest validation loss");
   MIXSEQ_CHECK(config.train.update_freq == 1, "train.update_freq (", config.train.update_freq,
                ") must be 1 for a language model: lm.batch_chunk splits an update into micro-batches");
   MIXSEQ_CHECK(lm.batch_size >= 1 && lm.tgt_len >= 1 && lm.batch_chunk >= 1, "lm.batch_size (", lm.batch_size,
@@ -174,7 +176,12 @@ TrainSummary train_language_model(const TrainConfig& config, RunStart start) {
   session.open_run_directory(config_yaml);
 
   TrainSummary summary;
+  bool stopping = session.patience_exhausted();
+  if (stopping) log_info("train: train.patience (", options.patience, ") was used up before: nothing to train");
+  int64_t validated_step = -1;  // an interval validation on the update that ends the epoch or the run
   const auto validate = [&] {
+    if (progress.step == validated_step) return;
+    validated_step = progress.step;
     const auto started = Clock::now();
     model->set_context(validation_context);
     const auto scored = evaluate_language_model(*model, valid_tokens, validation, device, precision);
@@ -186,21 +193,26 @@ TrainSummary train_language_model(const TrainConfig& config, RunStart start) {
                              {"loss", loss},    {"ppl", std::exp(loss)}, {"tokens", sums[1]}};
     std::string line = str_cat("valid | epoch ", progress.epoch, " | step ", progress.step, " | loss ",
                                format_decimal(loss, 4), " | ppl ", format_decimal(std::exp(loss), 2));
-    if (progress.best_loss < 0 || loss < progress.best_loss) {
+    const bool best = progress.best_loss < 0 || loss < progress.best_loss;
+    if (best) {
       progress.best_loss = loss;
       progress.carried_state = {};  // the best model is for evaluation: no training memory in it
       session.save_best();
       line += " (best)";
+    }
+    if (session.note_validation(best)) {
+      stopping = true;
+      summary.out_of_patience = true;
+      line += str_cat(" | no better loss in ", options.patience, " validations (train.patience): stopping");
     }
     session.set_validation_seconds(std::chrono::duration<double>(Clock::now() - started).count());
     session.metrics().write(record, line);
   };
 
   model->train();
-  bool stopping = false;
   while (progress.step < schedule.total_steps() && !stopping) {
     bool epoch_complete = false, time_is_up = false;
-    while (progress.step < schedule.total_steps()) {
+    while (progress.step < schedule.total_steps() && !stopping) {
       const auto segment = stream.next();
       if (!segment) {
         epoch_complete = true;

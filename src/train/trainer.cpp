@@ -126,6 +126,8 @@ void check_options(const TrainConfig& config) {
                "train.target_bleu (", train.target_bleu, ") must be between 0 (none) and 100");
   MIXSEQ_CHECK(train.target_bleu == 0 || train.validate_bleu, "train.target_bleu (", train.target_bleu,
                ") needs train.validate_bleu true: it is checked at each BLEU validation");
+  MIXSEQ_CHECK(train.best_metric != "bleu" || train.validate_bleu,
+               "train.best_metric bleu needs train.validate_bleu true; or pick the best model by loss");
   MIXSEQ_CHECK(config.data.valid_max_tokens >= 1, "data.valid_max_tokens (", config.data.valid_max_tokens,
                ") must be at least 1");
   MIXSEQ_CHECK(!config.data.dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare`");
@@ -203,7 +205,21 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
 
   TrainSummary summary;
   bool stopping = false;
+  // The best checkpoint has the highest BLEU, or the lowest validation loss (without BLEU by
+  // default: fairseq's best_checkpoint_metric and Marian's first valid-metric).
+  const bool best_by_bleu = options.best_metric == "bleu" || (options.best_metric == "auto" && options.validate_bleu);
+  if (session.patience_exhausted()) {
+    log_info("train: train.patience (", options.patience, ") was used up before: nothing to train");
+    stopping = true;
+  }
+  // An interval validation can fall on the update after which train.max_time ends the run, which
+  // is validated again (with BLEU): the same model is not validated twice without need, nor
+  // counted twice for train.patience.
+  int64_t validated_step = -1, counted_step = -1;
+  bool validated_with_bleu = false;
   const auto validate = [&](bool with_bleu) {
+    if (progress.step == validated_step && (validated_with_bleu || !with_bleu)) return;
+    validated_step = progress.step, validated_with_bleu = with_bleu;
     const auto validation_started = Clock::now();
     const auto valid = validation_loss(*model, data, validation_plan, config, device, precision, parallel);
     summary.last_valid_loss = valid.loss;
@@ -211,28 +227,38 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
                              {"loss", valid.loss}, {"ppl", valid.perplexity}};
     std::string line = str_cat("valid | epoch ", progress.epoch, " | step ", progress.step, " | loss ", valid.loss,
                                " | ppl ", valid.perplexity);
-    // The best checkpoint has the highest BLEU; without BLEU, the lowest validation loss (the
-    // default of fairseq's best_checkpoint_metric and of Marian's first valid-metric).
     bool best = false;
     if (with_bleu) {
       const auto bleu = validation_bleu(*model, data, *tokenizer, config, device, precision, parallel);
       record["bleu"] = bleu.score;
       line += str_cat(" | bleu ", format_decimal(bleu.score, 2));
-      best = bleu.score > progress.best_score;
-      if (best) progress.best_score = bleu.score;
+      const bool highest = bleu.score > progress.best_score;
+      if (highest) progress.best_score = bleu.score;
+      if (best_by_bleu) best = highest;
       summary.best_bleu = progress.best_score;
       if (options.target_bleu > 0 && bleu.score >= options.target_bleu) {
         summary.reached_target_bleu = true;
         stopping = true;
         line += str_cat(" | reached train.target_bleu ", options.target_bleu);
       }
-    } else if (!options.validate_bleu) {
+    }
+    if (!best_by_bleu) {
       best = progress.best_loss < 0 || valid.loss < progress.best_loss;
       if (best) progress.best_loss = valid.loss;
     }
     if (best) {
       session.save_best();
       line += " (best)";
+    }
+    const bool measured_best_metric = with_bleu || !best_by_bleu;
+    if (measured_best_metric && progress.step != counted_step) {
+      counted_step = progress.step;
+      if (session.note_validation(best)) {
+        stopping = true;
+        summary.out_of_patience = true;
+        line += str_cat(" | no better ", best_by_bleu ? "bleu" : "loss", " in ", options.patience,
+                        " validations (train.patience): stopping");
+      }
     }
     session.set_validation_seconds(seconds_since(validation_started));
     session.metrics().write(record, line);
@@ -244,7 +270,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
     const auto plan = plan_epoch_batches(source_lengths, target_lengths, batching, progress.epoch).batches;
     const auto batches_in_epoch = static_cast<int64_t>(plan.size());
     while (progress.epoch_batches + options.update_freq <= batches_in_epoch &&
-           progress.step < schedule.total_steps()) {
+           progress.step < schedule.total_steps() && !stopping) {
       std::vector<TranslationBatch> batches;
       int64_t target_tokens = 0;
       for (int64_t micro = 0; micro < options.update_freq; ++micro) {
@@ -270,7 +296,11 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
       ++progress.step;
       progress.epoch_batches += options.update_freq;
       session.record_update(update, lr, schedule.total_steps());
-      if (can_validate && options.validate_interval > 0 && progress.step % options.validate_interval == 0)
+      // The update that ends the epoch or the run is validated below, with BLEU.
+      const bool last_of_epoch_or_run =
+          progress.epoch_batches + options.update_freq > batches_in_epoch || progress.step >= schedule.total_steps();
+      if (can_validate && options.validate_interval > 0 && progress.step % options.validate_interval == 0 &&
+          !last_of_epoch_or_run)
         validate(/*with_bleu=*/false);
       if (options.save_interval > 0 && progress.step % options.save_interval == 0) session.save_last();
       schedule.after_update(progress.step);

@@ -140,6 +140,7 @@ void check_options(const TrainOptions& train, const DistributedConfig& distribut
                ") must be 0 (none) or positive");
   MIXSEQ_CHECK(train.validate_interval >= 0, "train.validate_interval (", train.validate_interval,
                ") must be 0 (at epoch ends only) or positive");
+  MIXSEQ_CHECK(train.patience >= 0, "train.patience (", train.patience, ") must be 0 (off) or positive");
   MIXSEQ_CHECK(train.save_interval >= 0, "train.save_interval (", train.save_interval,
                ") must be 0 (at epoch ends only) or positive");
   MIXSEQ_CHECK(distributed.group.timeout >= 1, "distributed.timeout (", distributed.group.timeout,
@@ -273,6 +274,7 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
   interval_.target_tokens += update.target_tokens;
   ++interval_.updates;
   interval_.skipped += update.skipped;
+  interval_.grad_norm += update.grad_norm;
 
   const double elapsed = seconds_since(interval_.start);
   const double eta = seconds() / (progress.step - first_step_) * (total_steps - progress.step);
@@ -285,16 +287,21 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
     const double loss = sums[0] * per_token;
     const double perplexity = std::exp(sums[1] * per_token);
     const double tokens_per_second = (sums[2] + sums[3]) / std::max(elapsed, 1e-9);  // all ranks
+    const double target_tokens_per_second = sums[3] / std::max(elapsed, 1e-9);      // fairseq's "wps"
     const double ms_per_update = elapsed * 1e3 / interval_.updates;
+    // Every rank holds the same reduced gradients, so this rank's norms are everyone's.
+    const int64_t stepped = interval_.updates - interval_.skipped;
+    const double grad_norm = stepped > 0 ? interval_.grad_norm / static_cast<double>(stepped) : 0;
     nlohmann::json record = {{"kind", "train"}, {"epoch", progress.epoch}, {"step", progress.step},
                              {"lr", lr}, {"ms_per_update", ms_per_update}, {"tok_per_s", tokens_per_second},
-                             {"loss", loss}, {"ppl", perplexity}, {"skipped_updates", interval_.skipped}};
+                             {"tgt_tok_per_s", target_tokens_per_second}, {"loss", loss}, {"ppl", perplexity},
+                             {"gnorm", grad_norm}, {"skipped_updates", interval_.skipped}};
     const double scale = scaling ? update_step_->loss_scaler().current_scale() : 0;
     if (scaling) record["loss_scale"] = scale;
     metrics_->write(record, str_cat("train | epoch ", progress.epoch, " | step ", progress.step, "/", total_steps,
                                     " | lr ", lr, " | ", format_decimal(ms_per_update, 1), " ms/update | ",
                                     format_decimal(tokens_per_second, 0), " tok/s | loss ", format_decimal(loss, 4),
-                                    " | ppl ", format_decimal(perplexity, 2),
+                                    " | ppl ", format_decimal(perplexity, 2), " | gnorm ", format_decimal(grad_norm, 3),
                                     scaling ? str_cat(" | loss scale ", scale) : "", " | ETA ", format_duration(eta)));
     reset_interval();
   } else if (parallel_.leader()) {
@@ -304,6 +311,16 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
     metrics_->progress(str_cat("epoch ", progress.epoch, " step ", progress.step, "/", total_steps, " | ",
                                format_decimal(tokens_per_second, 0), " tok/s | ETA ", format_duration(eta)));
   }
+}
+
+bool TrainingSession::note_validation(bool improved) {
+  int64_t& count = contents_.progress.validations_without_improvement;
+  count = improved ? 0 : count + 1;
+  return patience_exhausted();
+}
+
+bool TrainingSession::patience_exhausted() const {
+  return options_.patience > 0 && contents_.progress.validations_without_improvement >= options_.patience;
 }
 
 void TrainingSession::save_last() {

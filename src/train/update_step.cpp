@@ -41,7 +41,7 @@ UpdateResult UpdateStep::run(int64_t micro_batches, const ForwardLoss& forward_l
     scaler_.update(result.skipped);
   }
   if (!result.skipped) {
-    clip_gradient_norm(parameters_, clipping_);
+    result.grad_norm = clip_gradient_norm(parameters_, clipping_);
     optimizer_.step();
   }
   optimizer_.zero_grad();

@@ -35,6 +35,7 @@ struct TrainingProgress {
   int64_t epoch_batches = 0;      // this rank's batches of that epoch already consumed
   double best_score = -1;         // best validation score so far (BLEU for translation); -1: none yet
   double best_loss = -1;          // lowest validation loss so far, the best-model metric without BLEU; -1: none yet
+  int64_t validations_without_improvement = 0;  // of the best-model metric, since it last improved (train.patience)
   double loss_scale = 0;          // fp16 dynamic loss scale; 0 when not in use
   int64_t loss_scale_clean_steps = 0;  // steps since the scale last changed
   double train_seconds = 0;       // wall time of training so far, validation included, across resumes

@@ -4,6 +4,9 @@
 //         trains with (Kingma & Ba 2015, Algorithm 1, with bias correction). weight_decay is an L2
 //         penalty added to the gradient before the moments, as in torch.optim.Adam (not AdamW's
 //         decoupled decay); amsgrad is off.
+//   adamw LibTorch's torch::optim::AdamW (Loshchilov & Hutter 2019): weight decay decoupled from
+//         the moments, p -= lr * weight_decay * p before the Adam step, which is what fairseq's
+//         `--optimizer adam --weight-decay` does (the IWSLT recipe).
 //   lamb  mixseq::Lamb (lamb.h), Transformer-XL's; weight_decay is added to the Adam step.
 //   sgd   LibTorch's torch::optim::SGD: momentum without dampening or Nesterov, weight_decay as L2.
 //
@@ -25,19 +28,22 @@ class Optimizer;
 
 namespace mixseq {
 
+// The names build_optimizer knows, sorted: the choices of optim.name.
+const std::vector<std::string>& optimizer_names();
+
 struct OptimizerOptions {
-  std::string name = "adam";                 // adam | lamb | sgd
+  std::string name = "adam";                 // adam | adamw | lamb | sgd
   double lr = 2e-3;                          // peak learning rate (NVIDIA GNMT --lr 2.00e-3)
-  std::vector<double> betas = {0.9, 0.999};  // adam, lamb: decay rates of the first and second moments
-  double eps = 1e-8;                         // adam, lamb: added to sqrt(v) (NVIDIA's LAMB uses 1e-6)
+  std::vector<double> betas = {0.9, 0.999};  // adam, adamw, lamb: decay rates of the first and second moments
+  double eps = 1e-8;                         // adam, adamw, lamb: added to sqrt(v) (NVIDIA's LAMB uses 1e-6)
   double weight_decay = 0;                   // see above for how each optimizer applies it; 0 disables
   double momentum = 0;                       // sgd only; 0 = plain SGD
 
   void visit(ConfigVisitor& v) {
-    v.choice("name", name, {"adam", "lamb", "sgd"}, "optimizer");
+    v.choice("name", name, optimizer_names(), "optimizer");
     v.field("lr", lr, "peak learning rate");
-    v.field("betas", betas, "adam, lamb: moment decay rates beta1, beta2");
-    v.field("eps", eps, "adam, lamb: added to sqrt(v)");
+    v.field("betas", betas, "adam, adamw, lamb: moment decay rates beta1, beta2");
+    v.field("eps", eps, "adam, adamw, lamb: added to sqrt(v)");
     v.field("weight_decay", weight_decay, "weight decay; 0 disables");
     v.field("momentum", momentum, "sgd only: momentum; 0 = plain SGD");
   }

@@ -78,10 +78,14 @@ struct TrainOptions {
   double target_bleu = 0;              // stop once validation BLEU reaches this; unreached = failure; 0 = none
   int64_t update_freq = 1;             // batches accumulated into one update (gradient accumulation)
   int64_t log_interval = 50;           // updates between log lines
+  // Intervals count updates (optimizer steps), as Marian's; fairseq's --validate-interval and
+  // --save-interval count epochs, which is what 0 (at epoch ends) gives.
   int64_t validate_interval = 0;       // updates between validation-loss checks; 0 = at epoch ends only
   int64_t save_interval = 0;           // updates between saves of checkpoint_last; 0 = at epoch ends only
   int64_t keep_last_checkpoints = 0;   // also save checkpoint_<update>.pt at each save, keeping the newest N; 0 = none
   bool validate_bleu = true;           // beam-search BLEU on the validation split at each epoch end
+  std::string best_metric = "auto";    // what picks checkpoint_best: bleu | loss | auto (bleu when measured, else loss)
+  int64_t patience = 0;                // stop after this many validations of best_metric without improvement; 0 = off
 
   void visit(ConfigVisitor& v) {
     v.field("run_dir", run_dir, "folder for checkpoints and logs");
@@ -95,10 +99,13 @@ struct TrainOptions {
     v.field("target_bleu", target_bleu, "stop at this validation BLEU; a failure if never reached; 0 = none");
     v.field("update_freq", update_freq, "batches accumulated per update");
     v.field("log_interval", log_interval, "updates between log lines");
-    v.field("validate_interval", validate_interval, "updates between validation losses; 0 = per epoch");
-    v.field("save_interval", save_interval, "updates between checkpoint saves; 0 = per epoch");
+    v.field("validate_interval", validate_interval, "updates (not epochs) between validation losses; 0 = per epoch");
+    v.field("save_interval", save_interval, "updates (not epochs) between checkpoint saves; 0 = per epoch");
     v.field("keep_last_checkpoints", keep_last_checkpoints, "numbered checkpoints kept, for averaging; 0 = none");
     v.field("validate_bleu", validate_bleu, "beam-search BLEU on the validation split each epoch");
+    v.choice("best_metric", best_metric, {"auto", "bleu", "loss"},
+             "what picks checkpoint_best: bleu, loss, or auto (bleu when validate_bleu, else loss)");
+    v.field("patience", patience, "stop after this many validations of best_metric without improvement; 0 = off");
   }
 };
 

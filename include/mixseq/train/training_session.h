@@ -129,6 +129,13 @@ class TrainingSession {
   // the progress line with the ETA.
   void record_update(const UpdateResult& update, double lr, int64_t total_steps);
 
+  // All ranks, after a validation that measured the best-model metric: counts validations
+  // without improvement (progress().validations_without_improvement, kept across resumes) and
+  // returns true when train.patience is used up, which the loop then obeys by stopping.
+  bool note_validation(bool improved);
+  // train.patience was used up before this invocation (a resumed run that had stopped early).
+  bool patience_exhausted() const;
+
   // checkpoint_last.pt (and, with train.keep_last_checkpoints, a numbered copy, keeping the
   // newest N), with the run time, random generators and loss scale of now. All ranks; rank 0 writes.
   void save_last();
@@ -141,6 +148,7 @@ class TrainingSession {
   struct IntervalSums {
     torch::Tensor loss, nll;
     int64_t target_tokens = 0, source_tokens = 0, updates = 0, skipped = 0;
+    double grad_norm = 0;  // summed over the updates not skipped
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   };
   void reset_interval();

@@ -39,6 +39,7 @@ struct UpdateResult {
   int64_t source_tokens = 0;
   int64_t target_tokens = 0;
   bool skipped = false;   // fp16 gradients overflowed: no step was taken, the loss scale halved
+  double grad_norm = 0;   // global L2 norm of the (unscaled) gradients before clipping; 0 when skipped
 };
 
 class UpdateStep {

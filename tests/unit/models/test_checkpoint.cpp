@@ -28,6 +28,7 @@ CheckpointContents sample_contents() {
   contents.progress.epoch = 3;
   contents.progress.epoch_batches = 17;
   contents.progress.best_score = 27.5;
+  contents.progress.validations_without_improvement = 2;
   contents.progress.loss_scale = 4096;
   contents.progress.loss_scale_clean_steps = 77;
   contents.progress.cpu_rng_state = at::detail::getDefaultCPUGenerator().get_state();
@@ -89,6 +90,7 @@ TEST(Checkpoint, RoundTripsContentsWeightsAndOptimizer) {
   EXPECT_EQ(contents.progress.step, 1234);
   EXPECT_EQ(contents.progress.epoch_batches, 17);
   EXPECT_DOUBLE_EQ(contents.progress.best_score, 27.5);
+  EXPECT_EQ(contents.progress.validations_without_improvement, 2);
   EXPECT_EQ(contents.progress.loss_scale_clean_steps, 77);
   EXPECT_TRUE(contents.progress.cpu_rng_state.equal(sample_contents().progress.cpu_rng_state));
   EXPECT_FALSE(contents.progress.cuda_rng_state.defined());

@@ -4,6 +4,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
 #include "mixseq/optim/lamb.h"
@@ -60,6 +61,35 @@ TEST(BuildOptimizer, AdamIsLibTorchAdamWithGnmtDefaults) {
   expect_same_trajectory(*optimizer, ours, direct, theirs, 3);
 }
 
+// AdamW decays the weights apart from the moments (fairseq's Adam with --weight-decay): one
+// step by hand, p1 = p0 (1 - lr wd) - lr m^ / (sqrt(v^) + eps), with m^ = g and v^ = g^2 after
+// bias correction. Adam's L2 decay would put wd p0 into the gradient instead.
+TEST(BuildOptimizer, AdamwDecaysWeightsApartFromTheMoments) {
+  OptimizerOptions options;
+  options.name = "adamw";
+  options.lr = 0.1;
+  options.weight_decay = 0.5;
+  const auto parameters = make_parameters();
+  const auto before = parameters[0].detach().clone();
+  const auto optimizer = build_optimizer(options, parameters);
+  ASSERT_NE(dynamic_cast<torch::optim::AdamW*>(optimizer.get()), nullptr);
+  const auto gradient = at::randn({4, 3});
+  parameters[0].mutable_grad() = gradient.clone();
+  parameters[1].mutable_grad() = at::zeros({3});
+  optimizer->step();
+  const auto expected = before * (1 - 0.1 * 0.5) - 0.1 * gradient / (gradient.abs() + 1e-8);
+  EXPECT_TRUE(at::allclose(parameters[0].detach(), expected, 1e-6, 1e-7));
+
+  const auto adam_parameters = make_parameters();
+  OptimizerOptions adam = options;
+  adam.name = "adam";
+  const auto l2 = build_optimizer(adam, adam_parameters);
+  adam_parameters[0].mutable_grad() = gradient.clone();
+  adam_parameters[1].mutable_grad() = at::zeros({3});
+  l2->step();
+  EXPECT_FALSE(at::allclose(adam_parameters[0].detach(), expected, 1e-4, 1e-5));
+}
+
 TEST(BuildOptimizer, SgdIsLibTorchSgdWithMomentum) {
   OptimizerOptions options;
   options.name = "sgd";
@@ -92,12 +122,12 @@ TEST(BuildOptimizer, LambGetsTheOptions) {
 
 TEST(BuildOptimizer, UnknownNamesAndBadOptionsAreErrors) {
   OptimizerOptions options;
-  options.name = "adamw";
+  options.name = "adagrad";
   try {
     build_optimizer(options, make_parameters());
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "unknown optimizer 'adamw'; known: adam, lamb, sgd");
+    EXPECT_STREQ(e.what(), "unknown optimizer 'adagrad'; known: adam, adamw, lamb, sgd");
   }
   options.name = "adam";
   options.betas = {0.9};
