@@ -1,6 +1,7 @@
 // mixseq: one command for training, translating and scoring sequence models.
 // The table below is the only place that names every subcommand.
 #include <c10/util/Exception.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -93,13 +94,24 @@ int exit_after_flushing_stdout(int status) {
   return status != 0 ? status : 1;
 }
 
+// "mixseq 0.1.0 (LibTorch 1.13.0, CPU)": which LibTorch matters for speed and for the GPU path.
+std::string version_text() {
+#ifdef MIXSEQ_WITH_CUDA
+  const char* devices = "CPU and CUDA";
+#else
+  const char* devices = "CPU";
+#endif
+  return std::string("mixseq ") + MIXSEQ_VERSION + " (LibTorch " + TORCH_VERSION + ", " + devices + ")";
+}
+
 }  // namespace
 }  // namespace mixseq::cli
 
 int main(int argc, char** argv) {
   using namespace mixseq::cli;
   mixseq::keep_freed_memory_for_reuse();
-  CLI::App app{"mixseq: train, translate and score sequence models with mixed precision"};
+  CLI::App app{"mixseq: train, translate and score sequence models with mixed precision", "mixseq"};
+  app.set_version_flag("--version", version_text(), "print mixseq's version and the LibTorch it was built with");
   app.require_subcommand(1);
   app.fallthrough();
   app.allow_extras();  // subcommands that take config overrides read them; the others reject extras below

@@ -31,5 +31,9 @@ if grep -qF "sees no CUDA device" err.txt; then
   expect "--device cuda asked for, but this LibTorch sees no CUDA device; use --device cpu" \
     bench train --device cuda --vocab 10 --hidden 4 --layers 2 --batch 1 --seq-len 2 --steps 1
 fi
+# --version names mixseq's version and the LibTorch it was built with, and exits 0.
+version=$("$mixseq" --version) || { echo "FAIL: --version exited non-zero"; failures=$((failures + 1)); }
+[[ "$version" =~ ^mixseq\ [0-9]+\.[0-9]+\.[0-9]+\ \(LibTorch\ [0-9]+\.[0-9]+ ]] ||
+  { echo "FAIL: --version printed '$version'"; failures=$((failures + 1)); }
 [ "$failures" -eq 0 ] || exit 1
-echo "PASS: typos get the nearest command, directories and devices are named"
+echo "PASS: typos get the nearest command, directories and devices are named; --version"
