@@ -15,6 +15,12 @@ LineReader::LineReader(const std::string& path) : path_(path == "-" ? "<stdin>" 
   }
   // An ifstream opens a directory and fails only at the first read ("read error after line 0").
   MIXSEQ_CHECK(!std::filesystem::is_directory(path), "cannot read '", path, "': it is a directory, not a text file");
+  if (is_gzip_path(path)) {
+    gzip_ = std::make_unique<GzipInput>(path);
+    gzip_stream_ = std::make_unique<std::istream>(gzip_.get());
+    in_ = gzip_stream_.get();
+    return;
+  }
   file_ = std::make_unique<std::ifstream>(path, std::ios::binary);
   MIXSEQ_CHECK(file_->is_open(), "cannot open '", path, "' for reading");
   in_ = file_.get();
@@ -22,7 +28,8 @@ LineReader::LineReader(const std::string& path) : path_(path == "-" ? "<stdin>" 
 
 bool LineReader::next(std::string& line) {
   if (!std::getline(*in_, line)) {
-    MIXSEQ_CHECK(!in_->bad(), "read error in '", path_, "' after line ", line_number_);
+    MIXSEQ_CHECK(!in_->bad(), "read error in '", path_, "' after line ", line_number_,
+                 gzip_ && !gzip_->error().empty() ? ": " + gzip_->error() : std::string());
     return false;
   }
   ++line_number_;

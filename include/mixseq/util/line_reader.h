@@ -1,5 +1,6 @@
 // LineReader reads a text file line by line and knows where it is, so that every complaint
-// about the input can name the file and the line. "-" reads standard input. It is the one reader
+// about the input can name the file and the line. "-" reads standard input; a path ending in
+// ".gz" is decompressed as it is read (util/gzip_input.h). It is the one reader
 // of text in mixseq, so text is read alike everywhere: a line ends at "\n", and a "\r" before it
 // (Windows line ends, "\r\n") is not part of the line. Only readers that reproduce another tool
 // byte for byte (subword-nmt's, sacreBLEU's) keep the "\r" and apply that tool's rules.
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/gzip_input.h"
 
 namespace mixseq {
 
@@ -43,6 +45,8 @@ class LineReader {
  private:
   std::string path_;
   std::unique_ptr<std::ifstream> file_;
+  std::unique_ptr<GzipInput> gzip_;
+  std::unique_ptr<std::istream> gzip_stream_;
   std::istream* in_;
   int64_t line_number_ = 0;
   bool ended_with_newline_ = true;
