@@ -190,7 +190,8 @@ TrainSummary train_language_model(const TrainConfig& config, RunStart start) {
     const double loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
     summary.last_valid_loss = loss;
     nlohmann::json record = {{"kind", "valid"}, {"epoch", progress.epoch}, {"step", progress.step},
-                             {"loss", loss},    {"ppl", std::exp(loss)}, {"tokens", sums[1]}};
+                             {"loss", loss},    {"ppl", std::exp(loss)}, {"tokens", sums[1]},
+                             {"train_s", session.train_seconds()}};
     std::string line = str_cat("valid | epoch ", progress.epoch, " | step ", progress.step, " | loss ",
                                format_decimal(loss, 4), " | ppl ", format_decimal(std::exp(loss), 2));
     const bool best = progress.best_loss < 0 || loss < progress.best_loss;

@@ -224,7 +224,7 @@ TrainSummary train_translation_model(const TrainConfig& config, RunStart start) 
     const auto valid = validation_loss(*model, data, validation_plan, config, device, precision, parallel);
     summary.last_valid_loss = valid.loss;
     nlohmann::json record = {{"kind", "valid"}, {"epoch", progress.epoch}, {"step", progress.step},
-                             {"loss", valid.loss}, {"ppl", valid.perplexity}};
+                             {"loss", valid.loss}, {"ppl", valid.perplexity}, {"train_s", session.train_seconds()}};
     std::string line = str_cat("valid | epoch ", progress.epoch, " | step ", progress.step, " | loss ", valid.loss,
                                " | ppl ", valid.perplexity);
     bool best = false;

@@ -295,7 +295,8 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
     nlohmann::json record = {{"kind", "train"}, {"epoch", progress.epoch}, {"step", progress.step},
                              {"lr", lr}, {"ms_per_update", ms_per_update}, {"tok_per_s", tokens_per_second},
                              {"tgt_tok_per_s", target_tokens_per_second}, {"loss", loss}, {"ppl", perplexity},
-                             {"gnorm", grad_norm}, {"skipped_updates", interval_.skipped}};
+                             {"gnorm", grad_norm}, {"skipped_updates", interval_.skipped},
+                             {"train_s", train_seconds()}};
     const double scale = scaling ? update_step_->loss_scaler().current_scale() : 0;
     if (scaling) record["loss_scale"] = scale;
     metrics_->write(record, str_cat("train | epoch ", progress.epoch, " | step ", progress.step, "/", total_steps,

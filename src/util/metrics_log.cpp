@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 
 namespace mixseq {
@@ -31,6 +32,22 @@ void MetricsLog::progress(const std::string& line) {
   if (!terminal_) return;
   std::cerr << "\r\033[K" << line << std::flush;
   progress_shown_ = true;
+}
+
+std::vector<nlohmann::json> read_metrics_log(const std::string& path) {
+  LineReader reader(path);
+  std::vector<nlohmann::json> records;
+  for (std::string line; reader.next(line);) {
+    auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (record.is_object()) {
+      records.push_back(std::move(record));
+    } else if (!reader.ended_with_newline()) {
+      log_info("warning: ", path, ":", reader.line_number(), ": skipping an unfinished last line");
+    } else {
+      reader.fail("not a JSON object (a line of metrics.jsonl as mixseq writes it)");
+    }
+  }
+  return records;
 }
 
 std::string format_duration(double seconds) {

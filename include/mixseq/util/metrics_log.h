@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace mixseq {
 
@@ -28,6 +29,11 @@ class MetricsLog {
   bool terminal_;
   bool progress_shown_ = false;
 };
+
+// The records of a metrics.jsonl, in order (`mixseq plot`). A line that is not a JSON object is an
+// error naming the file and line, except a last line without its newline: what a run killed
+// mid-write leaves, skipped with a warning.
+std::vector<nlohmann::json> read_metrics_log(const std::string& path);
 
 // "1h02m03s", "12m05s", "7s": for ETAs and durations.
 std::string format_duration(double seconds);

@@ -1,0 +1,115 @@
+// mixseq plot RUN_DIR... -o curves.svg: the learning curves of one or more runs, overlaid, from
+// their metrics.jsonl: training and validation loss, validation BLEU, learning rate, gradient
+// norm, loss scale and speed, against updates or wall time.
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "mixseq/util/error.h"
+#include "mixseq/util/log.h"
+#include "mixseq/util/metrics_log.h"
+#include "mixseq/util/output_file.h"
+#include "mixseq/util/svg_chart.h"
+
+namespace mixseq::cli {
+namespace {
+
+struct PlotArguments {
+  std::vector<std::string> runs;
+  std::string output;
+  std::string x = "updates";  // updates | time
+  std::string title = "mixseq training runs";
+};
+
+// One panel: the field `key` of the records of `kind` ("train" or "valid").
+struct PlottedMetric {
+  const char* id;
+  const char* title;
+  const char* kind;
+  const char* key;
+  bool log2 = false;  // the loss scale moves by factors of two
+};
+
+const std::vector<PlottedMetric> kPlottedMetrics = {
+    {"train_loss", "training loss (per target token)", "train", "loss"},
+    {"valid_loss", "validation loss", "valid", "loss"},
+    {"valid_bleu", "validation BLEU", "valid", "bleu"},
+    {"lr", "learning rate", "train", "lr"},
+    {"gnorm", "gradient norm before clipping", "train", "gnorm"},
+    {"loss_scale", "log2 of the fp16 loss scale", "train", "loss_scale", /*log2=*/true},
+    {"tgt_tok_per_s", "target tokens per second", "train", "tgt_tok_per_s"},
+};
+
+std::string metrics_path_of(const std::string& run) {
+  return std::filesystem::is_directory(run) ? (std::filesystem::path(run) / "metrics.jsonl").string() : run;
+}
+
+// The curve of `metric` in one run's records. A resumed run logs again the updates after its last
+// checkpoint: the later record of an update replaces the earlier one.
+ChartCurve curve_of(const std::vector<nlohmann::json>& records, const PlottedMetric& metric, bool by_time,
+                    const std::string& path, size_t run) {
+  std::map<int64_t, std::pair<double, double>> by_step;
+  for (const auto& record : records) {
+    if (record.value("kind", "") != metric.kind || !record.contains(metric.key) || !record.contains("step")) continue;
+    const auto& value = record[metric.key];
+    if (!value.is_number()) continue;
+    double y = value.get<double>();
+    if (metric.log2) y = y > 0 ? std::log2(y) : NAN;
+    const int64_t step = record["step"].get<int64_t>();
+    MIXSEQ_CHECK(!by_time || record.contains("train_s"), "'", path, "' has records without train_s (written by a ",
+                 "mixseq before it logged wall time): plot it with --x updates");
+    by_step[step] = {by_time ? record["train_s"].get<double>() : static_cast<double>(step), y};
+  }
+  ChartCurve curve;
+  curve.run = run;
+  for (const auto& [step, point] : by_step) curve.points.push_back(point);
+  return curve;
+}
+
+int run_plot(const PlotArguments& arguments) {
+  SvgChart chart;
+  chart.title = arguments.title;
+  const bool by_time = arguments.x == "time";
+  std::vector<std::vector<nlohmann::json>> records;
+  for (const auto& run : arguments.runs) {
+    const std::string path = metrics_path_of(run);
+    MIXSEQ_CHECK(std::filesystem::exists(path), "'", path, "' does not exist: give run folders (with a ",
+                 "metrics.jsonl) or metrics.jsonl files");
+    records.push_back(read_metrics_log(path));
+    chart.runs.push_back(run);
+  }
+  for (const auto& metric : kPlottedMetrics) {
+    ChartPanel panel{metric.id, metric.title, by_time ? "wall time (s)" : "updates", {}};
+    for (size_t run = 0; run < records.size(); ++run) {
+      auto curve = curve_of(records[run], metric, by_time, metrics_path_of(arguments.runs[run]), run);
+      if (!curve.points.empty()) panel.curves.push_back(std::move(curve));
+    }
+    if (!panel.curves.empty()) chart.panels.push_back(std::move(panel));  // e.g. no loss scale without fp16
+  }
+  OutputFile out(arguments.output);
+  out.stream() << render_svg(chart);
+  out.commit();
+  log_info("plot: ", chart.panels.size(), " panels of ", chart.runs.size(), " runs in ", arguments.output);
+  return 0;
+}
+
+}  // namespace
+
+void add_plot_command(CLI::App& app, CommandTable& table) {
+  auto* command = app.add_subcommand("plot", "Draw the learning curves of training runs as one SVG");
+  auto arguments = std::make_shared<PlotArguments>();
+  command->add_option("runs", arguments->runs, "Run folders (their metrics.jsonl) or metrics.jsonl files")
+      ->required();
+  command->add_option("-o,--output", arguments->output, "The SVG file to write")->required();
+  command->add_option("--x", arguments->x, "What the horizontal axes count: updates or (wall) time")
+      ->check(CLI::IsMember({"updates", "time"}))
+      ->capture_default_str();
+  command->add_option("--title", arguments->title, "The chart's title")->capture_default_str();
+  table.add(command, [arguments] { return run_plot(*arguments); });
+}
+
+}  // namespace mixseq::cli
