@@ -3,6 +3,7 @@
 # Safe to run again: installed packages are kept, and the build only redoes what changed.
 #   scripts/setup.sh            # packages + Release build with tests and benchmarks
 #   BUILD_DIR=out scripts/setup.sh
+#   MIXSEQ_CMAKE_ARGS="-DMIXSEQ_BUILD_TESTS=OFF" scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,5 +29,7 @@ if ((${#missing[@]})); then
 fi
 
 build_dir="${BUILD_DIR:-build}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release
+# MIXSEQ_CMAKE_ARGS: more CMake options, e.g. "-DMIXSEQ_BUILD_TESTS=OFF" (the Dockerfile).
+# shellcheck disable=SC2086
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${MIXSEQ_CMAKE_ARGS:-}
 cmake --build "$build_dir"

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "mixseq/util/error.h"
 
@@ -43,9 +44,15 @@ void check_one_copy_of_shared_globals(void* handle, const std::string& path) {
   }
 }
 
+// The module lies at lib/mixseq/ beside the program's bin/, in the build tree as where it is
+// installed (CMakeLists.txt), so a program finds it wherever its folder was put.
 std::string module_path() {
   if (const char* path = std::getenv("MIXSEQ_SENTENCEPIECE_MODULE")) return path;
-  return MIXSEQ_SENTENCEPIECE_MODULE_PATH;  // set by src/CMakeLists.txt
+  std::error_code error;
+  const auto program = std::filesystem::read_symlink("/proc/self/exe", error);
+  MIXSEQ_CHECK(!error, "cannot find mixseq's SentencePiece module: /proc/self/exe does not name this program (",
+               error.message(), "); point $MIXSEQ_SENTENCEPIECE_MODULE at libmixseq_sentencepiece.so");
+  return (program.parent_path().parent_path() / "lib" / "mixseq" / "libmixseq_sentencepiece.so").string();
 }
 
 const Functions& open_module() {
@@ -55,8 +62,8 @@ const Functions& open_module() {
   // RTLD_LOCAL | RTLD_DEEPBIND: see the header; the handle stays open for the process.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
   MIXSEQ_CHECK(handle != nullptr, "cannot open mixseq's SentencePiece module '", path, "': ", dlerror(),
-               "; rebuild mixseq (target mixseq_sentencepiece) or point $MIXSEQ_SENTENCEPIECE_MODULE at "
-               "libmixseq_sentencepiece.so");
+               "; it belongs at lib/mixseq/ beside the program's bin/ folder (rebuild or reinstall mixseq), "
+               "or point $MIXSEQ_SENTENCEPIECE_MODULE at libmixseq_sentencepiece.so");
   check_one_copy_of_shared_globals(handle, path);
   using Entry = const Functions* (*)();
   const auto entry = reinterpret_cast<Entry>(dlsym(handle, "mixseq_sentencepiece_module_functions"));

@@ -66,8 +66,9 @@ struct Functions {
 };
 
 // Opens the module once per process (thread-safe) and returns its functions; throws
-// mixseq::Error naming the module's path when it cannot. The path is the module built next
-// to this library (set at build time), or $MIXSEQ_SENTENCEPIECE_MODULE when that is set.
+// mixseq::Error naming the module's path when it cannot. The path is
+// <program's folder>/../lib/mixseq/libmixseq_sentencepiece.so (the build tree and an installed
+// prefix alike), or $MIXSEQ_SENTENCEPIECE_MODULE when that is set.
 const Functions& functions();
 
 // Why this build cannot open the module ("" when it can): non-empty in AddressSanitizer builds.
