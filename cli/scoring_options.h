@@ -19,7 +19,8 @@ struct ScoringOptions {
   std::string input = "-";              // -i/--input: the system output; "-" reads stdin
   bool sentence_level = false;          // -sl/--sentence-level: one score per line
   bool score_only = false;              // -b/--score-only: print the number alone
-  std::string format = "text";          // -f/--format: "text" (sacreBLEU's line) or "json"
+  std::string format = "json";          // -f/--format: "json" (sacreBLEU 2's default) or "text" (its line);
+                                        // sentence scores are text lines either way, as in sacreBLEU
   bool json = false;                    // --json: short for --format json
   bool short_signature = false;         // -sh/--short: abbreviated signature keys
   int width = 1;                        // -w/--width: decimals of the score (sacreBLEU's default 1)
@@ -31,7 +32,8 @@ void add_scoring_options(CLI::App& command, ScoringOptions& options);
 // Checks combinations sacreBLEU would not print (JSON per sentence, a negative width).
 void check_scoring_options(const ScoringOptions& options);
 
-// Prints one report on stdout: the number alone (-b), sacreBLEU's JSON, or its text line.
-void print_report(const ScoreReport& report, const ScoringOptions& options);
+// Prints reports on stdout as sacreBLEU does: the numbers alone (-b); JSON (one object, or a list
+// of several); or text lines, several aligned at their "=".
+void print_reports(const std::vector<ScoreReport>& reports, const ScoringOptions& options);
 
 }  // namespace mixseq::cli

@@ -24,8 +24,54 @@ function(expect_output expected)
 endfunction()
 
 expect_output("BLEU|nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:@V@ = 56.80 84.6/73.9/55.0/35.3 (BP = 0.962 ratio = 0.963 hyp_len = 26 ref_len = 27)"
-              bleu ref1 ref2 -i hyp -w 2)
+              bleu ref1 ref2 -i hyp -w 2 -f text)
 expect_output("51.1" bleu ref1 -i hyp -b)
+# What sacreBLEU 2.6 prints by default (JSON), and with several metrics (-m): a JSON list, the
+# bare scores as a list with -b, or text lines aligned at their " = ".
+expect_output("{
+ \"name\": \"BLEU\",
+ \"score\": 51.1,
+ \"signature\": \"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:@V@\",
+ \"verbose_score\": \"80.8/65.2/50.0/35.3 (BP = 0.926 ratio = 0.929 hyp_len = 26 ref_len = 28)\",
+ \"nrefs\": \"1\",
+ \"case\": \"mixed\",
+ \"eff\": \"no\",
+ \"tok\": \"13a\",
+ \"smooth\": \"exp\",
+ \"version\": \"@V@\"
+}" bleu ref1 -i hyp)
+expect_output("[
+51.1,
+63.1
+]" chrf ref1 -i hyp -m bleu chrf -b)
+expect_output("  BLEU|nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:@V@ = 51.13 80.8/65.2/50.0/35.3 (BP = 0.926 ratio = 0.929 hyp_len = 26 ref_len = 28)
+chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:@V@ = 63.07" bleu ref1 -i hyp -m chrf bleu -f text -w 2)
+expect_output("[
+{
+ \"name\": \"BLEU\",
+ \"score\": 51.1,
+ \"signature\": \"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:@V@\",
+ \"verbose_score\": \"80.8/65.2/50.0/35.3 (BP = 0.926 ratio = 0.929 hyp_len = 26 ref_len = 28)\",
+ \"nrefs\": \"1\",
+ \"case\": \"mixed\",
+ \"eff\": \"no\",
+ \"tok\": \"13a\",
+ \"smooth\": \"exp\",
+ \"version\": \"@V@\"
+},
+{
+ \"name\": \"chrF2\",
+ \"score\": 63.1,
+ \"signature\": \"nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:@V@\",
+ \"nrefs\": \"1\",
+ \"case\": \"mixed\",
+ \"eff\": \"yes\",
+ \"nc\": \"6\",
+ \"nw\": \"0\",
+ \"space\": \"no\",
+ \"version\": \"@V@\"
+}
+]" bleu ref1 -i hyp -m bleu chrf)
 expect_output("BLEU|nrefs:2|case:lc|eff:yes|tok:13a|smooth:exp|version:@V@ = 57.2 85.7/83.3/60.0/25.0 (BP = 1.000 ratio = 1.000 hyp_len = 7 ref_len = 7)
 BLEU|nrefs:2|case:lc|eff:yes|tok:13a|smooth:exp|version:@V@ = 51.3 77.8/62.5/42.9/33.3 (BP = 1.000 ratio = 1.125 hyp_len = 9 ref_len = 8)
 BLEU|nrefs:1|case:lc|eff:yes|tok:13a|smooth:exp|version:@V@ = 65.8 90.0/77.8/62.5/42.9 (BP = 1.000 ratio = 1.000 hyp_len = 10 ref_len = 10)
@@ -45,11 +91,11 @@ expect_output("{
 }" chrf ref1 ref2 -i hyp -cw 2 --json)
 
 # The system output on stdin.
-execute_process(COMMAND "${MIXSEQ}" chrf ref1 -sh WORKING_DIRECTORY "${WORK_DIR}" INPUT_FILE "${WORK_DIR}/hyp"
+execute_process(COMMAND "${MIXSEQ}" chrf ref1 -sh -f text WORKING_DIRECTORY "${WORK_DIR}" INPUT_FILE "${WORK_DIR}/hyp"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out)
 string(REPLACE "@V@" "${V}" expected "chrF2|#:1|c:mixed|e:yes|nc:6|nw:0|s:no|v:@V@ = 63.1\n")
 if(NOT rc EQUAL 0 OR NOT out STREQUAL expected)
-  message(FATAL_ERROR "mixseq chrf ref1 -sh < hyp: exit ${rc}, got '${out}', expected '${expected}'")
+  message(FATAL_ERROR "mixseq chrf ref1 -sh -f text < hyp: exit ${rc}, got '${out}', expected '${expected}'")
 endif()
 
 # Different line counts: a non-zero exit and a message naming every file and count.

@@ -26,7 +26,7 @@ rm -rf "$work" && mkdir -p "$work"
 "$mixseq" translate -c "$work/run/checkpoint_best.pt" -i "$work/raw/test.en" -o "$work/test.hyp.de" --device cpu \
   --beam-size 4 --length-penalty 0.6 --coverage-penalty 0 2>"$work/translate.log" ||
   { tail -20 "$work/translate.log"; exit 1; }
-bleu_line=$("$mixseq" bleu "$work/raw/test.de" -i "$work/test.hyp.de")
+bleu_line=$("$mixseq" bleu "$work/raw/test.de" -i "$work/test.hyp.de" -f text)
 echo "$bleu_line"
 bleu=$(echo "$bleu_line" | sed -n 's/^BLEU|[^=]* = \([0-9.]*\) .*/\1/p')
 awk -v b="$bleu" -v min="$min_bleu" 'BEGIN { exit !(b >= min) }' ||
