@@ -1,6 +1,8 @@
 // mixseq spm {train,encode,decode}: SentencePiece models through libsentencepiece.
 // encode and decode turn one line into one line, spread over --threads workers in input order.
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -80,38 +82,63 @@ int run_transform(const char* name, const TransformPaths& paths, int threads,
   return 0;
 }
 
+// spm_train's --input=a.txt,b.txt: a value that is not a file itself but whose comma-separated
+// parts are is several inputs; a path that holds a comma stays one.
+std::vector<std::string> split_comma_separated_inputs(const std::vector<std::string>& values) {
+  std::vector<std::string> paths;
+  for (const auto& value : values) {
+    std::vector<std::string> parts;
+    for (size_t start = 0, comma; start <= value.size(); start = comma + 1) {
+      comma = std::min(value.find(',', start), value.size());
+      parts.push_back(value.substr(start, comma - start));
+    }
+    const bool several = !std::filesystem::exists(value) && parts.size() > 1 &&
+                         std::all_of(parts.begin(), parts.end(), [](const auto& p) { return std::filesystem::exists(p); });
+    if (several)
+      paths.insert(paths.end(), parts.begin(), parts.end());
+    else
+      paths.push_back(value);
+  }
+  return paths;
+}
+
 void add_train(CLI::App& app, CLI::App* spm, CommandTable& table) {
   auto* command = spm->add_subcommand("train", "Train a SentencePiece model on plain text");
   auto options = std::make_shared<SentencePieceTrainOptions>();
-  command->add_option("--input", options->input_paths, "Training text, one sentence per line (repeatable)")
+  // spm_train's own spellings work too (--model_prefix, --input=a.txt,b.txt), so its commands
+  // can be reused as they are.
+  command->add_option("--input", options->input_paths,
+                      "Training text, one sentence per line (repeatable, or comma-separated as spm_train's)")
       ->required();
-  command->add_option("--model-prefix", options->model_prefix, "Writes <prefix>.model and <prefix>.vocab")
+  command->add_option("--model-prefix,--model_prefix", options->model_prefix, "Writes <prefix>.model and <prefix>.vocab")
       ->required();
-  command->add_option("--vocab-size", options->vocab_size, "Pieces in the model, <unk> <s> </s> included")
+  command->add_option("--vocab-size,--vocab_size", options->vocab_size, "Pieces in the model, <unk> <s> </s> included")
       ->check(in_range(1, INT32_MAX))  // SentencePiece counts pieces in int32
       ->capture_default_str();
-  command->add_option("--model-type", options->model_type, "Segmentation algorithm")
+  command->add_option("--model-type,--model_type", options->model_type, "Segmentation algorithm")
       ->check(CLI::IsMember({"unigram", "bpe", "char", "word"}))
       ->capture_default_str();
-  command->add_option("--character-coverage", options->character_coverage,
+  command->add_option("--character-coverage,--character_coverage", options->character_coverage,
                       "Share of characters spelled by the model (0.9995 for Chinese/Japanese)")
       ->check(in_range(0, 1))  // 0 is refused by train_sentencepiece, with advice
       ->capture_default_str();
-  command->add_option("--input-sentence-size", options->input_sentence_size,
+  command->add_option("--input-sentence-size,--input_sentence_size", options->input_sentence_size,
                       "Sentences sampled for training (0: all)")
       ->check(at_least(0))
       ->capture_default_str();
-  command->add_option("--shuffle-input-sentence", options->shuffle_input_sentence,
+  command->add_option("--shuffle-input-sentence,--shuffle_input_sentence", options->shuffle_input_sentence,
                       "With --input-sentence-size: sample at random (true) or take the first (false)")
       ->capture_default_str();
   command->add_option("--seed", options->seed, "Seed for the sampling")
       ->check(in_range(0, UINT32_MAX - 1))  // SentencePiece reads UINT32_MAX as "seed from std::random_device"
       ->capture_default_str();
-  command->add_option("--user-defined-symbols", options->user_defined_symbols,
-                      "Pieces always kept whole, e.g. '<sep>' (repeatable; no commas)");
+  command->add_option("--user-defined-symbols,--user_defined_symbols", options->user_defined_symbols,
+                      "Pieces always kept whole, e.g. '<sep>' (repeatable, or comma-separated as spm_train's)")
+      ->delimiter(',');
   command->add_flag("--verbose", options->log_progress, "Show SentencePiece's training log");
   table.add(command, [&app, options] {
     options->num_threads = global_threads(app);
+    options->input_paths = split_comma_separated_inputs(options->input_paths);
     const int64_t lines = train_sentencepiece(*options);
     log_info("spm train: wrote ", options->model_prefix, ".model and ", options->model_prefix, ".vocab (",
              options->model_type, ", ", options->vocab_size, " pieces) from ", lines, " lines");
