@@ -182,13 +182,8 @@ BleuScore corpus_bleu(const std::vector<std::string>& hypotheses,
                       const std::vector<std::vector<std::string>>& references, const BleuOptions& options) {
   check_reference_streams(hypotheses, references);
   BleuStats stats;
-  int num_refs = 0;
-  for (size_t i = 0; i < hypotheses.size(); ++i) {
-    const auto refs = segment_references(references, i);
-    num_refs = update_num_refs(num_refs, i, refs.size());
-    add_segment(hypotheses[i], refs, options, stats);
-  }
-  return compute_bleu(stats, options, num_refs);
+  for (size_t i = 0; i < hypotheses.size(); ++i) add_segment(hypotheses[i], segment_references(references, i), options, stats);
+  return compute_bleu(stats, options, static_cast<int>(references.size()));
 }
 
 BleuScore sentence_bleu(const std::string& hypothesis, const std::vector<std::string>& references,
@@ -203,7 +198,7 @@ std::vector<SignatureField> bleu_signature(const BleuOptions& options, int num_r
   if (const auto value = default_smooth_value(options.smoothing))
     smooth += "[" + format_decimal(options.smooth_value.value_or(*value), 2) + "]";
   return {
-      {"nrefs", "#", num_refs == -1 ? "var" : std::to_string(num_refs)},
+      {"nrefs", "#", std::to_string(num_refs)},
       {"case", "c", options.lowercase ? "lc" : "mixed"},
       {"eff", "e", options.effective_order ? "yes" : "no"},
       {"tok", "tok", std::string(bleu_tokenizer_name(options.tokenizer))},

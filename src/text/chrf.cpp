@@ -138,11 +138,11 @@ ChrfScore corpus_chrf(const std::vector<std::string>& hypotheses,
   check_options(options);
   check_reference_streams(hypotheses, references);
   ChrfScore result;
+  result.num_refs = static_cast<int>(references.size());
   result.statistics.assign(3 * static_cast<size_t>(options.char_order + options.word_order), 0);
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     std::vector<SegmentNgrams> refs;
     for (const std::string* ref : segment_references(references, i)) refs.push_back(extract_ngrams(*ref, options));
-    result.num_refs = update_num_refs(result.num_refs, i, refs.size());
     // The first reference with the strictly best F-score wins.
     const SegmentNgrams hyp = extract_ngrams(hypotheses[i], options);
     std::vector<int64_t> best;
@@ -174,7 +174,7 @@ std::string chrf_name(const ChrfOptions& options) {
 
 std::vector<SignatureField> chrf_signature(const ChrfOptions& options, int num_refs) {
   return {
-      {"nrefs", "#", num_refs == -1 ? "var" : std::to_string(num_refs)},
+      {"nrefs", "#", std::to_string(num_refs)},
       {"case", "c", options.lowercase ? "lc" : "mixed"},
       {"eff", "e", options.eps_smoothing ? "no" : "yes"},
       {"nc", "nc", std::to_string(options.char_order)},

@@ -17,17 +17,8 @@ void check_reference_streams(const std::vector<std::string>& hypotheses,
 std::vector<const std::string*> segment_references(const std::vector<std::vector<std::string>>& references,
                                                    size_t segment) {
   std::vector<const std::string*> refs;
-  for (const auto& stream : references)
-    if (!stream[segment].empty()) refs.push_back(&stream[segment]);
-  MIXSEQ_CHECK(!refs.empty(), "segment ", segment + 1,
-               " has no reference: every reference stream has an empty string there ",
-               "(sacreBLEU rejects this too); give it a reference or drop the segment");
+  for (const auto& stream : references) refs.push_back(&stream[segment]);
   return refs;
-}
-
-int update_num_refs(int num_refs, size_t segment, size_t segment_refs) {
-  const int count = static_cast<int>(segment_refs);
-  return segment == 0 || num_refs == count ? count : -1;
 }
 
 }  // namespace mixseq

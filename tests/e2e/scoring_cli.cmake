@@ -1,6 +1,6 @@
 # mixseq bleu / mixseq chrf end to end: writes a tiny system output and two references (a
 # byte-order mark, an empty hypothesis, a missing reference line), runs the commands and compares
-# their output with what sacreBLEU 2.x printed for the same files (sacrebleu REF... -i HYP ...),
+# their output with what sacreBLEU 2.6 printed for the same files (sacrebleu REF... -i HYP ...),
 # "@V@" standing for mixseq's signature version.
 # Run by CTest as: cmake -DMIXSEQ=<mixseq> -DWORK_DIR=<dir> -DVERSION=<x.y.z> -P scoring_cli.cmake
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -23,7 +23,7 @@ function(expect_output expected)
   endif()
 endfunction()
 
-expect_output("BLEU|nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:@V@ = 56.80 84.6/73.9/55.0/35.3 (BP = 0.962 ratio = 0.963 hyp_len = 26 ref_len = 27)"
+expect_output("BLEU|nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:@V@ = 56.80 84.6/73.9/55.0/35.3 (BP = 0.962 ratio = 0.963 hyp_len = 26 ref_len = 27)"
               bleu ref1 ref2 -i hyp -w 2 -f text)
 expect_output("51.1" bleu ref1 -i hyp -b)
 # What sacreBLEU 2.6 prints by default (JSON), and with several metrics (-m): a JSON list, the
@@ -74,14 +74,14 @@ expect_output("[
 ]" bleu ref1 -i hyp -m bleu chrf)
 expect_output("BLEU|nrefs:2|case:lc|eff:yes|tok:13a|smooth:exp|version:@V@ = 57.2 85.7/83.3/60.0/25.0 (BP = 1.000 ratio = 1.000 hyp_len = 7 ref_len = 7)
 BLEU|nrefs:2|case:lc|eff:yes|tok:13a|smooth:exp|version:@V@ = 51.3 77.8/62.5/42.9/33.3 (BP = 1.000 ratio = 1.125 hyp_len = 9 ref_len = 8)
-BLEU|nrefs:1|case:lc|eff:yes|tok:13a|smooth:exp|version:@V@ = 65.8 90.0/77.8/62.5/42.9 (BP = 1.000 ratio = 1.000 hyp_len = 10 ref_len = 10)
+BLEU|nrefs:2|case:lc|eff:yes|tok:13a|smooth:exp|version:@V@ = 65.8 90.0/77.8/62.5/42.9 (BP = 1.000 ratio = 1.000 hyp_len = 10 ref_len = 10)
 BLEU|nrefs:2|case:lc|eff:yes|tok:13a|smooth:exp|version:@V@ = 0.0 0.0/0.0/0.0/0.0 (BP = 0.000 ratio = 0.000 hyp_len = 0 ref_len = 2)"
               bleu ref1 ref2 -i hyp -sl -lc)
 expect_output("{
  \"name\": \"chrF2++\",
  \"score\": 67.9,
- \"signature\": \"nrefs:var|case:mixed|eff:yes|nc:6|nw:2|space:no|version:@V@\",
- \"nrefs\": \"var\",
+ \"signature\": \"nrefs:2|case:mixed|eff:yes|nc:6|nw:2|space:no|version:@V@\",
+ \"nrefs\": \"2\",
  \"case\": \"mixed\",
  \"eff\": \"yes\",
  \"nc\": \"6\",

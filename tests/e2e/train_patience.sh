@@ -44,4 +44,11 @@ grep -q 'valid | .*step 4 | .*bleu [0-9.]* (best)' "$work/by_loss.log" || fail "
 if "${train[@]}" --train.run_dir "$work/refused" --train.max_steps 2 --train.validate_bleu false \
   --train.best_metric bleu 2>"$work/refused.log"; then fail "best_metric bleu without BLEU was accepted"; fi
 grep -q "train.best_metric bleu needs train.validate_bleu true" "$work/refused.log" || fail "$(tail -1 "$work/refused.log")"
-echo "PASS: patience stops at the third flat validation and survives a resume; best_metric loss and bleu"
+# A language model stops the same way (its best metric is the validation loss).
+make_small_lm_task "$mixseq" "$work/lm"
+tiny_lm_train_command "$mixseq" "$work/lm"
+"${train[@]}" --train.run_dir "$work/lm_run" --train.max_steps 40 --train.validate_interval 1 --train.patience 1 \
+  --optim.lr 0 2>"$work/lm.log" || fail "language model: $(tail -3 "$work/lm.log")"
+[ "$(valid_lines "$work/lm_run")" = 2 ] || fail "language model: expected 2 validations, got $(valid_lines "$work/lm_run")"
+grep -q 'no better loss in 1 validations (train.patience): stopping' "$work/lm.log" || fail "language model: no patience line"
+echo "PASS: patience stops at the third flat validation and survives a resume; best_metric loss and bleu; a language model"

@@ -64,7 +64,7 @@ struct BleuScore {
   int64_t sys_len = 0;   // hypothesis tokens
   int64_t ref_len = 0;   // per segment, the reference length closest to the hypothesis length
                          // (the shorter one on ties), summed
-  int num_refs = 0;      // non-empty references per segment; -1 when it varies ("nrefs:var")
+  int num_refs = 0;      // references per segment: one per stream, empty ones included
 };
 
 // Corpus BLEU of `hypotheses` against `references` (see above for the layout).

@@ -38,7 +38,7 @@ struct ChrfScore {
   // corpus: hypothesis n-grams (counted only where the chosen reference has n-grams of that
   // order), reference n-grams, matched n-grams.
   std::vector<int64_t> statistics;
-  int num_refs = 0;  // non-empty references per segment; -1 when it varies ("nrefs:var")
+  int num_refs = 0;  // references per segment: one per stream, empty ones included
 };
 
 // Corpus chrF of `hypotheses` against `references`.

@@ -107,17 +107,14 @@ TEST_F(ScoringInputTest, MissingFileIsNamed) {
   EXPECT_EQ(error_of(ref, {missing}), "cannot open '" + missing + "' for reading");
 }
 
-TEST_F(ScoringInputTest, SegmentsWithoutAnyReferenceAreRejected) {
+// An empty line is an empty reference, as in sacreBLEU 2.2 and later, even where every file has one.
+TEST_F(ScoringInputTest, EmptyReferenceLinesAreEmptyReferences) {
   const auto hyp = write("hyp", "a\nb\n");
   const auto ref1 = write("ref1", "a\n \t\n");  // whitespace only: empty once stripped
   const auto ref2 = write("ref2", "a\n\n");
-  const auto ref3 = write("ref3", "a\nb\n");
-  EXPECT_EQ(error_of(hyp, {ref1}).rfind(ref1 + ":2: the reference is empty; sacreBLEU rejects", 0), 0u)
-      << error_of(hyp, {ref1});
-  EXPECT_EQ(error_of(hyp, {ref1, ref2}).rfind(ref1 + ":2: every reference file has an empty line here", 0), 0u);
-  // One empty reference among others is fine: that segment just has fewer references.
-  const ScoringInput input = read_scoring_input(hyp, {ref1, ref3});
-  EXPECT_EQ(corpus_bleu(input.hypotheses, input.references, {}).num_refs, -1);
+  const ScoringInput input = read_scoring_input(hyp, {ref1, ref2});
+  EXPECT_EQ(input.references, (std::vector<std::vector<std::string>>{{"a", ""}, {"a", ""}}));
+  EXPECT_EQ(corpus_bleu(input.hypotheses, input.references, {}).num_refs, 2);
 }
 
 TEST_F(ScoringInputTest, EmptySystemOutputOrNoReferencesAreRejected) {
