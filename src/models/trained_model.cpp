@@ -49,6 +49,7 @@ namespace {
 // What every trained model brings besides its network.
 struct CheckpointedText {
   ModelConfig config;
+  std::string config_yaml;
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
 };
@@ -68,7 +69,7 @@ CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
                                         scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
-  return {std::move(config), std::move(vocabulary), std::move(tokenizer)};
+  return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer)};
 }
 
 template <typename Model>
@@ -83,7 +84,7 @@ std::string in_file(const std::string& path, const Error& e) { return str_cat("'
 }  // namespace
 
 TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device) {
-  auto [config, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
+  auto [config, config_yaml, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
   Seq2SeqModel model;
   try {
     model = build_seq2seq_model(config, vocabulary.size());
@@ -91,11 +92,11 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
     throw Error(in_file(checkpoint_path, e));
   }
   load_for_inference(checkpoint_path, model, device);
-  return {std::move(config), std::move(vocabulary), std::move(tokenizer), std::move(model)};
+  return {std::move(config), std::move(config_yaml), std::move(vocabulary), std::move(tokenizer), std::move(model)};
 }
 
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device) {
-  auto [config, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
+  auto [config, config_yaml, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
   LanguageModel model;
   try {
     model = build_language_model(config, vocabulary.size());

@@ -23,6 +23,8 @@ namespace mixseq {
 
 struct TrainedModel {
   ModelConfig config;  // the `model` section of the stored training configuration
+  std::string config_yaml;  // the whole stored training configuration, for the sections that layers
+                            // above models/ read (decode/stored_search.h: validation_search)
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
   Seq2SeqModel model;
