@@ -12,6 +12,7 @@ packages=(
   libopenblas-dev libopenblas0-openmp       # BLAS for LibTorch; the OpenMP build shares LibTorch's thread pool
   libsentencepiece-dev libicu-dev           # SentencePiece; Unicode classes for sacreBLEU's intl tokenizer
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
+  libcpp-httplib-dev                        # mixseq serve: Debian's HTTP/1.1 server library (cpp-httplib 0.11)
   libgtest-dev python3                      # the end-to-end tests parse JSON and make test input with python3
   clang libclang-rt-14-dev llvm-14          # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer, symbolizer
 )

@@ -75,6 +75,15 @@ struct BeamSearchOptions {
     v.field("nbest", nbest, "hypotheses returned per sentence, at most beam_size");
     v.field("suppress_eos", suppress_eos, "never end a hypothesis before max_len (fixed benchmark workload)");
   }
+
+  // Same search (a server batches only requests that agree).
+  bool operator==(const BeamSearchOptions& o) const {
+    return beam_size == o.beam_size && length_penalty == o.length_penalty &&
+           length_penalty_const == o.length_penalty_const && coverage_penalty == o.coverage_penalty &&
+           max_len_a == o.max_len_a && max_len_b == o.max_len_b && min_len == o.min_len && nbest == o.nbest &&
+           suppress_eos == o.suppress_eos;
+  }
+  bool operator!=(const BeamSearchOptions& o) const { return !(*this == o); }
 };
 
 struct Hypothesis {
