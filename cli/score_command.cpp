@@ -17,7 +17,7 @@ namespace mixseq::cli {
 namespace {
 
 struct ScoreArguments {
-  std::string checkpoint;
+  std::vector<std::string> checkpoints;  // several: an ensemble
   std::string source;
   std::string target;
   std::string output = "-";
@@ -32,7 +32,10 @@ struct ScoreArguments {
 void add_score_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand("score", "Log-probability of given translations under a checkpoint (forced decoding)");
   auto arguments = std::make_shared<ScoreArguments>();
-  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) written by mixseq train")->required();
+  command->add_option("-c,--checkpoint", arguments->checkpoints,
+                      "Checkpoint (.pt) written by mixseq train; repeat for an ensemble (log-probabilities averaged)")
+      ->required()
+      ->take_all();
   command->add_option("-s,--source", arguments->source, "Source text, one sentence per line (- = stdin)")->required();
   command->add_option("-t,--target", arguments->target, "Translations to score, line by line with the source")
       ->required();
@@ -54,7 +57,7 @@ void add_score_command(CLI::App& app, CommandTable& table) {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
-    auto trained = load_trained_model(arguments->checkpoint, device);
+    auto trained = load_trained_models(arguments->checkpoints, device);
     ReferenceScorer scorer(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
     const auto scores = scorer.score(sources, targets, arguments->max_tokens);
     OutputFile out(arguments->output);

@@ -8,6 +8,7 @@
 #include "mixseq/decode/translator.h"
 #include "mixseq/models/trained_model.h"
 #include "mixseq/serve/translation_server.h"
+#include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/stop_request.h"
 #include "option_checks.h"
@@ -18,7 +19,7 @@ namespace mixseq::cli {
 namespace {
 
 struct ServeArguments {
-  std::string checkpoint;
+  std::vector<std::string> checkpoints;  // several: an ensemble
   std::string device = "auto";
   std::string precision = "fp32";
   SearchFlags search;
@@ -32,7 +33,10 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
       "serve", "Serve a trained checkpoint over HTTP: POST /translate, GET /health, GET /metrics");
   auto arguments = std::make_shared<ServeArguments>();
   auto& server = arguments->server;
-  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) written by mixseq train")->required();
+  command->add_option("-c,--checkpoint", arguments->checkpoints,
+                      "Checkpoint (.pt) written by mixseq train; repeat for an ensemble (log-probabilities averaged)")
+      ->required()
+      ->take_all();
   command->add_option("--host", server.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
   command->add_option("--port", server.port, "Port to listen on; 0 = any free port (the chosen one is printed)")
       ->check(in_range(0, 65535))
@@ -72,12 +76,14 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
-    auto trained = load_trained_model(arguments->checkpoint, device);
+    auto trained = load_trained_models(arguments->checkpoints, device);
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
-    const auto search = arguments->search.resolve(trained.config_yaml, arguments->checkpoint);
+    const auto search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());
     check_beam_search_options(search, trained.model->vocab_size());
-    log_info("serve: ", arguments->checkpoint, " on ", device.str(), " (", arguments->precision, "), beam ",
-             search.beam_size, " unless a request asks otherwise");
+    const auto& checkpoints = arguments->checkpoints;
+    log_info("serve: ", checkpoints.front(),
+             checkpoints.size() > 1 ? str_cat(" and ", checkpoints.size() - 1, " more (an ensemble)") : "", " on ",
+             device.str(), " (", arguments->precision, "), beam ", search.beam_size, " unless a request asks otherwise");
     TranslationServer(arguments->server, translator, search).run();
     return 0;  // a stop signal is how a server is meant to end: drained, not interrupted
   });

@@ -20,7 +20,7 @@ namespace mixseq::cli {
 namespace {
 
 struct TranslateArguments {
-  std::string checkpoint;
+  std::vector<std::string> checkpoints;  // several: an ensemble
   std::string input = "-";
   std::string output = "-";
   std::string device = "auto";
@@ -49,7 +49,10 @@ bool read_buffer(LineReader& reader, int64_t size, std::vector<std::string>& lin
 void add_translate_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand("translate", "Translate raw text with a trained checkpoint");
   auto arguments = std::make_shared<TranslateArguments>();
-  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) written by mixseq train")->required();
+  command->add_option("-c,--checkpoint", arguments->checkpoints,
+                      "Checkpoint (.pt) written by mixseq train; repeat for an ensemble (log-probabilities averaged)")
+      ->required()
+      ->take_all();
   command->add_option("-i,--input", arguments->input, "Source text, one sentence per line (- = stdin)")
       ->capture_default_str();
   command->add_option("-o,--output", arguments->output, "Translations (- = stdout)")->capture_default_str();
@@ -77,10 +80,10 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
-    auto trained = load_trained_model(arguments->checkpoint, device);
+    auto trained = load_trained_models(arguments->checkpoints, device);
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
     auto options = arguments->options;
-    options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoint);
+    options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());
     check_beam_search_options(options.search, trained.model->vocab_size());
 
     LineReader reader(arguments->input);

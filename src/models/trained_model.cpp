@@ -6,6 +6,7 @@
 
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/models/registry.h"
+#include "mixseq/models/seq2seq_ensemble.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/config.h"
 #include "mixseq/util/error.h"
@@ -93,6 +94,29 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
   }
   load_for_inference(checkpoint_path, model, device);
   return {std::move(config), std::move(config_yaml), std::move(vocabulary), std::move(tokenizer), std::move(model)};
+}
+
+TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_paths, const torch::Device& device) {
+  MIXSEQ_CHECK(!checkpoint_paths.empty(), "no checkpoint given");
+  auto first = load_trained_model(checkpoint_paths.front(), device);
+  if (checkpoint_paths.size() == 1) return first;
+  const auto first_contents = read_checkpoint_contents(checkpoint_paths.front());
+  std::vector<Seq2SeqModel> members = {first.model};
+  for (size_t i = 1; i < checkpoint_paths.size(); ++i) {
+    const auto& path = checkpoint_paths[i];
+    const auto contents = read_checkpoint_contents(path);
+    // Averaging log-probabilities means something only when id k is the same piece in every model.
+    MIXSEQ_CHECK(contents.vocabulary_text == first_contents.vocabulary_text, "'", path,
+                 "' has another vocabulary than '", checkpoint_paths.front(),
+                 "'; an ensemble needs models trained on the same prepared data");
+    MIXSEQ_CHECK(contents.tokenizer_kind == first_contents.tokenizer_kind &&
+                     contents.tokenizer_model == first_contents.tokenizer_model,
+                 "'", path, "' segments text with another tokenizer than '", checkpoint_paths.front(),
+                 "'; an ensemble needs models trained on the same prepared data");
+    members.push_back(load_trained_model(path, device).model);
+  }
+  first.model = std::make_shared<Seq2SeqEnsembleImpl>(std::move(members));
+  return first;
 }
 
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device) {
