@@ -28,6 +28,7 @@ struct TranslateArguments {
   int64_t buffer_size = 1000;  // input lines translated together at most
   bool show_scores = false;
   bool moses_nbest = false;
+  bool print_alignment = false;
   SearchFlags search;
   TranslateOptions options;  // its search is resolved from `search` and the checkpoint
 };
@@ -42,6 +43,13 @@ bool read_buffer(LineReader& reader, int64_t size, std::vector<std::string>& lin
     lines.push_back(std::move(line));
   }
   return !lines.empty();
+}
+
+// fairseq's alignment string: "source-target" position pairs, e.g. "0-0 2-1 1-2".
+std::string alignment_text(const std::vector<int64_t>& alignment) {
+  std::string text;
+  for (size_t t = 0; t < alignment.size(); ++t) text += (t ? " " : "") + std::to_string(alignment[t]) + "-" + std::to_string(t);
+  return text;
 }
 
 }  // namespace
@@ -76,6 +84,9 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   command->add_flag("--scores", arguments->show_scores, "Write 'index ||| translation ||| score' lines");
   command->add_flag("--moses-nbest", arguments->moses_nbest,
                     "Write n-best lines in Moses' format: 'index ||| translation ||| F0= score ||| score'");
+  command->add_flag("--print-alignment", arguments->print_alignment,
+                    "Add ' ||| ' and each output piece's most attended source piece as 'source-target' pairs, "
+                    "0-based (fairseq's --print-alignment; the source's </s> is position n)");
   table.add(command, [=] {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
@@ -84,6 +95,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
     auto options = arguments->options;
     options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());
+    options.search.return_alignment = arguments->print_alignment;
     check_beam_search_options(options.search, trained.model->vocab_size());
 
     LineReader reader(arguments->input);
@@ -97,14 +109,15 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (size_t i = 0; i < translations.size(); ++i, ++sentences) {
         output_tokens += translations[i].front().tokens;
-        if (!nbest_format) {
-          out.stream() << translations[i].front().text << '\n';
-          continue;
-        }
         for (const auto& hypothesis : translations[i]) {
-          out.stream() << sentences << " ||| " << hypothesis.text << " ||| ";
+          if (nbest_format) out.stream() << sentences << " ||| ";
+          out.stream() << hypothesis.text;
+          if (nbest_format) out.stream() << " ||| ";
           if (arguments->moses_nbest) out.stream() << "F0= " << hypothesis.score << " ||| ";
-          out.stream() << hypothesis.score << '\n';
+          if (nbest_format) out.stream() << hypothesis.score;
+          if (arguments->print_alignment) out.stream() << " ||| " << alignment_text(hypothesis.alignment);
+          out.stream() << '\n';
+          if (!nbest_format) break;  // the best alone
         }
       }
       out.stream().flush();  // a reader at the other end of a pipe gets this buffer now

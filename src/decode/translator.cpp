@@ -71,7 +71,8 @@ std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector
     auto& texts = results[nonempty[k]];
     texts.clear();
     for (const auto& hypothesis : hypotheses[k])
-      texts.push_back({detokenize(hypothesis.tokens), hypothesis.score, static_cast<int64_t>(hypothesis.tokens.size())});
+      texts.push_back({detokenize(hypothesis.tokens), hypothesis.score, static_cast<int64_t>(hypothesis.tokens.size()),
+                       hypothesis.alignment});
   }
   return results;
 }

@@ -2,7 +2,7 @@
 # mixseq translate streams (issue 14): through a pipe kept open it answers each line before the
 # next is written; --buffer-size changes batching, not output; the search defaults come from the
 # checkpoint's validation_search (a flag overrides one setting); --moses-nbest writes Moses'
-# 4-field n-best lines.
+# 4-field n-best lines; --print-alignment adds each output word's source position.
 #   translate_stream.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -37,4 +37,20 @@ translate --nbest 2 --moses-nbest >"$work/moses.txt"
 bad=$(awk -F' \\|\\|\\| ' 'NF != 4 || $1 !~ /^[0-9]+$/ || $3 !~ /^F0= -?[0-9.e+-]+$/ || ("F0= " $4) != $3' "$work/moses.txt" | head -3)
 [ -z "$bad" ] || fail "lines not in the Moses format 'i ||| text ||| F0= score ||| score': $bad"
 [ "$(cut -d' ' -f1 "$work/moses.txt" | uniq | wc -l)" -eq 20 ] || fail "Moses n-best indices are not 0..19, two each"
-echo "PASS: translate streams through a pipe, buffers do not change output, search defaults from the checkpoint, Moses n-best"
+# --print-alignment: one "source-target" pair per output word (the tokenizer is "none": pieces
+# are words), targets 0..m-1 in order, sources within the source's words and its </s>. (This
+# tiny model attends to its first source word throughout; that the positions are each step's
+# attention argmax is checked by the unit test BeamSearch.AlignmentIsEachStepsMostAttendedSourcePosition.)
+translate --print-alignment >"$work/aligned.txt"
+awk -F' \\|\\|\\| ' '{ print $1 }' "$work/aligned.txt" | cmp -s - "$work/file.hyp" ||
+  fail "--print-alignment changed the translations"
+paste -d'\t' "$work/raw/test.en" "$work/aligned.txt" | awk -F'\t' '{
+    split($2, parts, / \|\|\| /); n = split($1, source, " "); m = split(parts[1], target, " "); k = split(parts[2], pairs, " ")
+    if (k != m) { print "FAIL: line " NR ": " k " alignment pairs for " m " words"; bad = 1; next }
+    for (t = 1; t <= k; t++) { split(pairs[t], st, "-")
+      if (st[2] != t - 1 || st[1] < 0 || st[1] > n) { print "FAIL: line " NR ": pair " pairs[t] " (source of " n " words + </s>)"; bad = 1 } }
+  } END { exit bad }'
+translate --nbest 2 --moses-nbest --print-alignment | awk -F' \\|\\|\\| ' 'NF != 5 { exit 1 }' ||
+  fail "--moses-nbest --print-alignment lines do not have the alignment as a fifth field"
+
+echo "PASS: translate streams through a pipe, buffers do not change output, search defaults from the checkpoint, Moses n-best, alignments"

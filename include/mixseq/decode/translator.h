@@ -32,6 +32,8 @@ struct TextHypothesis {
   std::string text;   // detokenized output
   double score = 0;   // search score (log-probability with GNMT penalties)
   int64_t tokens = 0; // output tokens, without </s>
+  std::vector<int64_t> alignment;  // with search.return_alignment: per output piece, the source piece
+                                   // it attended most (Hypothesis::alignment); empty otherwise
 };
 
 class Translator {
