@@ -73,7 +73,7 @@ class TranslationServer::Impl {
   Clock::time_point started_ = Clock::now();
   std::atomic<int64_t> requests_{0};   // answered 200
   std::atomic<int64_t> sentences_{0};  // translated in those
-  std::atomic<int64_t> refused_{0};    // answered 4xx
+  std::atomic<int64_t> refused_{0};    // answered 4xx, by the handlers or the library
   std::atomic<int64_t> failed_{0};     // answered 5xx
   std::atomic<int64_t> in_flight_{0};  // POST /translate being handled now
   LatencyWindow latency_;              // of answered requests, in ms
@@ -189,9 +189,11 @@ void TranslationServer::Impl::run() {
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
     answer(response, 200, metrics());
   });
-  // The library's own refusals (an unknown path, a malformed request) get a JSON error too.
-  http.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
-    if (!response.body.empty()) return;
+  // The library's own refusals (an unknown path, a malformed request, a body far over the
+  // limit) get a JSON error too, and count as refused.
+  http.set_error_handler([this](const httplib::Request& request, httplib::Response& response) {
+    if (!response.body.empty()) return;  // answered by a handler above
+    if (response.status < 500) ++refused_;
     const std::string what =
         response.status == 404   ? str_cat("no endpoint ", request.method, " ", request.path,
                                            "; there are POST /translate, GET /health and GET /metrics")

@@ -127,6 +127,8 @@ try:
         ("a lone surrogate", b'{"src": ["\\udc80"]}', 400, "surrogate"),
         ("a sentence over the limit", {"src": ["one", long_sentence]}, 400, "src[1] has 60 tokens, over the limit of 40"),
         ("a body over the limit", {"src": ["one two three"] * 2000}, 413, "over the limit of 20000"),
+        # Over 16 times the limit the library refuses the body before reading it.
+        ("a body far over the limit", {"src": ["x" * 400000]}, 413, "far over the limit"),
         ("beam_size 0", {"src": ["one"], "beam_size": 0}, 400, "\"beam_size\" must be an integer in 1..64"),
         ("beam_size text", {"src": ["one"], "beam_size": "4"}, 400, "\"beam_size\" must be an integer"),
         ("nbest over beam", {"src": ["one"], "beam_size": 2, "nbest": 3}, 400, "\"nbest\" must be an integer in 1..2"),
@@ -141,8 +143,8 @@ try:
     check_translations("a good request after the bad ones", sources[:2],
                        request(port, "POST", "/translate", {"src": sources[:2]})[1])
     _, metrics = request(port, "GET", "/metrics")
-    if metrics["refused"] != len(bad_requests) or metrics["failed"] != 0:
-        fail(f"/metrics after {len(bad_requests)} bad requests: {metrics}")
+    if metrics["refused"] != len(bad_requests) + 1 or metrics["failed"] != 0:  # + GET /nowhere
+        fail(f"/metrics after {len(bad_requests)} bad requests and GET /nowhere: {metrics}")
 finally:
     server.send_signal(signal.SIGTERM)
     code = server.wait(timeout=30)
