@@ -1,5 +1,7 @@
 // mixseq translate: raw text in, translations out, with a checkpoint alone.
 //   mixseq translate -c runs/x/checkpoint_best.pt -i test.en -o test.hyp.de --beam-size 5
+// It streams: each buffer of input lines is translated and written as soon as it is complete,
+// so a long file shows progress and a pipe can be used interactively (fairseq-interactive).
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -11,48 +13,62 @@
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
 #include "option_checks.h"
+#include "search_flags.h"
 
 namespace mixseq::cli {
 
 namespace {
 
 struct TranslateArguments {
-  std::string checkpoint;
+  std::vector<std::string> checkpoints;  // several: an ensemble
   std::string input = "-";
   std::string output = "-";
   std::string device = "auto";
   std::string precision = "fp32";
+  int64_t buffer_size = 1000;  // input lines translated together at most
   bool show_scores = false;
-  TranslateOptions options;
+  bool moses_nbest = false;
+  bool print_alignment = false;
+  SearchFlags search;
+  TranslateOptions options;  // its search is resolved from `search` and the checkpoint
 };
+
+// Fills `lines` with the next buffer: up to `size` lines, fewer when the input has no further
+// line waiting (an interactive pipe) or ends. Returns false when nothing was left to read.
+bool read_buffer(LineReader& reader, int64_t size, std::vector<std::string>& lines) {
+  lines.clear();
+  for (std::string line; static_cast<int64_t>(lines.size()) < size;) {
+    if (!lines.empty() && !reader.line_waiting()) break;
+    if (!reader.next(line)) break;
+    lines.push_back(std::move(line));
+  }
+  return !lines.empty();
+}
+
+// fairseq's alignment string: "source-target" position pairs, e.g. "0-0 2-1 1-2".
+std::string alignment_text(const std::vector<int64_t>& alignment) {
+  std::string text;
+  for (size_t t = 0; t < alignment.size(); ++t) text += (t ? " " : "") + std::to_string(alignment[t]) + "-" + std::to_string(t);
+  return text;
+}
 
 }  // namespace
 
 void add_translate_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand("translate", "Translate raw text with a trained checkpoint");
   auto arguments = std::make_shared<TranslateArguments>();
-  auto& search = arguments->options.search;
-  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) written by mixseq train")->required();
+  command->add_option("-c,--checkpoint", arguments->checkpoints,
+                      "Checkpoint (.pt) written by mixseq train; repeat for an ensemble (log-probabilities averaged)")
+      ->required()
+      ->take_all();
   command->add_option("-i,--input", arguments->input, "Source text, one sentence per line (- = stdin)")
       ->capture_default_str();
   command->add_option("-o,--output", arguments->output, "Translations (- = stdout)")->capture_default_str();
-  command->add_option("--beam-size", search.beam_size, "Hypotheses kept per sentence; 1 = greedy")
-      ->check(in_range(1, kMaxBeamSize))
-      ->capture_default_str();
-  command->add_option("--length-penalty", search.length_penalty, "GNMT alpha; 0 disables")
-      ->check(finite_number())
-      ->capture_default_str();
-  command->add_option("--coverage-penalty", search.coverage_penalty, "GNMT beta; 0 disables")
-      ->check(at_least(0))
-      ->capture_default_str();
-  command->add_option("--max-len-a", search.max_len_a, "Max output tokens = a * source length + b")
-      ->check(at_least(0))
-      ->capture_default_str();
-  command->add_option("--max-len-b", search.max_len_b, "Max output tokens = a * source length + b")
-      ->check(at_least(0))
-      ->capture_default_str();
-  command->add_option("--nbest", search.nbest, "Translations per sentence (n-best list output), at most --beam-size")
-      ->check(in_range(1, kMaxBeamSize))
+  arguments->search.add_to(*command);
+  command->add_option("--buffer-size", arguments->buffer_size,
+                      "Input lines translated together; each buffer is written as soon as it is done, and a "
+                      "buffer ends early when no further line is waiting (interactive use through a pipe)")
+      ->check(at_least(1))
       ->capture_default_str();
   command->add_option("--max-tokens", arguments->options.max_tokens, "Source tokens per batch")
       ->check(at_least(1))
@@ -66,34 +82,50 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")->capture_default_str();
   command->add_flag("--scores", arguments->show_scores, "Write 'index ||| translation ||| score' lines");
+  command->add_flag("--moses-nbest", arguments->moses_nbest,
+                    "Write n-best lines in Moses' format: 'index ||| translation ||| F0= score ||| score'");
+  command->add_flag("--print-alignment", arguments->print_alignment,
+                    "Add ' ||| ' and each output piece's most attended source piece as 'source-target' pairs, "
+                    "0-based (fairseq's --print-alignment; the source's </s> is position n)");
   table.add(command, [=] {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
-    auto trained = load_trained_model(arguments->checkpoint, device);
+    auto trained = load_trained_models(arguments->checkpoints, device);
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
-    const auto sources = read_lines(arguments->input);
+    auto options = arguments->options;
+    options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());
+    options.search.return_alignment = arguments->print_alignment;
+    check_beam_search_options(options.search, trained.model->vocab_size());
 
-    const auto start = std::chrono::steady_clock::now();
-    const auto translations = translator.translate(sources, arguments->options);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
+    LineReader reader(arguments->input);
     OutputFile out(arguments->output);
-    int64_t output_tokens = 0;
-    const bool nbest_format = arguments->show_scores || arguments->options.search.nbest > 1;
-    for (size_t i = 0; i < translations.size(); ++i) {
-      output_tokens += translations[i].front().tokens;
-      if (!nbest_format) {
-        out.stream() << translations[i].front().text << '\n';
-        continue;
+    const bool nbest_format = arguments->show_scores || arguments->moses_nbest || options.search.nbest > 1;
+    int64_t sentences = 0, output_tokens = 0;
+    double seconds = 0;
+    for (std::vector<std::string> sources; read_buffer(reader, arguments->buffer_size, sources);) {
+      const auto start = std::chrono::steady_clock::now();
+      const auto translations = translator.translate(sources, options, /*first_line=*/sentences + 1);
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      for (size_t i = 0; i < translations.size(); ++i, ++sentences) {
+        output_tokens += translations[i].front().tokens;
+        for (const auto& hypothesis : translations[i]) {
+          if (nbest_format) out.stream() << sentences << " ||| ";
+          out.stream() << hypothesis.text;
+          if (nbest_format) out.stream() << " ||| ";
+          if (arguments->moses_nbest) out.stream() << "F0= " << hypothesis.score << " ||| ";
+          if (nbest_format) out.stream() << hypothesis.score;
+          if (arguments->print_alignment) out.stream() << " ||| " << alignment_text(hypothesis.alignment);
+          out.stream() << '\n';
+          if (!nbest_format) break;  // the best alone
+        }
       }
-      for (const auto& hypothesis : translations[i])
-        out.stream() << i << " ||| " << hypothesis.text << " ||| " << hypothesis.score << '\n';
+      out.stream().flush();  // a reader at the other end of a pipe gets this buffer now
     }
     out.commit();
-    log_info("translate: ", sources.size(), " sentences in ", seconds, " s: ", sources.size() / seconds,
-             " sentences/s, ", output_tokens / seconds, " output tokens/s (beam ",
-             arguments->options.search.beam_size, ", ", arguments->precision, ", ", device.str(), ")");
+    log_info("translate: ", sentences, " sentences in ", seconds, " s of translation: ", sentences / seconds,
+             " sentences/s, ", output_tokens / seconds, " output tokens/s (beam ", options.search.beam_size, ", ",
+             arguments->precision, ", ", device.str(), ")");
     return 0;
   });
 }

@@ -14,6 +14,7 @@ packages=(
   libsentencepiece-dev libicu-dev           # SentencePiece; Unicode classes for sacreBLEU's intl tokenizer
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   zlib1g-dev                                # CRC-32: checkpoints' zip entries are verified before LibTorch reads them
+  libcpp-httplib-dev                        # mixseq serve: Debian's HTTP/1.1 server library (cpp-httplib 0.11)
   libgtest-dev python3                      # the end-to-end tests parse JSON and make test input with python3
   clang libclang-rt-14-dev llvm-14          # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer, symbolizer
 )

@@ -38,7 +38,7 @@ torch::Tensor coverage_penalty(const torch::Tensor& coverage, double beta) {  //
 Hypothesis end_hypothesis(std::vector<int64_t> tokens, bool with_eos, double log_prob, double coverage,
                           const BeamSearchOptions& o) {
   const int64_t length = static_cast<int64_t>(tokens.size()) + (with_eos ? 1 : 0);
-  return {std::move(tokens), log_prob / length_penalty(length, o) + coverage, log_prob, length};
+  return {std::move(tokens), log_prob / length_penalty(length, o) + coverage, log_prob, length, /*alignment=*/{}};
 }
 
 // The last step of a sentence: the one that forces </s> after max_len tokens, or with
@@ -84,8 +84,9 @@ torch::Tensor next_log_probs(const DecoderStep& out, int64_t step, const std::ve
 
 // The step's attention in fp32, for the coverage penalty.
 torch::Tensor step_attention(const DecoderStep& out, int64_t rows, int64_t source_width, const BeamSearchOptions& o) {
-  MIXSEQ_CHECK(out.attention.defined(), "coverage_penalty ", o.coverage_penalty,
-               " needs the model's attention, but this model reports none; set coverage_penalty to 0");
+  MIXSEQ_CHECK(out.attention.defined(), o.return_alignment ? "the alignment" : "coverage_penalty",
+               " needs the model's attention, but this model reports none",
+               o.return_alignment ? "" : "; set coverage_penalty to 0");
   MIXSEQ_CHECK(out.attention.dim() == 2 && out.attention.size(0) == rows && out.attention.size(1) == source_width,
                "Seq2SeqModel::step returned attention of shape ", out.attention.sizes(), "; expected [", rows, ", ",
                source_width, "]");
@@ -100,12 +101,13 @@ std::vector<std::vector<Hypothesis>> greedy_search(Seq2SeqModelImpl& model, cons
   std::vector<std::vector<Hypothesis>> results(B);
 
   auto state = model.start(source, source_lengths);
-  state->report_attention = use_coverage;  // one row per live sentence
+  state->report_attention = use_coverage || o.return_alignment;  // one row per live sentence
   auto tokens = at::full({B}, kBosId, source.options().dtype(at::kLong));  // [B]
   auto log_prob = at::zeros({B}, source.options().dtype(at::kFloat));      // [B]
   torch::Tensor coverage;  // [B, S] attention summed over the steps so far
   if (use_coverage) coverage = at::zeros({B, S}, source.options().dtype(at::kFloat));
-  std::vector<std::vector<int64_t>> history(B);  // tokens so far, per row
+  std::vector<std::vector<int64_t>> history(B);    // tokens so far, per row
+  std::vector<std::vector<int64_t>> alignment(B);  // with return_alignment: their attended positions
 
   for (int64_t step = 0; !live.empty(); ++step) {
     adapt_threads_to_load();
@@ -119,10 +121,12 @@ std::vector<std::vector<Hypothesis>> greedy_search(Seq2SeqModelImpl& model, cons
       coverage = coverage + step_attention(out, n, S, o);                             // [n, S]
       to_host.push_back(coverage_penalty(coverage, o.coverage_penalty).to(at::kDouble));  // [n]
     }
+    if (o.return_alignment) to_host.push_back(step_attention(out, n, S, o).argmax(1).to(at::kDouble));  // [n]
     const auto host = at::cat(to_host).cpu();  // the step's one device-to-host copy
     const double* host_token = host.data_ptr<double>();
     const double* host_log_prob = host_token + n;
     const double* host_coverage = host_log_prob + n;
+    const double* host_aligned = host_coverage + (use_coverage ? n : 0);
 
     std::vector<LiveSentence> next_live;
     std::vector<int64_t> keep;
@@ -131,19 +135,26 @@ std::vector<std::vector<Hypothesis>> greedy_search(Seq2SeqModelImpl& model, cons
       const double cp = use_coverage ? host_coverage[j] : 0.0;
       if (t == kEosId) {
         results[live[j].index].push_back(end_hypothesis(std::move(history[j]), true, host_log_prob[j], cp, o));
+        results[live[j].index].back().alignment = std::move(alignment[j]);
         continue;
       }
       history[j].push_back(t);
+      if (o.return_alignment) alignment[j].push_back(static_cast<int64_t>(host_aligned[j]));
       if (is_last_step(step, live[j], o)) {  // only with suppress_eos: otherwise </s> was forced
         results[live[j].index].push_back(end_hypothesis(std::move(history[j]), false, host_log_prob[j], cp, o));
+        results[live[j].index].back().alignment = std::move(alignment[j]);
         continue;
       }
-      if (static_cast<int64_t>(keep.size()) != j) history[keep.size()] = std::move(history[j]);
+      if (static_cast<int64_t>(keep.size()) != j) {
+        history[keep.size()] = std::move(history[j]);
+        alignment[keep.size()] = std::move(alignment[j]);
+      }
       keep.push_back(j);
       next_live.push_back(live[j]);
     }
     live = std::move(next_live);
     history.resize(keep.size());
+    alignment.resize(keep.size());
     tokens = token;
     if (live.empty() || static_cast<int64_t>(keep.size()) == n) continue;
     const auto rows = upload(keep, source.device());  // [n']: finished sentences leave the batch
@@ -165,7 +176,7 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
 
   // Rows j·K .. j·K + K-1 hold the K beams of live sentence j.
   auto state = model.start(source, source_lengths);
-  state->report_attention = use_coverage;
+  state->report_attention = use_coverage || o.return_alignment;
   state->select(at::arange(B, source.options().dtype(at::kLong)).repeat_interleave(K));  // B -> B·K rows
   auto tokens = at::full({B * K}, kBosId, source.options().dtype(at::kLong));  // [B·K]
   // At step 0 every beam would extend the same <s>: only beam 0 is live, the others start at -inf.
@@ -174,7 +185,8 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
   scores = scores.view({B * K});  // [B·K]
   torch::Tensor coverage;  // [B·K, S] attention summed over each beam's steps
   if (use_coverage) coverage = at::zeros({B * K, S}, source.options().dtype(at::kFloat));
-  std::vector<std::vector<int64_t>> history(B * K);  // tokens so far, per row
+  std::vector<std::vector<int64_t>> history(B * K);    // tokens so far, per row
+  std::vector<std::vector<int64_t>> alignment(B * K);  // with return_alignment: their attended positions
 
   for (int64_t step = 0; !live.empty(); ++step) {
     adapt_threads_to_load();
@@ -188,15 +200,23 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
       coverage = coverage + step_attention(out, n * K, S, o);                            // [n·K, S]
       to_host.push_back(coverage_penalty(coverage, o.coverage_penalty).to(at::kDouble));  // [n·K]
     }
+    if (o.return_alignment) to_host.push_back(step_attention(out, n * K, S, o).argmax(1).to(at::kDouble));  // [n·K]
     const auto host = at::cat(to_host).cpu();  // the step's one device-to-host copy
     const double* host_score = host.data_ptr<double>();
     const double* host_index = host_score + n * 2 * K;
     const double* host_coverage = host_index + n * 2 * K;
+    const double* host_aligned = host_coverage + (use_coverage ? n * K : 0);
+    // The alignment of row `row` extended by this step's position.
+    const auto aligned_with_step = [&](int64_t row) {
+      auto extended = alignment[row];
+      if (o.return_alignment) extended.push_back(static_cast<int64_t>(host_aligned[row]));
+      return extended;
+    };
 
     std::vector<LiveSentence> next_live;
     std::vector<int64_t> next;  // rows to keep (repeats allowed), then their new tokens, then candidate positions
     std::vector<int64_t> next_tokens, next_candidates;
-    std::vector<std::vector<int64_t>> next_history;
+    std::vector<std::vector<int64_t>> next_history, next_alignment;
     for (int64_t j = 0; j < n; ++j) {
       auto& ended = results[live[j].index];
       const bool last = is_last_step(step, live[j], o);
@@ -206,12 +226,15 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
         const int64_t row = j * K + index / V, token = index % V;
         const double cp = use_coverage ? host_coverage[row] : 0.0;
         if (token == kEosId) {
-          if (static_cast<int64_t>(ended.size()) < K)
+          if (static_cast<int64_t>(ended.size()) < K) {
             ended.push_back(end_hypothesis(history[row], true, host_score[c], cp, o));
+            ended.back().alignment = alignment[row];
+          }
         } else if (last && o.suppress_eos) {
           auto tokens_so_far = history[row];
           tokens_so_far.push_back(token);
           ended.push_back(end_hypothesis(std::move(tokens_so_far), false, host_score[c], cp, o));
+          ended.back().alignment = aligned_with_step(row);
         }
       }
       if (last || static_cast<int64_t>(ended.size()) >= K) continue;
@@ -227,12 +250,14 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
         next_candidates.push_back(c);
         next_history.push_back(history[row]);
         next_history.back().push_back(token);
+        if (o.return_alignment) next_alignment.push_back(aligned_with_step(row));
         ++kept;
       }
     }
     live = std::move(next_live);
     if (live.empty()) break;
     history = std::move(next_history);
+    if (o.return_alignment) alignment = std::move(next_alignment);
     const int64_t rows_left = static_cast<int64_t>(next.size());
     next.insert(next.end(), next_tokens.begin(), next_tokens.end());
     next.insert(next.end(), next_candidates.begin(), next_candidates.end());

@@ -49,7 +49,7 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(const std::vector
 }
 
 std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector<std::string>& sources,
-                                                               const TranslateOptions& options) {
+                                                               const TranslateOptions& options, int64_t first_line) {
   std::vector<std::vector<int64_t>> ids;
   std::vector<size_t> nonempty;
   for (size_t i = 0; i < sources.size(); ++i) {
@@ -57,7 +57,7 @@ std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector
     if (pieces.empty()) continue;
     const auto length = static_cast<int64_t>(pieces.size());
     if (options.max_source_tokens > 0 && length > options.max_source_tokens) {
-      MIXSEQ_CHECK(options.truncate_long_sources, "source line ", i + 1, " has ", length,
+      MIXSEQ_CHECK(options.truncate_long_sources, "source line ", first_line + static_cast<int64_t>(i), " has ", length,
                    " tokens, more than the limit of ", options.max_source_tokens,
                    "; raise --max-source-tokens, or cut such lines with --truncate-long-sources");
       pieces.resize(static_cast<size_t>(options.max_source_tokens));
@@ -71,9 +71,14 @@ std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector
     auto& texts = results[nonempty[k]];
     texts.clear();
     for (const auto& hypothesis : hypotheses[k])
-      texts.push_back({detokenize(hypothesis.tokens), hypothesis.score, static_cast<int64_t>(hypothesis.tokens.size())});
+      texts.push_back({detokenize(hypothesis.tokens), hypothesis.score, static_cast<int64_t>(hypothesis.tokens.size()),
+                       hypothesis.alignment});
   }
   return results;
+}
+
+int64_t Translator::source_tokens(const std::string& source) const {
+  return static_cast<int64_t>(tokenizer_.encode(source).size());
 }
 
 std::string Translator::detokenize(const std::vector<int64_t>& ids) const {

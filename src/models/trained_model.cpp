@@ -6,6 +6,7 @@
 
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/models/registry.h"
+#include "mixseq/models/seq2seq_ensemble.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/config.h"
 #include "mixseq/util/error.h"
@@ -49,6 +50,7 @@ namespace {
 // What every trained model brings besides its network.
 struct CheckpointedText {
   ModelConfig config;
+  std::string config_yaml;
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
 };
@@ -68,7 +70,7 @@ CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
                                         scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
-  return {std::move(config), std::move(vocabulary), std::move(tokenizer)};
+  return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer)};
 }
 
 template <typename Model>
@@ -83,7 +85,7 @@ std::string in_file(const std::string& path, const Error& e) { return str_cat("'
 }  // namespace
 
 TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device) {
-  auto [config, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
+  auto [config, config_yaml, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
   Seq2SeqModel model;
   try {
     model = build_seq2seq_model(config, vocabulary.size());
@@ -91,11 +93,34 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
     throw Error(in_file(checkpoint_path, e));
   }
   load_for_inference(checkpoint_path, model, device);
-  return {std::move(config), std::move(vocabulary), std::move(tokenizer), std::move(model)};
+  return {std::move(config), std::move(config_yaml), std::move(vocabulary), std::move(tokenizer), std::move(model)};
+}
+
+TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_paths, const torch::Device& device) {
+  MIXSEQ_CHECK(!checkpoint_paths.empty(), "no checkpoint given");
+  auto first = load_trained_model(checkpoint_paths.front(), device);
+  if (checkpoint_paths.size() == 1) return first;
+  const auto first_contents = read_checkpoint_contents(checkpoint_paths.front());
+  std::vector<Seq2SeqModel> members = {first.model};
+  for (size_t i = 1; i < checkpoint_paths.size(); ++i) {
+    const auto& path = checkpoint_paths[i];
+    const auto contents = read_checkpoint_contents(path);
+    // Averaging log-probabilities means something only when id k is the same piece in every model.
+    MIXSEQ_CHECK(contents.vocabulary_text == first_contents.vocabulary_text, "'", path,
+                 "' has another vocabulary than '", checkpoint_paths.front(),
+                 "'; an ensemble needs models trained on the same prepared data");
+    MIXSEQ_CHECK(contents.tokenizer_kind == first_contents.tokenizer_kind &&
+                     contents.tokenizer_model == first_contents.tokenizer_model,
+                 "'", path, "' segments text with another tokenizer than '", checkpoint_paths.front(),
+                 "'; an ensemble needs models trained on the same prepared data");
+    members.push_back(load_trained_model(path, device).model);
+  }
+  first.model = std::make_shared<Seq2SeqEnsembleImpl>(std::move(members));
+  return first;
 }
 
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device) {
-  auto [config, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
+  auto [config, config_yaml, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
   LanguageModel model;
   try {
     model = build_language_model(config, vocabulary.size());

@@ -1,5 +1,8 @@
 #include "mixseq/util/line_reader.h"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -39,6 +42,12 @@ bool LineReader::next(std::string& line) {
     if (const auto bad = find_invalid_utf8(line)) fail("malformed UTF-8 at byte ", *bad + 1);
   }
   return true;
+}
+
+bool LineReader::line_waiting() const {
+  if (in_ != &std::cin) return true;  // a file, plain or gzip
+  pollfd stdin_poll{STDIN_FILENO, POLLIN, 0};
+  return ::poll(&stdin_poll, 1, /*timeout=*/0) > 0;  // data, or the end (POLLHUP)
 }
 
 std::vector<std::string> read_lines(const std::string& path) {

@@ -44,3 +44,17 @@ logged_losses() {
   sed -n 's/.*"kind":"train".*"loss":\([^,}]*\).*"step":\([0-9]*\).*/\2 \1/p' "$1" |
     awk '{ loss[$1] = $2 } END { for (s in loss) print s, loss[s] }' | sort -n
 }
+
+# Trains a small GNMT on that task for the translation and serving tests, in a few seconds (it
+# learns little, but its outputs differ by sentence); <work>/model.pt is its best checkpoint. Its
+# validation_search (beam 3, at most 1.5 * source length + 10 tokens) differs from the search
+# defaults, so a test can tell which one a command used.
+#   make_tiny_translation_model <mixseq> <work dir>
+make_tiny_translation_model() {
+  make_small_task "$1" "$2" >/dev/null
+  tiny_train_command "$1" "$2"
+  "${train[@]}" --model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --train.max_epochs 0 --train.max_steps 400 \
+    --optim.lr 5e-3 --train.run_dir "$2/run" --validation_search.beam_size 3 --validation_search.max_len_a 1.5 \
+    --validation_search.max_len_b 10 2>"$2/train.log" || { tail -5 "$2/train.log"; return 1; }
+  cp "$2/run/checkpoint_best.pt" "$2/model.pt"
+}

@@ -63,6 +63,7 @@ struct BeamSearchOptions {
   int64_t min_len = 1;                // fewest tokens before </s> (fairseq's default bans empty output); 0 = off
   int64_t nbest = 1;                  // hypotheses returned per sentence, best first; at most beam_size
   bool suppress_eos = false;          // never choose </s>: every hypothesis runs to max_len (benchmarks)
+  bool return_alignment = false;      // fill Hypothesis::alignment (needs a model that reports attention)
 
   void visit(ConfigVisitor& v) {
     v.field("beam_size", beam_size, "hypotheses kept per sentence; 1 = greedy search");
@@ -75,6 +76,15 @@ struct BeamSearchOptions {
     v.field("nbest", nbest, "hypotheses returned per sentence, at most beam_size");
     v.field("suppress_eos", suppress_eos, "never end a hypothesis before max_len (fixed benchmark workload)");
   }
+
+  // Same search (a server batches only requests that agree).
+  bool operator==(const BeamSearchOptions& o) const {
+    return beam_size == o.beam_size && length_penalty == o.length_penalty &&
+           length_penalty_const == o.length_penalty_const && coverage_penalty == o.coverage_penalty &&
+           max_len_a == o.max_len_a && max_len_b == o.max_len_b && min_len == o.min_len && nbest == o.nbest &&
+           suppress_eos == o.suppress_eos && return_alignment == o.return_alignment;
+  }
+  bool operator!=(const BeamSearchOptions& o) const { return !(*this == o); }
 };
 
 struct Hypothesis {
@@ -82,6 +92,10 @@ struct Hypothesis {
   double score = 0;             // log_prob / lp(Y) + cp(X; Y): what hypotheses are ranked by
   double log_prob = 0;          // log P(Y|X), the </s> step included
   int64_t length = 0;           // |Y| as lp counts it: tokens.size() + 1, or tokens.size() without </s>
+  // With return_alignment, for each of `tokens` the source position its step attended most
+  // (the model's DecoderStep::attention; position source_length - 1 is the source's </s>), as
+  // fairseq's --print-alignment; empty otherwise.
+  std::vector<int64_t> alignment;
 };
 
 // Throws mixseq::Error naming the option, its value and the fix when `options` cannot search a

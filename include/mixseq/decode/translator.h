@@ -32,6 +32,8 @@ struct TextHypothesis {
   std::string text;   // detokenized output
   double score = 0;   // search score (log-probability with GNMT penalties)
   int64_t tokens = 0; // output tokens, without </s>
+  std::vector<int64_t> alignment;  // with search.return_alignment: per output piece, the source piece
+                                   // it attended most (Hypothesis::alignment); empty otherwise
 };
 
 class Translator {
@@ -40,9 +42,14 @@ class Translator {
              torch::Device device, Precision precision);
 
   // Raw source lines -> for each, its nbest translations (best first). Empty lines give one
-  // empty translation without running the model.
+  // empty translation without running the model. Errors name a line as first_line + its index
+  // (a streaming caller passes the number of its buffer's first line).
   std::vector<std::vector<TextHypothesis>> translate(const std::vector<std::string>& sources,
-                                                     const TranslateOptions& options);
+                                                     const TranslateOptions& options, int64_t first_line = 1);
+
+  // Tokens of one source line as translate() counts them against max_source_tokens (no </s>).
+  // Safe to call from any thread: it only reads the tokenizer.
+  int64_t source_tokens(const std::string& source) const;
 
   // Source ids without </s> (as a TokenDataset holds them) -> hypotheses, in input order.
   std::vector<std::vector<Hypothesis>> translate_ids(const std::vector<std::vector<int64_t>>& sources,

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/language_model.h"
@@ -23,6 +24,8 @@ namespace mixseq {
 
 struct TrainedModel {
   ModelConfig config;  // the `model` section of the stored training configuration
+  std::string config_yaml;  // the whole stored training configuration, for the sections that layers
+                            // above models/ read (decode/stored_search.h: validation_search)
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
   Seq2SeqModel model;
@@ -44,6 +47,10 @@ ModelConfig stored_model_config(const CheckpointContents& contents, const std::s
 // A checkpoint of the other family (a language model's given to translate, or the reverse) is
 // an error that says so.
 TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device);
+// One checkpoint: load_trained_model. Several: their ensemble (models/seq2seq_ensemble.h), with
+// the vocabulary, tokenizer and stored configuration of the first; a checkpoint whose vocabulary
+// or tokenizer differs from the first's is an error naming both.
+TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_paths, const torch::Device& device);
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device);
 
 }  // namespace mixseq

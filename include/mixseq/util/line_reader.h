@@ -27,6 +27,12 @@ class LineReader {
   // With check_utf8, malformed UTF-8 throws "<path>:<line>: malformed UTF-8 at byte <n>".
   bool next(std::string& line);
 
+  // Whether next() would return at once: always for a file; for stdin, whether a line (or the
+  // end) is already waiting in the pipe. A streaming reader fills its buffer only while this
+  // holds, so a line typed into a pipe is answered without waiting for more (a line that stdio
+  // already buffered may read as not waiting: the buffer then ends early, nothing blocks).
+  bool line_waiting() const;
+
   const std::string& path() const { return path_; }
   int64_t line_number() const { return line_number_; }  // 1-based number of the last line read
   // False only for a last line that the file ends without "\n"; tools that copy lines use it

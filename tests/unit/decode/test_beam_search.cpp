@@ -654,5 +654,41 @@ TEST(BeamSearch, RejectsNonFiniteAndOutOfRangeOptions) {
   EXPECT_EQ(error(o), "beam_size must be in 1..1000 (1 = greedy search); got 1001");
 }
 
+// Each output token's alignment is the argmax of the attention of the step that chose it: the
+// model's attention after the tokens before it. Greedy and beam, with and without coverage (which
+// also reads the attention), with suppress_eos (whose last token ends the hypothesis).
+TEST(BeamSearch, AlignmentIsEachStepsMostAttendedSourcePosition) {
+  auto model = make_model(hashed_logits, hashed_attention);
+  for (const int64_t beam : {1, 3}) {
+    for (const double coverage : {0.0, 0.2}) {
+      for (const bool suppress_eos : {false, true}) {
+        BeamSearchOptions o;
+        o.beam_size = beam;
+        o.nbest = beam;
+        o.coverage_penalty = coverage;
+        o.suppress_eos = suppress_eos;
+        o.max_len_b = 6;
+        o.return_alignment = true;
+        const auto results = search(*model, kSources, o);
+        int64_t checked = 0;
+        for (size_t b = 0; b < kSources.size(); ++b) {
+          for (const auto& h : results[b]) {
+            ASSERT_EQ(h.alignment.size(), h.tokens.size()) << "beam " << beam << ", sentence " << b;
+            for (size_t t = 0; t < h.tokens.size(); ++t, ++checked) {
+              const auto a = hashed_attention(kSources[b], Tokens(h.tokens.begin(), h.tokens.begin() + t));
+              EXPECT_EQ(h.alignment[t], std::max_element(a.begin(), a.end()) - a.begin())
+                  << "beam " << beam << ", sentence " << b << ", token " << t;
+            }
+          }
+        }
+        EXPECT_GT(checked, 20);
+        o.return_alignment = false;
+        for (const auto& hypotheses : search(*model, kSources, o))
+          for (const auto& h : hypotheses) EXPECT_TRUE(h.alignment.empty());
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mixseq

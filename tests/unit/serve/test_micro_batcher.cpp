@@ -1,0 +1,152 @@
+#include "mixseq/serve/micro_batcher.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+// A stand-in for the model: "x" -> "T(x)", scored with the beam size of its batch's search, and
+// a record of every batch it was given. A batch holding "gate" waits for gate_open, so a test
+// can queue requests while the worker is busy and know what the next batch will find.
+struct FakeModel {
+  std::mutex mutex;
+  std::vector<std::vector<std::string>> batches;
+  std::chrono::milliseconds delay{0};
+  std::promise<void> gate_open;
+
+  BatchTranslate translate() {
+    return [this](const std::vector<std::string>& sources, const BeamSearchOptions& search) {
+      std::this_thread::sleep_for(delay);
+      if (sources.front() == "gate") gate_open.get_future().wait();
+      {
+        const std::lock_guard<std::mutex> lock(mutex);
+        batches.push_back(sources);
+      }
+      BatchResults results;
+      for (const auto& source : sources)
+        results.push_back({TextHypothesis{"T(" + source + ")", static_cast<double>(search.beam_size), 1, {}}});
+      return results;
+    };
+  }
+};
+
+BatchRequest request_of(std::vector<std::string> sources, int64_t beam_size = 1) {
+  BatchRequest request;
+  request.source_tokens = static_cast<int64_t>(sources.size());
+  request.sources = std::move(sources);
+  request.search.beam_size = beam_size;
+  return request;
+}
+
+TEST(MicroBatcher, ManyClientsEachGetTheirOwnSentencesInOrder) {
+  FakeModel model;
+  MicroBatcherOptions options;
+  options.max_batch_tokens = 40;
+  options.max_wait_ms = 2;
+  MicroBatcher batcher(options, model.translate());
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> clients;
+  for (int client = 0; client < 16; ++client) {
+    clients.emplace_back([&, client] {
+      for (int r = 0; r < 50; ++r) {
+        std::vector<std::string> sources;
+        for (int s = 0; s < 1 + (client + r) % 5; ++s)
+          sources.push_back(std::to_string(client) + "/" + std::to_string(r) + "/" + std::to_string(s));
+        const auto results = batcher.submit(request_of(sources)).get();
+        bool ok = results.size() == sources.size();
+        for (size_t s = 0; ok && s < sources.size(); ++s)
+          ok = results[s].size() == 1 && results[s][0].text == "T(" + sources[s] + ")";
+        if (!ok) ++wrong;
+      }
+    });
+  }
+  for (auto& client : clients) client.join();
+  EXPECT_EQ(wrong, 0);
+  size_t sentences = 0, largest = 0;
+  for (const auto& batch : model.batches) {
+    sentences += batch.size();
+    largest = std::max(largest, batch.size());
+    EXPECT_LE(batch.size(), 40u);
+  }
+  EXPECT_EQ(sentences, 16u * (50 / 5) * (1 + 2 + 3 + 4 + 5));  // each sentence translated once
+  EXPECT_GT(largest, 5u) << "no batch joined two clients' requests";
+}
+
+TEST(MicroBatcher, RequestsArrivingWithinTheWaitShareOneBatch) {
+  FakeModel model;
+  MicroBatcher batcher({/*max_batch_tokens=*/100, /*max_wait_ms=*/500}, model.translate());
+  std::vector<std::future<BatchResults>> futures;
+  for (const char* source : {"a", "b", "c", "d"}) futures.push_back(batcher.submit(request_of({source})));
+  for (auto& future : futures) future.get();
+  ASSERT_EQ(model.batches.size(), 1u);
+  EXPECT_EQ(model.batches[0], (std::vector<std::string>{"a", "b", "c", "d"}));  // in arrival order
+}
+
+TEST(MicroBatcher, ABatchHoldsAtMostMaxBatchTokensUnlessOneRequestIsBigger) {
+  FakeModel model;
+  MicroBatcher batcher({/*max_batch_tokens=*/4, /*max_wait_ms=*/0}, model.translate());
+  auto gate = batcher.submit(request_of({"gate"}));
+  while (batcher.queued_requests() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // taken
+  std::vector<std::future<BatchResults>> futures;
+  futures.push_back(batcher.submit(request_of({"a", "b", "c"})));
+  futures.push_back(batcher.submit(request_of({"d", "e"})));            // does not fit beside the first
+  futures.push_back(batcher.submit(request_of({"f"})));                 // fits beside the first
+  futures.push_back(batcher.submit(request_of({"g", "h", "i", "j", "k"})));  // alone: more than 4
+  model.gate_open.set_value();
+  gate.get();
+  for (auto& future : futures) future.get();
+  ASSERT_EQ(model.batches.size(), 4u);
+  EXPECT_EQ(model.batches[1], (std::vector<std::string>{"a", "b", "c", "f"}));
+  EXPECT_EQ(model.batches[2], (std::vector<std::string>{"d", "e"}));
+  EXPECT_EQ(model.batches[3], (std::vector<std::string>{"g", "h", "i", "j", "k"}));
+}
+
+TEST(MicroBatcher, RequestsWithOtherSearchOptionsAreNotMixed) {
+  FakeModel model;
+  MicroBatcher batcher({/*max_batch_tokens=*/100, /*max_wait_ms=*/300}, model.translate());
+  auto greedy1 = batcher.submit(request_of({"a"}, 1));
+  auto beam = batcher.submit(request_of({"b"}, 4));
+  auto greedy2 = batcher.submit(request_of({"c"}, 1));
+  EXPECT_EQ(greedy1.get()[0][0].score, 1.0);
+  EXPECT_EQ(beam.get()[0][0].score, 4.0);
+  EXPECT_EQ(greedy2.get()[0][0].score, 1.0);
+  ASSERT_EQ(model.batches.size(), 2u);
+  EXPECT_EQ(model.batches[0], (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(model.batches[1], (std::vector<std::string>{"b"}));
+}
+
+TEST(MicroBatcher, AnErrorReachesItsBatchAndTheWorkerGoesOn) {
+  std::atomic<int> calls{0};
+  MicroBatcher batcher({/*max_batch_tokens=*/100, /*max_wait_ms=*/0},
+                       [&](const std::vector<std::string>& sources, const BeamSearchOptions&) {
+                         if (++calls == 1) throw Error("model failed");
+                         return BatchResults(sources.size(), {TextHypothesis{"ok", 0, 1, {}}});
+                       });
+  auto failed = batcher.submit(request_of({"a"}));
+  EXPECT_THROW(failed.get(), Error);
+  EXPECT_EQ(batcher.submit(request_of({"b"})).get()[0][0].text, "ok");
+}
+
+TEST(MicroBatcher, ShutdownAnswersEverySubmittedRequestThenRefusesNewOnes) {
+  FakeModel model;
+  model.delay = std::chrono::milliseconds(20);
+  MicroBatcher batcher({/*max_batch_tokens=*/2, /*max_wait_ms=*/50}, model.translate());
+  std::vector<std::future<BatchResults>> futures;
+  for (int i = 0; i < 6; ++i) futures.push_back(batcher.submit(request_of({std::to_string(i)})));
+  batcher.shutdown();
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_EQ(futures[i].wait_for(std::chrono::seconds(0)), std::future_status::ready);
+    EXPECT_EQ(futures[i].get()[0][0].text, "T(" + std::to_string(i) + ")");
+  }
+  EXPECT_EQ(batcher.queued_requests(), 0);
+  EXPECT_THROW(batcher.submit(request_of({"late"})), Error);
+}
+
+}  // namespace
+}  // namespace mixseq
