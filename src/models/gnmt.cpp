@@ -53,8 +53,8 @@ ResidualLstmStackOptions stack_options(int64_t input_size, int64_t extra_input_s
   return options;
 }
 
-torch::nn::Linear make_classifier(int64_t vocab_size, const GnmtConfig& config) {
-  torch::nn::Linear linear(torch::nn::LinearOptions(config.hidden_size, vocab_size).bias(true));
+QuantizableLinear make_classifier(int64_t vocab_size, const GnmtConfig& config) {
+  QuantizableLinear linear(torch::nn::LinearOptions(config.hidden_size, vocab_size).bias(true));
   torch::NoGradGuard no_grad;
   linear->weight.uniform_(-config.init_range, config.init_range);
   linear->bias.uniform_(-config.init_range, config.init_range);
