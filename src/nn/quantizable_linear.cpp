@@ -53,12 +53,17 @@ QuantizableLinearImpl::QuantizableLinearImpl(const torch::nn::LinearOptions& opt
 
 void QuantizableLinearImpl::set_quantization(const LinearQuantization& quantization) {
   int8_weight_.reset();
+  simulated_weight_ = torch::Tensor();
   if (quantization.precision != LinearPrecision::kFloat) {
     MIXSEQ_CHECK(quantization.weight.defined() && quantization.input.defined() && quantization.output.defined(),
                  "quantized linear: weight, input and output grids are all needed");
     MIXSEQ_CHECK(!quantization.weight.per_channel() || quantization.weight.scale.size(0) == weight.size(0),
                  "quantized linear: ", quantization.weight.scale.size(0), " weight channels for ", weight.size(0),
                  " outputs");
+  }
+  if (quantization.precision == LinearPrecision::kSimulated) {
+    torch::NoGradGuard no_grad;
+    simulated_weight_ = quantize_dequantize(weight.to(at::kFloat), quantization.weight);
   }
   if (quantization.precision == LinearPrecision::kInt8) {
     use_int8_engine();
@@ -87,8 +92,7 @@ torch::Tensor QuantizableLinearImpl::forward(const torch::Tensor& x) {  // x: [.
       break;
     case LinearPrecision::kSimulated: {
       const auto qx = quantize_dequantize(x.to(at::kFloat), quantization_.input);
-      const auto qw = quantize_dequantize(weight.to(at::kFloat), quantization_.weight);
-      y = quantize_dequantize(at::linear(qx, qw, bias.defined() ? bias.to(at::kFloat) : bias), quantization_.output);
+      y = quantize_dequantize(at::linear(qx, simulated_weight_, bias.defined() ? bias.to(at::kFloat) : bias), quantization_.output);
       break;
     }
     case LinearPrecision::kInt8: {

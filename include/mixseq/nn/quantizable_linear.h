@@ -45,8 +45,9 @@ class QuantizableLinearImpl : public torch::nn::Module {
 
   torch::Tensor forward(const torch::Tensor& x);  // [..., K] -> [..., N]
 
-  // Switches to `quantization`'s precision; kInt8 checks the grids (8 bits, symmetric weight)
-  // and packs the weight now, so later weight changes need another call. Throws mixseq::Error
+  // Switches to `quantization`'s precision; the quantized precisions round the weight now (kInt8
+  // also checks for 8 bits and a symmetric weight grid, and packs it), so later weight changes
+  // need another call. Throws mixseq::Error
   // naming what does not fit.
   void set_quantization(const LinearQuantization& quantization);
   const LinearQuantization& quantization() const { return quantization_; }
@@ -62,6 +63,7 @@ class QuantizableLinearImpl : public torch::nn::Module {
   struct Int8Weight;  // the prepacked weight (LibTorch's LinearPackedParamsBase)
 
   LinearQuantization quantization_;
+  torch::Tensor simulated_weight_;  // kSimulated: the weight rounded to its grid once, [N, K]
   std::shared_ptr<Int8Weight> int8_weight_;
   Observer observer_;
 };
