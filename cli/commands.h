@@ -14,6 +14,7 @@ void add_bleu_command(CLI::App& app, CommandTable& table);
 void add_chrf_command(CLI::App& app, CommandTable& table);
 void add_train_command(CLI::App& app, CommandTable& table);
 void add_translate_command(CLI::App& app, CommandTable& table);
+void add_quantize_command(CLI::App& app, CommandTable& table);
 void add_lm_eval_command(CLI::App& app, CommandTable& table);
 void add_generate_command(CLI::App& app, CommandTable& table);
 void add_average_checkpoints_command(CLI::App& app, CommandTable& table);

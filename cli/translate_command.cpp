@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "mixseq/decode/translator.h"
-#include "mixseq/models/trained_model.h"
+#include "mixseq/quant/quantized_model.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
@@ -32,7 +32,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand("translate", "Translate raw text with a trained checkpoint");
   auto arguments = std::make_shared<TranslateArguments>();
   auto& search = arguments->options.search;
-  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) written by mixseq train")->required();
+  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) written by mixseq train or quantize")->required();
   command->add_option("-i,--input", arguments->input, "Source text, one sentence per line (- = stdin)")
       ->capture_default_str();
   command->add_option("-o,--output", arguments->output, "Translations (- = stdout)")->capture_default_str();
@@ -70,7 +70,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
-    auto trained = load_trained_model(arguments->checkpoint, device);
+    auto trained = load_translation_model(arguments->checkpoint, device);  // float or quantized
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
     const auto sources = read_lines(arguments->input);
 

@@ -25,7 +25,8 @@ struct TrainedModel {
   ModelConfig config;  // the `model` section of the stored training configuration
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
-  Seq2SeqModel model;
+  Seq2SeqModel model;         // in float, even when loaded from a quantized checkpoint
+  std::string quantization;   // the checkpoint's quantization plan (quant/quantization_plan.h); "": float
 };
 
 struct TrainedLanguageModel {
@@ -42,8 +43,10 @@ ModelConfig stored_model_config(const CheckpointContents& contents, const std::s
 // Throws mixseq::Error naming the file when it is not a checkpoint, is corrupt, or holds a
 // vocabulary other than the one its model was trained with.
 // A checkpoint of the other family (a language model's given to translate, or the reverse) is
-// an error that says so.
-TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device);
+// an error that says so, and so is a quantized checkpoint unless `accept_quantized`: the model
+// then comes in float with the plan beside it, which quant/quantized_model.h applies.
+TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device,
+                                bool accept_quantized = false);
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device);
 
 }  // namespace mixseq

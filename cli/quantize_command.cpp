@@ -1,0 +1,111 @@
+// mixseq quantize: post-training quantization of a translation checkpoint (issue 13).
+//   mixseq quantize -c runs/x/checkpoint_best.pt --calib valid.en [--config quant.yaml] -o runs/x/int8.pt
+// Translates the calibration sentences with the float model (beam search, as translate does)
+// while recording the input and output range of every quantizable linear layer, then writes the
+// float weights with the quantization plan (quant/quantization_plan.h) to the output checkpoint,
+// which translate and bench translate load like any other.
+#include <iomanip>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "commands.h"
+#include "mixseq/decode/translator.h"
+#include "mixseq/models/trained_model.h"
+#include "mixseq/quant/calibration.h"
+#include "mixseq/quant/quantization_config.h"
+#include "mixseq/quant/quantization_plan.h"
+#include "mixseq/quant/quantized_model.h"
+#include "mixseq/util/line_reader.h"
+#include "mixseq/util/log.h"
+#include "option_checks.h"
+
+namespace mixseq::cli {
+
+namespace {
+
+struct QuantizeArguments {
+  std::string checkpoint;
+  std::string calib;
+  std::string config;         // "" = the defaults of quant/quantization_config.h
+  std::string output;
+  int64_t calib_lines = 1000;  // calibration sentences read from the top of --calib
+  TranslateOptions options;
+};
+
+// Bytes of the weights as they would be stored: quantized layers' weights at their bits, the
+// rest (biases, embeddings, LSTMs, float layers) in fp32.
+double weight_megabytes(torch::nn::Module& model, const QuantizationPlan* plan) {
+  std::map<std::string, int64_t> bits;
+  if (plan)
+    for (const auto& layer : plan->layers) bits[layer.name + ".weight"] = layer.settings.bits;
+  double bytes = 0;
+  for (const auto& parameter : model.named_parameters()) {
+    const auto it = bits.find(parameter.key());
+    bytes += static_cast<double>(parameter.value().numel()) * (it == bits.end() ? 32 : it->second) / 8;
+  }
+  return bytes / 1e6;
+}
+
+std::string describe(const LayerQuantizationPlan& layer) {
+  const auto& s = layer.settings;
+  std::ostringstream out;
+  out << std::setprecision(4) << layer.name << ": " << s.bits << " bits, weight "
+      << (s.weight_symmetric ? "symmetric" : "asymmetric") << (s.weight_per_channel ? " per-channel" : " per-tensor")
+      << ", activations " << (s.activation_symmetric ? "symmetric" : "asymmetric") << " clip " << s.clip
+      << ", input [" << layer.input_min << ", " << layer.input_max << "], output [" << layer.output_min << ", "
+      << layer.output_max << "]";
+  return out.str();
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app, CommandTable& table) {
+  auto* command = app.add_subcommand("quantize", "Quantize a translation checkpoint after training (int8)");
+  auto arguments = std::make_shared<QuantizeArguments>();
+  command->add_option("-c,--checkpoint", arguments->checkpoint, "Float checkpoint (.pt) written by mixseq train")
+      ->required();
+  command->add_option("--calib", arguments->calib, "Calibration source text, one sentence per line")->required();
+  command->add_option("--calib-lines", arguments->calib_lines, "Calibration sentences taken from the top of --calib")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--config", arguments->config, "Quantization settings (YAML); default: int8, 8 bits, "
+                      "symmetric per-channel weights, asymmetric activations with avg clipping");
+  command->add_option("-o,--output", arguments->output, "The quantized checkpoint (.pt)")->required();
+  command->add_option("--beam-size", arguments->options.search.beam_size, "Beam of the calibration translation")
+      ->check(in_range(1, kMaxBeamSize))
+      ->capture_default_str();
+  table.add(command, [=] {
+    const auto config = arguments->config.empty() ? QuantizationConfig{} : read_quantization_config(arguments->config);
+    const torch::Device cpu(torch::kCPU);
+    auto trained = load_trained_model(arguments->checkpoint, cpu);
+    auto sources = read_lines(arguments->calib);
+    if (static_cast<int64_t>(sources.size()) > arguments->calib_lines) sources.resize(arguments->calib_lines);
+
+    QuantizationPlan plan;
+    {
+      const Calibration calibration(*trained.model, config);
+      Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, cpu, Precision::kFp32);
+      translator.translate(sources, arguments->options);
+      plan = make_quantization_plan(config, calibration);
+    }
+    std::set<std::string> quantized;
+    for (const auto& layer : plan.layers) {
+      log_info("quantize: ", describe(layer));
+      quantized.insert(layer.name);
+    }
+    const auto names = quantizable_layer_names(*trained.model);
+    for (const auto& name : names)
+      if (!quantized.count(name)) log_info("quantize: ", name, ": kept in float");
+    const double float_mb = weight_megabytes(*trained.model, nullptr);
+    apply_quantization_plan(*trained.model, plan);  // fails here, not at translate time, where int8 cannot run
+    save_quantized_checkpoint(arguments->output, arguments->checkpoint, *trained.model, plan);
+    log_info("quantize: ", plan.layers.size(), " of ", names.size(), " linear layers quantized (", plan.mode,
+             ") from ", sources.size(), " calibration sentences; weights ", float_mb, " MB in fp32, ",
+             weight_megabytes(*trained.model, &plan), " MB with the quantized layers; wrote ", arguments->output);
+    return 0;
+  });
+}
+
+}  // namespace mixseq::cli
