@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "mixseq/decode/translator.h"
 #include "mixseq/models/trained_model.h"
+#include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/quant/calibration.h"
 #include "mixseq/quant/quantization_config.h"
 #include "mixseq/quant/quantization_plan.h"
@@ -34,16 +35,17 @@ struct QuantizeArguments {
   TranslateOptions options;
 };
 
-// Bytes of the weights as they would be stored: quantized layers' weights at their bits, the
-// rest (biases, embeddings, LSTMs, float layers) in fp32.
+// Megabytes of the parameters as they would be stored: the quantized layers' weights at their
+// bits, everything else (biases, embeddings, float layers) in fp32.
 double weight_megabytes(torch::nn::Module& model, const QuantizationPlan* plan) {
-  std::map<std::string, int64_t> bits;
-  if (plan)
-    for (const auto& layer : plan->layers) bits[layer.name + ".weight"] = layer.settings.bits;
   double bytes = 0;
-  for (const auto& parameter : model.named_parameters()) {
-    const auto it = bits.find(parameter.key());
-    bytes += static_cast<double>(parameter.value().numel()) * (it == bits.end() ? 32 : it->second) / 8;
+  for (const auto& parameter : model.parameters()) bytes += 4.0 * static_cast<double>(parameter.numel());
+  if (plan) {
+    const auto modules = model.named_modules();
+    for (const auto& layer : plan->layers) {
+      const auto& weight = dynamic_cast<const QuantizableLinearImpl&>(*modules[layer.name]).weight;
+      bytes -= static_cast<double>(weight.numel()) * (32 - layer.settings.bits) / 8;
+    }
   }
   return bytes / 1e6;
 }

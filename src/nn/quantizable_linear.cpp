@@ -51,6 +51,9 @@ QuantizableLinearImpl::QuantizableLinearImpl(const torch::nn::LinearOptions& opt
   bias = register_parameter("bias", initialized.bias, /*requires_grad=*/options.bias());
 }
 
+QuantizableLinearImpl::QuantizableLinearImpl(torch::Tensor shared_weight, torch::Tensor shared_bias)
+    : weight(std::move(shared_weight)), bias(std::move(shared_bias)) {}
+
 void QuantizableLinearImpl::set_quantization(const LinearQuantization& quantization) {
   int8_weight_.reset();
   simulated_weight_ = torch::Tensor();

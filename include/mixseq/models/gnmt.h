@@ -39,6 +39,7 @@
 #include "mixseq/nn/bidirectional_lstm.h"
 #include "mixseq/nn/lstm.h"
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantizable_lstm.h"
 #include "mixseq/nn/residual_lstm_stack.h"
 
 namespace mixseq {
@@ -79,7 +80,7 @@ class GnmtModelImpl : public Seq2SeqModelImpl {
   torch::nn::Embedding target_embedding_;  // the same module as source_embedding_ when shared
   BidirectionalLstm encoder_bi_lstm_;      // encoder layer 1
   ResidualLstmStack encoder_layers_;       // encoder layers 2..L
-  torch::nn::LSTM decoder_lstm_;           // decoder layer 1
+  QuantizableLstm decoder_lstm_;           // decoder layer 1
   BahdanauAttention attention_;
   ResidualLstmStack decoder_layers_;       // decoder layers 2..L
   QuantizableLinear classifier_;

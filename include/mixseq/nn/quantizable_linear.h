@@ -42,6 +42,9 @@ class QuantizableLinearImpl : public torch::nn::Module {
  public:
   // Initialized exactly as torch::nn::Linear(options) (Kaiming uniform, same random draws).
   explicit QuantizableLinearImpl(const torch::nn::LinearOptions& options);
+  // A view of weights another module owns and registers (an LSTM's gate products,
+  // nn/quantizable_lstm.h): this module registers no parameters.
+  QuantizableLinearImpl(torch::Tensor shared_weight, torch::Tensor shared_bias);
 
   torch::Tensor forward(const torch::Tensor& x);  // [..., K] -> [..., N]
 
@@ -55,6 +58,7 @@ class QuantizableLinearImpl : public torch::nn::Module {
   // Called after each forward with its float input [..., K] and output [..., N]; empty: none.
   using Observer = std::function<void(const torch::Tensor& input, const torch::Tensor& output)>;
   void set_observer(Observer observer) { observer_ = std::move(observer); }
+  bool observed() const { return static_cast<bool>(observer_); }
 
   torch::Tensor weight;  // [N, K]
   torch::Tensor bias;    // [N], or undefined without bias

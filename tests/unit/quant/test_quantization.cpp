@@ -105,14 +105,19 @@ QuantizationPlan calibrated_plan(GnmtModel& model, const QuantizationConfig& con
 
 TEST(Calibration, WatchesTheQuantizedLayersWhileItLives) {
   auto model = tiny_gnmt();
+  // Registration order; the bidirectional first encoder layer has no quantizable products.
   EXPECT_EQ(quantizable_layer_names(*model),
-            (std::vector<std::string>{"attention.query_proj", "attention.key_proj", "classifier"}));
-  const auto config = parse_quantization_config("layers: [{pattern: attention.query_proj, keep_float: true}]", "q");
+            (std::vector<std::string>{"encoder_layers.layers.0.input_product", "encoder_layers.layers.0.hidden_product",
+                                      "decoder_lstm.input_product", "decoder_lstm.hidden_product",
+                                      "attention.query_proj", "attention.key_proj",
+                                      "decoder_layers.layers.0.input_product",
+                                      "decoder_layers.layers.0.hidden_product", "classifier"}));
+  const auto config = parse_quantization_config("layers: [{pattern: \"*_product\", keep_float: true}]", "q");
   {
     const Calibration calibration(*model, config);
     run(model);
     const auto& stats = calibration.statistics();
-    ASSERT_EQ(stats.size(), 2u);  // the float-kept layer is not watched
+    ASSERT_EQ(stats.size(), 3u);  // the float-kept layers are not watched
     EXPECT_EQ(stats.at("attention.key_proj").input.batches(), 1);  // once per batch, at start()
     EXPECT_EQ(stats.at("classifier").output.batches(), 4);         // once per step
     // What the classifier computed: its output range contains every logit seen.
@@ -133,14 +138,15 @@ TEST(QuantizationPlan, LayersKeptInFloatAreBitIdenticalToTheFloatModel) {
   auto model = tiny_gnmt();
   const auto reference = run(model);
   const auto config = parse_quantization_config(
-      "mode: simulated\nlayers: [{pattern: attention.key_proj, keep_float: true}]", "q.yaml");
+      "mode: simulated\nlayers: [{pattern: \"encoder_layers.*\", keep_float: true},\n"
+      "  {pattern: attention.key_proj, keep_float: true}]", "q.yaml");
   const auto plan = calibrated_plan(model, config);
-  ASSERT_EQ(plan.layers.size(), 2u);
+  ASSERT_EQ(plan.layers.size(), 6u);
   apply_quantization_plan(*model, plan);
   const auto quantized = run(model);
-  // key_proj reads the float encoder output and stays float: its keys are exactly the float ones.
+  // The encoder and key_proj stay float: the attention keys are exactly the float ones.
   EXPECT_TRUE(at::equal(quantized.projected_keys, reference.projected_keys));
-  // The quantized query projection and classifier do change the logits, by little.
+  // The quantized decoder LSTMs, query projection and classifier do change the logits, by little.
   EXPECT_FALSE(at::equal(quantized.logits, reference.logits));
   EXPECT_LT((quantized.logits - reference.logits).abs().max().item<double>(), 0.1);
 
