@@ -1,9 +1,10 @@
 // Which of LibTorch's quantized CPU engines runs mixseq's int8 layers. The choice is global in
 // LibTorch (at::globalContext().setQEngine) and fixes the kernels a weight is packed for.
 //
-// Preference (docs/quantization.md has the measurements): oneDNN, then FBGEMM. QNNPACK, the
-// only other engine of Debian's LibTorch 1.13, is left out: built for ARM, it ran 5-6x slower
-// than fp32 at the GNMT and Transformer bench shapes here.
+// Preference (docs/quantization.md has the measurements, bench/int8_linear_bench.cpp makes them):
+// oneDNN, then FBGEMM (not in Debian's LibTorch 1.13, so unmeasured here). QNNPACK, the only
+// other engine of that LibTorch, is left out: written for ARM, its int8 linear ran 3-4x slower
+// than fp32 at the beam-search shapes of the GNMT and Transformer benches on this x86 CPU.
 #pragma once
 
 namespace mixseq {
