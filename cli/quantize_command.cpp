@@ -1,9 +1,12 @@
 // mixseq quantize: post-training quantization of a translation checkpoint (issue 13).
 //   mixseq quantize -c runs/x/checkpoint_best.pt --calib valid.en [--config quant.yaml] -o runs/x/int8.pt
+//   mixseq quantize ... --search-src valid.en --search-ref valid.de [--search-budget 0.2]
 // Translates the calibration sentences with the float model (beam search, as translate does)
 // while recording the input and output range of every quantizable linear layer, then writes the
 // float weights with the quantization plan (quant/quantization_plan.h) to the output checkpoint,
-// which translate and bench translate load like any other.
+// which translate and bench translate load like any other. With --search-src/--search-ref it
+// first keeps the fewest layers in float that hold validation BLEU within --search-budget of the
+// float model (quant/layer_search.h), printing every plan it tried.
 #include <iomanip>
 #include <memory>
 #include <set>
@@ -14,7 +17,9 @@
 #include "mixseq/decode/translator.h"
 #include "mixseq/models/trained_model.h"
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/text/bleu.h"
 #include "mixseq/quant/calibration.h"
+#include "mixseq/quant/layer_search.h"
 #include "mixseq/quant/quantization_config.h"
 #include "mixseq/quant/quantization_plan.h"
 #include "mixseq/quant/quantized_model.h"
@@ -32,6 +37,9 @@ struct QuantizeArguments {
   std::string config;         // "" = the defaults of quant/quantization_config.h
   std::string output;
   int64_t calib_lines = 1000;  // calibration sentences read from the top of --calib
+  std::string search_src;      // validation sources for the per-layer search; "" = no search
+  std::string search_ref;      // their references
+  double search_budget = 0.2;  // BLEU the search may lose against the float model
   TranslateOptions options;
 };
 
@@ -61,6 +69,34 @@ std::string describe(const LayerQuantizationPlan& layer) {
   return out.str();
 }
 
+// The per-layer search, scoring each plan by corpus BLEU of --search-src against --search-ref.
+QuantizationPlan search(const QuantizeArguments& arguments, TrainedModel& trained, const QuantizationPlan& full) {
+  MIXSEQ_CHECK(!arguments.search_ref.empty(), "--search-src needs its references: add --search-ref FILE");
+  const auto sources = read_lines(arguments.search_src), references = read_lines(arguments.search_ref);
+  MIXSEQ_CHECK(sources.size() == references.size(), "--search-src has ", sources.size(), " lines but --search-ref ",
+               references.size());
+  Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, torch::kCPU, Precision::kFp32);
+  const auto bleu = [&](const QuantizationPlan& plan) {
+    apply_quantization_plan(*trained.model, plan);
+    std::vector<std::string> hypotheses;
+    for (const auto& nbest : translator.translate(sources, arguments.options)) hypotheses.push_back(nbest.front().text);
+    return corpus_bleu(hypotheses, {references}, BleuOptions{}).score;
+  };
+  const double float_bleu = bleu(QuantizationPlan{full.mode, {}});
+  const auto result = search_float_layers(full, float_bleu, bleu, LayerSearchOptions{arguments.search_budget});
+  log_info("quantize: search: float BLEU ", float_bleu, ", budget ", arguments.search_budget, "; tried:");
+  log_info("quantize: search: | tried | layers in float | BLEU | weights MB |");
+  for (const auto& trial : result.trials)
+    log_info("quantize: search: | ", trial.tried, " | ", trial.float_layers.size(), " | ", trial.score, " | ",
+             weight_megabytes(*trained.model, &trial.plan), " |");
+  std::string kept;
+  for (const auto& name : result.float_layers) kept += (kept.empty() ? "" : ", ") + name;
+  log_info("quantize: search: chose BLEU ", result.score, " with ", result.float_layers.size(), " of ",
+           full.layers.size(), " layers in float", kept.empty() ? "" : ": " + kept);
+  apply_quantization_plan(*trained.model, QuantizationPlan{full.mode, {}});  // back to float
+  return result.plan;
+}
+
 }  // namespace
 
 void add_quantize_command(CLI::App& app, CommandTable& table) {
@@ -75,7 +111,14 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
   command->add_option("--config", arguments->config, "Quantization settings (YAML); default: int8, 8 bits, "
                       "symmetric per-channel weights, asymmetric activations with avg clipping");
   command->add_option("-o,--output", arguments->output, "The quantized checkpoint (.pt)")->required();
-  command->add_option("--beam-size", arguments->options.search.beam_size, "Beam of the calibration translation")
+  command->add_option("--search-src", arguments->search_src,
+                      "Validation sources: search for the fewest layers to keep in float (needs --search-ref)");
+  command->add_option("--search-ref", arguments->search_ref, "References of --search-src");
+  command->add_option("--search-budget", arguments->search_budget, "BLEU the search may lose against float")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--beam-size", arguments->options.search.beam_size,
+                      "Beam of the calibration and search translations")
       ->check(in_range(1, kMaxBeamSize))
       ->capture_default_str();
   table.add(command, [=] {
@@ -92,6 +135,7 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
       translator.translate(sources, arguments->options);
       plan = make_quantization_plan(config, calibration);
     }
+    if (!arguments->search_src.empty()) plan = search(*arguments, trained, plan);
     std::set<std::string> quantized;
     for (const auto& layer : plan.layers) {
       log_info("quantize: ", describe(layer));

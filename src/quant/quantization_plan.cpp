@@ -90,6 +90,8 @@ QuantizationPlan make_quantization_plan(const QuantizationConfig& config, const 
 
 void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan) {
   const auto modules = model.named_modules(/*name_prefix=*/"", /*include_self=*/false);
+  for (const auto& item : modules)
+    if (auto* linear = dynamic_cast<QuantizableLinearImpl*>(item.value().get())) linear->set_quantization({});
   for (const auto& layer : plan.layers) {
     const auto* found = modules.find(layer.name);
     auto* linear = found ? dynamic_cast<QuantizableLinearImpl*>(found->get()) : nullptr;

@@ -4,7 +4,7 @@
 # of its own) learns the built-in task, `mixseq quantize` calibrates it on the validation
 # sources, and the int8 checkpoint, and a simulated one, translate the test split within 1 BLEU
 # of the float model. All 33 linear layers are quantized. Then the float-only tools refuse the
-# quantized checkpoint.
+# quantized checkpoint. The automatic per-layer search runs too.
 #   quantize_translates.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -45,11 +45,24 @@ printf 'mode: simulated\ndefaults: {activation_symmetric: true, clip: percentile
   -o "$work/simulated.pt" 2>"$work/quantize.simulated.log" || { tail -20 "$work/quantize.simulated.log"; exit 1; }
 simulated_bleu=$(bleu_of "$work/simulated.pt" simulated)
 
-echo "test BLEU: float $float_bleu, int8 $int8_bleu, simulated $simulated_bleu"
+# The per-layer search with no loss allowed on the validation split: it must end within budget
+# (keeping layers in float as needed) and the checkpoint it writes must translate.
+"$mixseq" quantize -c "$work/run/checkpoint_best.pt" --calib "$work/raw/valid.en" --search-src "$work/raw/valid.en" \
+  --search-ref "$work/raw/valid.de" --search-budget 0 -o "$work/searched.pt" 2>"$work/quantize.searched.log" ||
+  { tail -20 "$work/quantize.searched.log"; exit 1; }
+grep -q "quantize: search: | all layers | 0 |" "$work/quantize.searched.log" ||
+  { echo "FAIL: the search printed no table"; exit 1; }
+search_float=$(sed -n 's/.*search: float BLEU \([0-9.]*\),.*/\1/p' "$work/quantize.searched.log")
+search_chosen=$(sed -n 's/.*search: chose BLEU \([0-9.]*\) .*/\1/p' "$work/quantize.searched.log")
+awk -v f="$search_float" -v c="$search_chosen" 'BEGIN { exit !(c >= f) }' ||
+  { echo "FAIL: the search chose validation BLEU $search_chosen below float $search_float with budget 0"; exit 1; }
+searched_bleu=$(bleu_of "$work/searched.pt" searched)
+
+echo "test BLEU: float $float_bleu, int8 $int8_bleu, simulated $simulated_bleu, searched $searched_bleu"
 awk -v f="$float_bleu" 'BEGIN { exit !(f >= 50) }' || { echo "FAIL: the float model did not learn the task"; exit 1; }
 # A quantization that did nothing would pass the BLEU check: the int8 output must differ somewhere.
 ! cmp -s "$work/float.hyp.de" "$work/int8.hyp.de" || { echo "FAIL: int8 translations identical to float ones"; exit 1; }
-for q in "$int8_bleu" "$simulated_bleu"; do
+for q in "$int8_bleu" "$simulated_bleu" "$searched_bleu"; do
   awk -v f="$float_bleu" -v q="$q" 'BEGIN { exit !(q >= f - 1) }' ||
     { echo "FAIL: quantized BLEU $q is more than 1 below float $float_bleu"; exit 1; }
 done

@@ -35,8 +35,9 @@ struct QuantizationPlan {
 // a layer calibration never reached or settings the mode cannot run (16 bits in int8).
 QuantizationPlan make_quantization_plan(const QuantizationConfig& config, const Calibration& calibration);
 
-// Switches every layer the plan names to its quantized form (others stay float). Throws
-// mixseq::Error for a name `model` lacks, or int8 where no int8 engine exists.
+// Switches every layer the plan names to its quantized form and every other quantizable layer
+// to float (so plans can be tried one after another on one model). Throws mixseq::Error for a
+// name `model` lacks, or int8 where no int8 engine exists.
 void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan);
 
 }  // namespace mixseq

@@ -150,6 +150,10 @@ TEST(QuantizationPlan, LayersKeptInFloatAreBitIdenticalToTheFloatModel) {
   EXPECT_FALSE(at::equal(quantized.logits, reference.logits));
   EXPECT_LT((quantized.logits - reference.logits).abs().max().item<double>(), 0.1);
 
+  // A later plan sets every layer it does not name back to float.
+  apply_quantization_plan(*model, QuantizationPlan{"simulated", {}});
+  EXPECT_TRUE(at::equal(run(model).logits, reference.logits));
+
   auto all_float = tiny_gnmt();
   apply_quantization_plan(*all_float, calibrated_plan(all_float, parse_quantization_config(
                                                                       "defaults: {keep_float: true}", "q.yaml")));
