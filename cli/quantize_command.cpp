@@ -71,7 +71,6 @@ std::string describe(const LayerQuantizationPlan& layer) {
 
 // The per-layer search, scoring each plan by corpus BLEU of --search-src against --search-ref.
 QuantizationPlan search(const QuantizeArguments& arguments, TrainedModel& trained, const QuantizationPlan& full) {
-  MIXSEQ_CHECK(!arguments.search_ref.empty(), "--search-src needs its references: add --search-ref FILE");
   const auto sources = read_lines(arguments.search_src), references = read_lines(arguments.search_ref);
   MIXSEQ_CHECK(sources.size() == references.size(), "--search-src has ", sources.size(), " lines but --search-ref ",
                references.size());
@@ -111,9 +110,11 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
   command->add_option("--config", arguments->config, "Quantization settings (YAML); default: int8, 8 bits, "
                       "symmetric per-channel weights, asymmetric activations with avg clipping");
   command->add_option("-o,--output", arguments->output, "The quantized checkpoint (.pt)")->required();
-  command->add_option("--search-src", arguments->search_src,
-                      "Validation sources: search for the fewest layers to keep in float (needs --search-ref)");
-  command->add_option("--search-ref", arguments->search_ref, "References of --search-src");
+  auto* search_src = command->add_option(
+      "--search-src", arguments->search_src, "Validation sources: search for the fewest layers to keep in float");
+  auto* search_ref = command->add_option("--search-ref", arguments->search_ref, "References of --search-src");
+  search_src->needs(search_ref);
+  search_ref->needs(search_src);
   command->add_option("--search-budget", arguments->search_budget, "BLEU the search may lose against float")
       ->check(at_least(0))
       ->capture_default_str();

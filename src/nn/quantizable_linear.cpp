@@ -95,7 +95,8 @@ torch::Tensor QuantizableLinearImpl::forward(const torch::Tensor& x) {  // x: [.
       break;
     case LinearPrecision::kSimulated: {
       const auto qx = quantize_dequantize(x.to(at::kFloat), quantization_.input);
-      y = quantize_dequantize(at::linear(qx, simulated_weight_, bias.defined() ? bias.to(at::kFloat) : bias), quantization_.output);
+      const auto b = bias.defined() ? bias.to(at::kFloat) : bias;
+      y = quantize_dequantize(at::linear(qx, simulated_weight_, b), quantization_.output);
       break;
     }
     case LinearPrecision::kInt8: {

@@ -26,9 +26,9 @@ std::tuple<torch::Tensor, LstmState> QuantizableLstmImpl::forward(const torch::T
 
 std::tuple<torch::Tensor, LstmState> QuantizableLstmImpl::forward_by_products(const torch::Tensor& x,
                                                                               const torch::optional<LstmState>& state) {
-  const int64_t batch = x.size(0), hidden = options.hidden_size();
-  auto h = state ? std::get<0>(*state).squeeze(0).to(at::kFloat) : at::zeros({batch, hidden}, x.options().dtype(at::kFloat));
-  auto c = state ? std::get<1>(*state).squeeze(0).to(at::kFloat) : at::zeros({batch, hidden}, x.options().dtype(at::kFloat));
+  const auto zeros = [&] { return at::zeros({x.size(0), options.hidden_size()}, x.options().dtype(at::kFloat)); };
+  auto h = state ? std::get<0>(*state).squeeze(0).to(at::kFloat) : zeros();  // [B, H]
+  auto c = state ? std::get<1>(*state).squeeze(0).to(at::kFloat) : zeros();  // [B, H]
   const auto input_gates = input_product_(x.to(at::kFloat));  // [B, T, 4H], all positions at once
   std::vector<torch::Tensor> outputs;
   outputs.reserve(static_cast<size_t>(x.size(1)));
