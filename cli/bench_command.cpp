@@ -37,10 +37,13 @@
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/optim/optimizer.h"
+#include "mixseq/quant/calibration.h"
+#include "mixseq/quant/quantization_plan.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/train/translation_loss.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/int8_engine.h"
 #include "mixseq/util/memory_usage.h"
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
@@ -307,7 +310,9 @@ int bench_train(const BenchArguments& arguments, int threads) {
 
 int bench_translate(const BenchArguments& arguments, int threads) {
   const auto device = resolve_device(arguments.device, "--device");
-  const auto precision = resolve_precision(arguments.precision, device);
+  const bool int8 = arguments.precision == "int8";  // quantized linear layers, everything else fp32
+  MIXSEQ_CHECK(!int8 || device.is_cpu(), "--precision int8 runs on the CPU only; add --device cpu");
+  const auto precision = resolve_precision(int8 ? "fp32" : arguments.precision, device);
   configure_precision(precision, device);
   torch::manual_seed(1);
   auto model = build_seq2seq_model(model_config(arguments), arguments.vocab);
@@ -325,6 +330,17 @@ int bench_translate(const BenchArguments& arguments, int threads) {
     const AutocastScope autocast(precision, device);
     beam_search(*model, batch.source, batch.source_lengths, search);
   };
+  if (int8) {
+    // Issue 13's bench: default settings, activation ranges from random calibration batches.
+    const QuantizationConfig defaults;
+    QuantizationPlan plan;
+    {
+      const Calibration calibration(*model, defaults);
+      run();
+      plan = make_quantization_plan(defaults, calibration);
+    }
+    apply_quantization_plan(*model, plan);
+  }
   run();  // warm-up
   synchronize(device);
   reset_peak_device_memory(device);
@@ -335,6 +351,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double sentences = static_cast<double>(arguments.batches * arguments.batch);
   auto record = common_fields(arguments, *model, device, precision, threads);
+  if (int8) record.update({{"precision", "int8"}, {"int8_engine", use_int8_engine()}});
   record.update({{"bench", "translate"},
                  {"beam", arguments.beam},
                  {"coverage_penalty", search.coverage_penalty},
@@ -422,7 +439,8 @@ void add_shape_options(CLI::App* command, BenchArguments& arguments) {
   command->add_option("--seq-len", arguments.seq_len, "Source and target words per sentence")
       ->check(at_least(1))
       ->capture_default_str();
-  command->add_option("--precision", arguments.precision, "auto, fp32, tf32, bf16 or fp16")->capture_default_str();
+  command->add_option("--precision", arguments.precision, "auto, fp32, tf32, bf16 or fp16; bench translate also int8 (CPU)")
+      ->capture_default_str();
   command->add_option("--device", arguments.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
 }
 

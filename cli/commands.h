@@ -16,6 +16,7 @@ void add_train_command(CLI::App& app, CommandTable& table);
 void add_translate_command(CLI::App& app, CommandTable& table);
 void add_serve_command(CLI::App& app, CommandTable& table);
 void add_score_command(CLI::App& app, CommandTable& table);
+void add_quantize_command(CLI::App& app, CommandTable& table);
 void add_lm_eval_command(CLI::App& app, CommandTable& table);
 void add_generate_command(CLI::App& app, CommandTable& table);
 void add_average_checkpoints_command(CLI::App& app, CommandTable& table);

@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "mixseq/decode/translator.h"
-#include "mixseq/models/trained_model.h"
+#include "mixseq/quant/quantized_model.h"
 #include "mixseq/serve/translation_server.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
@@ -76,7 +76,7 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
-    auto trained = load_trained_models(arguments->checkpoints, device);
+    auto trained = load_translation_model(arguments->checkpoints, device);  // float, quantized or an ensemble
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
     const auto search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());
     check_beam_search_options(search, trained.model->vocab_size());

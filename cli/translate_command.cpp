@@ -8,7 +8,7 @@
 
 #include "commands.h"
 #include "mixseq/decode/translator.h"
-#include "mixseq/models/trained_model.h"
+#include "mixseq/quant/quantized_model.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
@@ -58,7 +58,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand("translate", "Translate raw text with a trained checkpoint");
   auto arguments = std::make_shared<TranslateArguments>();
   command->add_option("-c,--checkpoint", arguments->checkpoints,
-                      "Checkpoint (.pt) written by mixseq train; repeat for an ensemble (log-probabilities averaged)")
+                      "Checkpoint (.pt) written by mixseq train or quantize; repeat for an ensemble (log-probabilities averaged)")
       ->required()
       ->take_all();
   command->add_option("-i,--input", arguments->input, "Source text, one sentence per line (- = stdin)")
@@ -91,7 +91,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
-    auto trained = load_trained_models(arguments->checkpoints, device);
+    auto trained = load_translation_model(arguments->checkpoints, device);  // float, quantized or an ensemble
     Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
     auto options = arguments->options;
     options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());

@@ -74,6 +74,7 @@ uint64_t contents_checksum(const CheckpointContents& contents) {
     add_number(static_cast<int64_t>(progress.carried_state.size()));
     for (const auto& tensor : progress.carried_state) add_tensor(tensor);
   }
+  if (!contents.quantization.empty()) add_string(contents.quantization);  // likewise for float checkpoints
   return checksum.value();
 }
 
@@ -246,6 +247,7 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   archive.write("vocabulary_fingerprint", checksum_value(contents.vocabulary_fingerprint));
   archive.write("tokenizer_kind", c10::IValue(contents.tokenizer_kind));
   archive.write("tokenizer_model", bytes_to_tensor(contents.tokenizer_model));
+  if (!contents.quantization.empty()) archive.write("quantization", c10::IValue(contents.quantization));
 
   const TrainingProgress& progress = contents.progress;
   torch::serialize::OutputArchive state;
@@ -307,6 +309,11 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
     contents.vocabulary_text = tensor_to_bytes(read_tensor(archive, "vocabulary", path));
     contents.tokenizer_kind = read_string(archive, "tokenizer_kind");
     contents.tokenizer_model = tensor_to_bytes(read_tensor(archive, "tokenizer_model", path));
+    c10::IValue quantization;  // only in quantized checkpoints
+    if (archive.try_read("quantization", quantization)) {
+      MIXSEQ_CHECK(quantization.isString(), "'", path, "' is corrupt: its quantization plan is not text; ", kUseAnother);
+      contents.quantization = quantization.toStringRef();
+    }
 
     torch::serialize::InputArchive state;
     archive.read("progress", state);
@@ -344,10 +351,14 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
   });
 }
 
-void load_model_weights(const std::string& path, torch::nn::Module& model) {
+void load_model_weights(const std::string& path, torch::nn::Module& model, bool accept_quantized) {
   read_checkpoint(path, [&] {
     auto opened = open_checkpoint(path);
     auto& archive = opened.archive;
+    c10::IValue quantization;
+    MIXSEQ_CHECK(accept_quantized || !archive.try_read("quantization", quantization), "'", path,
+                 "' is a quantized checkpoint (written by mixseq quantize): only translate and bench translate run "
+                 "it; training, averaging and the other tools need the float checkpoint it was quantized from");
     const bool has_checksums = opened.has_checksums;  // a lambda below uses it: no structured binding (C++17)
     torch::serialize::InputArchive weights;
     archive.read("model", weights);

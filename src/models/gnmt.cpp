@@ -36,8 +36,8 @@ torch::nn::Embedding make_embedding(int64_t vocab_size, const GnmtConfig& config
   return embedding;
 }
 
-torch::nn::LSTM make_lstm(int64_t input_size, const GnmtConfig& config) {
-  torch::nn::LSTM lstm(torch::nn::LSTMOptions(input_size, config.hidden_size).batch_first(true));
+QuantizableLstm make_lstm(int64_t input_size, const GnmtConfig& config) {
+  QuantizableLstm lstm(input_size, config.hidden_size);
   init_lstm_uniform_(*lstm, config.init_range);
   return lstm;
 }
@@ -53,8 +53,8 @@ ResidualLstmStackOptions stack_options(int64_t input_size, int64_t extra_input_s
   return options;
 }
 
-torch::nn::Linear make_classifier(int64_t vocab_size, const GnmtConfig& config) {
-  torch::nn::Linear linear(torch::nn::LinearOptions(config.hidden_size, vocab_size).bias(true));
+QuantizableLinear make_classifier(int64_t vocab_size, const GnmtConfig& config) {
+  QuantizableLinear linear(torch::nn::LinearOptions(config.hidden_size, vocab_size).bias(true));
   torch::NoGradGuard no_grad;
   linear->weight.uniform_(-config.init_range, config.init_range);
   linear->bias.uniform_(-config.init_range, config.init_range);
@@ -122,7 +122,7 @@ GnmtState GnmtModelImpl::encode(const torch::Tensor& source, const torch::Tensor
 
 std::tuple<torch::Tensor, torch::Tensor> GnmtModelImpl::decode(const torch::Tensor& tokens, GnmtState& state) {
   const auto x = dropout_(target_embedding_(tokens));                          // [B, T, H]
-  auto [query, lstm_state] = run_lstm(*decoder_lstm_, x, state.decoder_lstm_state);  // [B, T, H]
+  auto [query, lstm_state] = decoder_lstm_->forward(x, state.decoder_lstm_state);  // [B, T, H]
   auto [context, weights] =
       attention_(query, state.encoder_output, state.projected_keys, state.pad_mask);  // [B, T, H], [B, T, S]
   auto [y, layers_states] = decoder_layers_->forward(query, context, state.decoder_layers_states);  // [B, T, H]

@@ -53,6 +53,7 @@ struct CheckpointedText {
   std::string config_yaml;
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
+  std::string quantization;
 };
 
 CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
@@ -70,12 +71,13 @@ CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
                                         scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
-  return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer)};
+  return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer), contents.quantization};
 }
 
 template <typename Model>
-void load_for_inference(const std::string& checkpoint_path, Model& model, const torch::Device& device) {
-  load_model_weights(checkpoint_path, *model);
+void load_for_inference(const std::string& checkpoint_path, Model& model, const torch::Device& device,
+                        bool accept_quantized = false) {
+  load_model_weights(checkpoint_path, *model, accept_quantized);
   model->to(device);
   model->eval();
 }
@@ -84,16 +86,18 @@ std::string in_file(const std::string& path, const Error& e) { return str_cat("'
 
 }  // namespace
 
-TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device) {
-  auto [config, config_yaml, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
+TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device,
+                                bool accept_quantized) {
+  auto [config, config_yaml, vocabulary, tokenizer, quantization] = open_checkpointed_text(checkpoint_path);
   Seq2SeqModel model;
   try {
     model = build_seq2seq_model(config, vocabulary.size());
   } catch (const Error& e) {
     throw Error(in_file(checkpoint_path, e));
   }
-  load_for_inference(checkpoint_path, model, device);
-  return {std::move(config), std::move(config_yaml), std::move(vocabulary), std::move(tokenizer), std::move(model)};
+  load_for_inference(checkpoint_path, model, device, accept_quantized);
+  return {std::move(config), std::move(config_yaml), std::move(vocabulary), std::move(tokenizer), std::move(model),
+          std::move(quantization)};
 }
 
 TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_paths, const torch::Device& device) {
@@ -120,7 +124,7 @@ TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_path
 }
 
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device) {
-  auto [config, config_yaml, vocabulary, tokenizer] = open_checkpointed_text(checkpoint_path);
+  auto [config, config_yaml, vocabulary, tokenizer, quantization] = open_checkpointed_text(checkpoint_path);
   LanguageModel model;
   try {
     model = build_language_model(config, vocabulary.size());

@@ -81,8 +81,8 @@ torch::nn::LayerNorm make_layer_norm(const TransformerConfig& config) {
 }
 
 // fairseq's untied output projection: no bias, normal(0, D^-1/2) like an embedding.
-torch::nn::Linear make_output_projection(int64_t vocab_size, int64_t embed_dim) {
-  torch::nn::Linear linear(torch::nn::LinearOptions(embed_dim, vocab_size).bias(false));
+QuantizableLinear make_output_projection(int64_t vocab_size, int64_t embed_dim) {
+  QuantizableLinear linear(torch::nn::LinearOptions(embed_dim, vocab_size).bias(false));
   torch::NoGradGuard no_grad;
   linear->weight.normal_(0.0, std::pow(static_cast<double>(embed_dim), -0.5));
   return linear;
@@ -132,7 +132,7 @@ TransformerModelImpl::TransformerModelImpl(const TransformerConfig& config, int6
                               ? register_module("decoder_layer_norm", make_layer_norm(config))
                               : torch::nn::LayerNorm(nullptr)),
       output_projection_(config.share_all_embeddings || config.share_decoder_input_output_embed
-                             ? torch::nn::Linear(nullptr)
+                             ? QuantizableLinear(nullptr)
                              : register_module("output_projection",
                                                make_output_projection(vocab_size, config.embed_dim))),
       dropout_(register_module("dropout", torch::nn::Dropout(config.dropout))) {}
@@ -178,7 +178,8 @@ std::tuple<torch::Tensor, torch::Tensor> TransformerModelImpl::decode(const torc
   }
   if (normalize_before_) x = decoder_layer_norm_(x);
   state.position += tokens.size(1);
-  const auto logits = at::linear(x, output_projection_weight());  // [B, T, V]
+  // A projection tied to the embedding stays in float: quantizing it would change the embedding.
+  const auto logits = output_projection_ ? output_projection_(x) : at::linear(x, decoder_embedding_->weight);  // [B, T, V]
   return {logits, need_weights ? weights.mean(1) : weights};      // [B, T, V], [B, T, S]
 }
 

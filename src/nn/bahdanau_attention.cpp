@@ -10,8 +10,8 @@
 namespace mixseq {
 namespace {
 
-torch::nn::Linear make_projection(int64_t in, int64_t out, double init_range) {
-  torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(false));
+QuantizableLinear make_projection(int64_t in, int64_t out, double init_range) {
+  QuantizableLinear linear(torch::nn::LinearOptions(in, out).bias(false));
   torch::NoGradGuard no_grad;
   linear->weight.uniform_(-init_range, init_range);
   return linear;

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/modules/rnn.h>
 
+#include "mixseq/nn/quantizable_lstm.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -12,7 +13,7 @@ torch::nn::ModuleList make_layers(const ResidualLstmStackOptions& options) {
   torch::nn::ModuleList layers;
   for (int64_t i = 0; i < options.num_layers; ++i) {
     const int64_t input_size = (i == 0 ? options.input_size : options.hidden_size) + options.extra_input_size;
-    torch::nn::LSTM lstm(torch::nn::LSTMOptions(input_size, options.hidden_size).batch_first(true));
+    QuantizableLstm lstm(input_size, options.hidden_size);
     init_lstm_uniform_(*lstm, options.init_range);
     layers->push_back(lstm);
   }
@@ -37,8 +38,8 @@ std::tuple<torch::Tensor, std::vector<LstmState>> ResidualLstmStackImpl::forward
   for (size_t i = 0; i < num_layers; ++i) {
     // cat promotes mixed dtypes (an fp32 LSTM output and a lower-precision autocast context).
     const auto input = extra.defined() ? at::cat({h, extra}, /*dim=*/-1) : h;  // [B, T, Din + E]
-    auto [output, state] = run_lstm(*layers_->ptr<torch::nn::LSTMImpl>(i), dropout_(input),
-                                    states.empty() ? torch::optional<LstmState>() : states[i]);  // [B, T, H]
+    auto [output, state] = layers_->ptr<QuantizableLstmImpl>(i)->forward(
+        dropout_(input), states.empty() ? torch::optional<LstmState>() : states[i]);  // [B, T, H]
     h = i == 0 ? output : output + h;
     next_states.push_back(std::move(state));
   }

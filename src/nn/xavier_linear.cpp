@@ -4,8 +4,8 @@
 
 namespace mixseq {
 
-torch::nn::Linear xavier_linear(int64_t in_features, int64_t out_features, bool bias, double gain) {
-  torch::nn::Linear linear(torch::nn::LinearOptions(in_features, out_features).bias(bias));
+QuantizableLinear xavier_linear(int64_t in_features, int64_t out_features, bool bias, double gain) {
+  QuantizableLinear linear(torch::nn::LinearOptions(in_features, out_features).bias(bias));
   torch::nn::init::xavier_uniform_(linear->weight, gain);
   if (bias) torch::nn::init::zeros_(linear->bias);
   return linear;

@@ -53,6 +53,9 @@ struct CheckpointContents {
   std::string tokenizer_kind;   // "bpe", "spm" or "none"
   std::string tokenizer_model;  // the codes file or SentencePiece model, byte for byte ("" for none)
   TrainingProgress progress;
+  // The quantization plan `mixseq quantize` stored (quant/quantization_plan.h, JSON); "" for a
+  // float checkpoint. The weights stay in fp32: the plan says how to quantize them on load.
+  std::string quantization;
 };
 
 // Saves atomically; `optimizer` may be null (e.g. averaged or exported models).
@@ -63,8 +66,9 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
 CheckpointContents read_checkpoint_contents(const std::string& path);
 
 // Copies the checkpoint's parameters and buffers into `model`, which must have the same
-// names and shapes (build it from the checkpoint's config first).
-void load_model_weights(const std::string& path, torch::nn::Module& model);
+// names and shapes (build it from the checkpoint's config first). A quantized checkpoint is an
+// error that says so unless `accept_quantized` (set only by loaders that apply the plan).
+void load_model_weights(const std::string& path, torch::nn::Module& model, bool accept_quantized = false);
 
 // Whether the checkpoint holds optimizer state: a training checkpoint, which --resume needs, as
 // opposed to an averaged or exported model.

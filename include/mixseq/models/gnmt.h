@@ -26,7 +26,6 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/pimpl.h>
 
@@ -39,6 +38,8 @@
 #include "mixseq/nn/bahdanau_attention.h"
 #include "mixseq/nn/bidirectional_lstm.h"
 #include "mixseq/nn/lstm.h"
+#include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantizable_lstm.h"
 #include "mixseq/nn/residual_lstm_stack.h"
 
 namespace mixseq {
@@ -79,10 +80,10 @@ class GnmtModelImpl : public Seq2SeqModelImpl {
   torch::nn::Embedding target_embedding_;  // the same module as source_embedding_ when shared
   BidirectionalLstm encoder_bi_lstm_;      // encoder layer 1
   ResidualLstmStack encoder_layers_;       // encoder layers 2..L
-  torch::nn::LSTM decoder_lstm_;           // decoder layer 1
+  QuantizableLstm decoder_lstm_;           // decoder layer 1
   BahdanauAttention attention_;
   ResidualLstmStack decoder_layers_;       // decoder layers 2..L
-  torch::nn::Linear classifier_;
+  QuantizableLinear classifier_;
   torch::nn::Dropout dropout_;             // on the embeddings; the stacks drop their own inputs
 };
 TORCH_MODULE(GnmtModel);

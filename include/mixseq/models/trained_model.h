@@ -28,7 +28,8 @@ struct TrainedModel {
                             // above models/ read (decode/stored_search.h: validation_search)
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
-  Seq2SeqModel model;
+  Seq2SeqModel model;         // in float, even when loaded from a quantized checkpoint
+  std::string quantization;   // the checkpoint's quantization plan (quant/quantization_plan.h); "": float
 };
 
 struct TrainedLanguageModel {
@@ -45,11 +46,13 @@ ModelConfig stored_model_config(const CheckpointContents& contents, const std::s
 // Throws mixseq::Error naming the file when it is not a checkpoint, is corrupt, or holds a
 // vocabulary other than the one its model was trained with.
 // A checkpoint of the other family (a language model's given to translate, or the reverse) is
-// an error that says so.
-TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device);
+// an error that says so, and so is a quantized checkpoint unless `accept_quantized`: the model
+// then comes in float with the plan beside it, which quant/quantized_model.h applies.
+TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device,
+                                bool accept_quantized = false);
 // One checkpoint: load_trained_model. Several: their ensemble (models/seq2seq_ensemble.h), with
 // the vocabulary, tokenizer and stored configuration of the first; a checkpoint whose vocabulary
-// or tokenizer differs from the first's is an error naming both.
+// or tokenizer differs from the first's is an error naming both. Float checkpoints only.
 TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_paths, const torch::Device& device);
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device);
 

@@ -30,7 +30,6 @@
 #include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
@@ -42,6 +41,7 @@
 #include "mixseq/models/model_config.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/nn/multihead_attention.h"
+#include "mixseq/nn/quantizable_linear.h"
 
 namespace mixseq {
 
@@ -92,7 +92,7 @@ class TransformerModelImpl : public Seq2SeqModelImpl {
   torch::nn::LayerNorm encoder_layer_norm_;  // pre-norm only, else empty
   torch::nn::ModuleList decoder_layers_;     // TransformerDecoderLayer
   torch::nn::LayerNorm decoder_layer_norm_;  // pre-norm only, else empty
-  torch::nn::Linear output_projection_;      // only when not tied to the decoder embedding, else empty
+  QuantizableLinear output_projection_;      // only when not tied to the decoder embedding, else empty
   torch::nn::Dropout dropout_;
 };
 TORCH_MODULE(TransformerModel);

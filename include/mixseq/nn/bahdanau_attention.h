@@ -18,11 +18,12 @@
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
 #include <tuple>
+
+#include "mixseq/nn/quantizable_linear.h"
 
 namespace mixseq {
 
@@ -48,8 +49,8 @@ class BahdanauAttentionImpl : public torch::nn::Module {
                                                    const torch::Tensor& pad_mask);
 
  private:
-  torch::nn::Linear query_proj_;  // W_q, no bias (b is added once, below)
-  torch::nn::Linear key_proj_;    // W_k, no bias
+  QuantizableLinear query_proj_;  // W_q, no bias (b is added once, below)
+  QuantizableLinear key_proj_;    // W_k, no bias
   torch::Tensor score_v_;         // v [D], the direction of v̂ (NVIDIA: linear_att)
   torch::Tensor score_g_;         // g [1], the length of v̂ (NVIDIA: normalize_scalar)
   torch::Tensor score_bias_;      // b [D] (NVIDIA: normalize_bias)

@@ -9,12 +9,12 @@
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
 #include <tuple>
 
+#include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/nn/scaled_dot_product_attention.h"
 
 namespace mixseq {
@@ -52,10 +52,10 @@ class MultiheadAttentionImpl : public torch::nn::Module {
 
   int64_t num_heads_;
   double dropout_;
-  torch::nn::Linear q_proj_;
-  torch::nn::Linear k_proj_;
-  torch::nn::Linear v_proj_;
-  torch::nn::Linear out_proj_;
+  QuantizableLinear q_proj_;
+  QuantizableLinear k_proj_;
+  QuantizableLinear v_proj_;
+  QuantizableLinear out_proj_;
 };
 TORCH_MODULE(MultiheadAttention);
 

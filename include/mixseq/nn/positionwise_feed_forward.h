@@ -7,8 +7,8 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/dropout.h>
-#include <torch/nn/modules/linear.h>
 
+#include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/nn/transformer_layer_options.h"
 
 namespace mixseq {
@@ -21,8 +21,8 @@ class PositionwiseFeedForward {
   torch::Tensor operator()(const torch::Tensor& x);
 
  private:
-  torch::nn::Linear fc1_;
-  torch::nn::Linear fc2_;
+  QuantizableLinear fc1_;
+  QuantizableLinear fc2_;
   torch::nn::Dropout activation_dropout_;
 };
 

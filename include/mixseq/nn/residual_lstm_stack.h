@@ -51,7 +51,7 @@ class ResidualLstmStackImpl : public torch::nn::Module {
   size_t num_layers() const { return layers_->size(); }
 
  private:
-  torch::nn::ModuleList layers_;  // torch::nn::LSTM, one per layer
+  torch::nn::ModuleList layers_;  // QuantizableLstm, one per layer
   torch::nn::Dropout dropout_;
 };
 TORCH_MODULE(ResidualLstmStack);

@@ -71,6 +71,26 @@ void reseal_zip(const std::string& path) {
   test::write_file(path, bytes);
 }
 
+TEST(Checkpoint, QuantizedCheckpointKeepsItsPlanAndOnlyPlanAwareLoadersAcceptIt) {
+  test::TempDir dir;
+  const auto float_path = dir.path("float.pt"), quantized_path = dir.path("int8.pt");
+  torch::nn::Linear model(3, 2);
+  save_checkpoint(float_path, sample_contents(), *model, nullptr);
+  auto contents = sample_contents();
+  contents.quantization = "{\"mode\": \"int8\", \"layers\": []}";
+  save_checkpoint(quantized_path, contents, *model, nullptr);
+
+  EXPECT_EQ(read_checkpoint_contents(float_path).quantization, "");
+  EXPECT_EQ(read_checkpoint_contents(quantized_path).quantization, contents.quantization);
+  torch::nn::Linear restored(3, 2);
+  EXPECT_NE(error_of([&] { load_model_weights(quantized_path, *restored); })
+                .find("is a quantized checkpoint (written by mixseq quantize)"),
+            std::string::npos);
+  load_model_weights(quantized_path, *restored, /*accept_quantized=*/true);
+  EXPECT_TRUE(restored->weight.equal(model->weight));
+  load_model_weights(float_path, *restored);  // a float checkpoint loads either way
+}
+
 TEST(Checkpoint, RoundTripsContentsWeightsAndOptimizer) {
   test::TempDir dir;
   const auto path = dir.path("run/checkpoint_last.pt");

@@ -1,0 +1,158 @@
+// mixseq quantize: post-training quantization of a translation checkpoint (issue 13).
+//   mixseq quantize -c runs/x/checkpoint_best.pt --calib valid.en [--config quant.yaml] -o runs/x/int8.pt
+//   mixseq quantize ... --search-src valid.en --search-ref valid.de [--search-budget 0.2]
+// Translates the calibration sentences with the float model (beam search, as translate does)
+// while recording the input and output range of every quantizable linear layer, then writes the
+// float weights with the quantization plan (quant/quantization_plan.h) to the output checkpoint,
+// which translate and bench translate load like any other. With --search-src/--search-ref it
+// first keeps the fewest layers in float that hold validation BLEU within --search-budget of the
+// float model (quant/layer_search.h), printing every plan it tried.
+#include <iomanip>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "commands.h"
+#include "mixseq/decode/translator.h"
+#include "mixseq/models/trained_model.h"
+#include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/text/bleu.h"
+#include "mixseq/quant/calibration.h"
+#include "mixseq/quant/layer_search.h"
+#include "mixseq/quant/quantization_config.h"
+#include "mixseq/quant/quantization_plan.h"
+#include "mixseq/quant/quantized_model.h"
+#include "mixseq/util/line_reader.h"
+#include "mixseq/util/log.h"
+#include "option_checks.h"
+
+namespace mixseq::cli {
+
+namespace {
+
+struct QuantizeArguments {
+  std::string checkpoint;
+  std::string calib;
+  std::string config;         // "" = the defaults of quant/quantization_config.h
+  std::string output;
+  int64_t calib_lines = 1000;  // calibration sentences read from the top of --calib
+  std::string search_src;      // validation sources for the per-layer search; "" = no search
+  std::string search_ref;      // their references
+  double search_budget = 0.2;  // BLEU the search may lose against the float model
+  TranslateOptions options;
+};
+
+// Megabytes of the parameters as they would be stored: the quantized layers' weights at their
+// bits, everything else (biases, embeddings, float layers) in fp32.
+double weight_megabytes(torch::nn::Module& model, const QuantizationPlan* plan) {
+  double bytes = 0;
+  for (const auto& parameter : model.parameters()) bytes += 4.0 * static_cast<double>(parameter.numel());
+  if (plan) {
+    const auto modules = model.named_modules();
+    for (const auto& layer : plan->layers) {
+      const auto& weight = dynamic_cast<const QuantizableLinearImpl&>(*modules[layer.name]).weight;
+      bytes -= static_cast<double>(weight.numel()) * (32 - layer.settings.bits) / 8;
+    }
+  }
+  return bytes / 1e6;
+}
+
+std::string describe(const LayerQuantizationPlan& layer) {
+  const auto& s = layer.settings;
+  std::ostringstream out;
+  out << std::setprecision(4) << layer.name << ": " << s.bits << " bits, weight "
+      << (s.weight_symmetric ? "symmetric" : "asymmetric") << (s.weight_per_channel ? " per-channel" : " per-tensor")
+      << ", activations " << (s.activation_symmetric ? "symmetric" : "asymmetric") << " clip " << s.clip
+      << ", input [" << layer.input_min << ", " << layer.input_max << "], output [" << layer.output_min << ", "
+      << layer.output_max << "]";
+  return out.str();
+}
+
+// The per-layer search, scoring each plan by corpus BLEU of --search-src against --search-ref.
+QuantizationPlan search(const QuantizeArguments& arguments, TrainedModel& trained, const QuantizationPlan& full) {
+  const auto sources = read_lines(arguments.search_src), references = read_lines(arguments.search_ref);
+  MIXSEQ_CHECK(sources.size() == references.size(), "--search-src has ", sources.size(), " lines but --search-ref ",
+               references.size());
+  Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, torch::kCPU, Precision::kFp32);
+  const auto bleu = [&](const QuantizationPlan& plan) {
+    apply_quantization_plan(*trained.model, plan);
+    std::vector<std::string> hypotheses;
+    for (const auto& nbest : translator.translate(sources, arguments.options)) hypotheses.push_back(nbest.front().text);
+    return corpus_bleu(hypotheses, {references}, BleuOptions{}).score;
+  };
+  const double float_bleu = bleu(QuantizationPlan{full.mode, {}});
+  const auto result = search_float_layers(full, float_bleu, bleu, LayerSearchOptions{arguments.search_budget});
+  log_info("quantize: search: float BLEU ", float_bleu, ", budget ", arguments.search_budget, "; tried:");
+  log_info("quantize: search: | tried | layers in float | BLEU | weights MB |");
+  for (const auto& trial : result.trials)
+    log_info("quantize: search: | ", trial.tried, " | ", trial.float_layers.size(), " | ", trial.score, " | ",
+             weight_megabytes(*trained.model, &trial.plan), " |");
+  std::string kept;
+  for (const auto& name : result.float_layers) kept += (kept.empty() ? "" : ", ") + name;
+  log_info("quantize: search: chose BLEU ", result.score, " with ", result.float_layers.size(), " of ",
+           full.layers.size(), " layers in float", kept.empty() ? "" : ": " + kept);
+  apply_quantization_plan(*trained.model, QuantizationPlan{full.mode, {}});  // back to float
+  return result.plan;
+}
+
+}  // namespace
+
+void add_quantize_command(CLI::App& app, CommandTable& table) {
+  auto* command = app.add_subcommand("quantize", "Quantize a translation checkpoint after training (int8)");
+  auto arguments = std::make_shared<QuantizeArguments>();
+  command->add_option("-c,--checkpoint", arguments->checkpoint, "Float checkpoint (.pt) written by mixseq train")
+      ->required();
+  command->add_option("--calib", arguments->calib, "Calibration source text, one sentence per line")->required();
+  command->add_option("--calib-lines", arguments->calib_lines, "Calibration sentences taken from the top of --calib")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--config", arguments->config, "Quantization settings (YAML); default: int8, 8 bits, "
+                      "symmetric per-channel weights, asymmetric activations with avg clipping");
+  command->add_option("-o,--output", arguments->output, "The quantized checkpoint (.pt)")->required();
+  auto* search_src = command->add_option(
+      "--search-src", arguments->search_src, "Validation sources: search for the fewest layers to keep in float");
+  auto* search_ref = command->add_option("--search-ref", arguments->search_ref, "References of --search-src");
+  search_src->needs(search_ref);
+  search_ref->needs(search_src);
+  command->add_option("--search-budget", arguments->search_budget, "BLEU the search may lose against float")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--beam-size", arguments->options.search.beam_size,
+                      "Beam of the calibration and search translations")
+      ->check(in_range(1, kMaxBeamSize))
+      ->capture_default_str();
+  table.add(command, [=] {
+    const auto config = arguments->config.empty() ? QuantizationConfig{} : read_quantization_config(arguments->config);
+    const torch::Device cpu(torch::kCPU);
+    auto trained = load_trained_model(arguments->checkpoint, cpu);
+    auto sources = read_lines(arguments->calib);
+    if (static_cast<int64_t>(sources.size()) > arguments->calib_lines) sources.resize(arguments->calib_lines);
+
+    QuantizationPlan plan;
+    {
+      const Calibration calibration(*trained.model, config);
+      Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, cpu, Precision::kFp32);
+      translator.translate(sources, arguments->options);
+      plan = make_quantization_plan(config, calibration);
+    }
+    if (!arguments->search_src.empty()) plan = search(*arguments, trained, plan);
+    std::set<std::string> quantized;
+    for (const auto& layer : plan.layers) {
+      log_info("quantize: ", describe(layer));
+      quantized.insert(layer.name);
+    }
+    const auto names = quantizable_layer_names(*trained.model);
+    for (const auto& name : names)
+      if (!quantized.count(name)) log_info("quantize: ", name, ": kept in float");
+    const double float_mb = weight_megabytes(*trained.model, nullptr);
+    apply_quantization_plan(*trained.model, plan);  // fails here, not at translate time, where int8 cannot run
+    save_quantized_checkpoint(arguments->output, arguments->checkpoint, *trained.model, plan);
+    log_info("quantize: ", plan.layers.size(), " of ", names.size(), " linear layers quantized (", plan.mode,
+             ") from ", sources.size(), " calibration sentences; weights ", float_mb, " MB in fp32, ",
+             weight_megabytes(*trained.model, &plan), " MB with the quantized layers; wrote ", arguments->output);
+    return 0;
+  });
+}
+
+}  // namespace mixseq::cli

@@ -1,0 +1,76 @@
+// QuantizableLinear: the linear layer y = x Wᵀ + b of every block that post-training
+// quantization may touch (attention projections, feed-forward, classifiers). It is the one seam
+// between the float model and its quantized forms: a quantized checkpoint loads into the same
+// model, and quant/ switches each layer's precision after the float weights are in.
+//
+//   kFloat      at::linear, bit-identical to torch::nn::Linear: same parameter names (weight
+//               [N, K], bias [N] or none), same initialization and random draws, same kernel
+//   kSimulated  Distiller-style simulation: input, weight and output rounded to their grids and
+//               back (nn/quantization_grid.h), the product itself in fp32
+//   kInt8       real int8 on the CPU: quint8 input, qint8 weight (symmetric), int32 accumulation
+//               and a quint8 output through LibTorch's quantized::linear (util/int8_engine.h),
+//               dequantized to fp32; equal to kSimulated up to one output grid step
+//
+// The quantization state is not part of the module's parameters or buffers: a float
+// checkpoint and a quantized one hold the same tensors, and the quantized one adds the grids'
+// source (quant/quantization_plan.h). Calibration watches a layer through set_observer().
+//
+// Not thread-safe (like every module); kInt8 runs on the CPU only.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/options/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <functional>
+#include <memory>
+
+#include "mixseq/nn/quantization_grid.h"
+
+namespace mixseq {
+
+enum class LinearPrecision { kFloat, kSimulated, kInt8 };
+
+struct LinearQuantization {
+  LinearPrecision precision = LinearPrecision::kFloat;
+  QuantizationGrid weight;  // per tensor or per output channel; ignored by kFloat
+  QuantizationGrid input;   // the activation entering the layer, per tensor
+  QuantizationGrid output;  // the layer's result, per tensor
+};
+
+class QuantizableLinearImpl : public torch::nn::Module {
+ public:
+  // Initialized exactly as torch::nn::Linear(options) (Kaiming uniform, same random draws).
+  explicit QuantizableLinearImpl(const torch::nn::LinearOptions& options);
+  // A view of weights another module owns and registers (an LSTM's gate products,
+  // nn/quantizable_lstm.h): this module registers no parameters.
+  QuantizableLinearImpl(torch::Tensor shared_weight, torch::Tensor shared_bias);
+
+  torch::Tensor forward(const torch::Tensor& x);  // [..., K] -> [..., N]
+
+  // Switches to `quantization`'s precision; the quantized precisions round the weight now (kInt8
+  // also checks for 8 bits and a symmetric weight grid, and packs it), so later weight changes
+  // need another call. Throws mixseq::Error
+  // naming what does not fit.
+  void set_quantization(const LinearQuantization& quantization);
+  const LinearQuantization& quantization() const { return quantization_; }
+
+  // Called after each forward with its float input [..., K] and output [..., N]; empty: none.
+  using Observer = std::function<void(const torch::Tensor& input, const torch::Tensor& output)>;
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
+  bool observed() const { return static_cast<bool>(observer_); }
+
+  torch::Tensor weight;  // [N, K]
+  torch::Tensor bias;    // [N], or undefined without bias
+
+ private:
+  struct Int8Weight;  // the prepacked weight (LibTorch's LinearPackedParamsBase)
+
+  LinearQuantization quantization_;
+  torch::Tensor simulated_weight_;  // kSimulated: the weight rounded to its grid once, [N, K]
+  std::shared_ptr<Int8Weight> int8_weight_;
+  Observer observer_;
+};
+TORCH_MODULE(QuantizableLinear);
+
+}  // namespace mixseq

@@ -1,0 +1,43 @@
+// QuantizationPlan: everything needed to quantize a float model the same way again: the mode,
+// and for each quantized layer its resolved settings and calibrated activation ranges (layers
+// kept in float are absent). `mixseq quantize` makes it and stores it, as JSON, in the
+// checkpoint (CheckpointContents::quantization) next to the unchanged fp32 weights; loading
+// applies it, recomputing the weight grids from those weights (deterministic).
+#pragma once
+
+#include <torch/nn/module.h>
+
+#include <string>
+#include <vector>
+
+#include "mixseq/quant/calibration.h"
+#include "mixseq/quant/quantization_config.h"
+
+namespace mixseq {
+
+struct LayerQuantizationPlan {
+  std::string name;                    // module path, e.g. "attention.query_proj"
+  LayerQuantizationSettings settings;  // as resolved for this layer (keep_float is false)
+  double input_min = 0, input_max = 0;    // clipped calibration range of the input
+  double output_min = 0, output_max = 0;  // and of the output
+};
+
+struct QuantizationPlan {
+  std::string mode = "int8";  // int8 or simulated
+  std::vector<LayerQuantizationPlan> layers;
+
+  std::string to_json() const;
+  // `source` names the text in errors.
+  static QuantizationPlan from_json(const std::string& json, const std::string& source);
+};
+
+// One entry per calibrated layer, its range clipped as its settings say. Throws mixseq::Error for
+// a layer calibration never reached or settings the mode cannot run (16 bits in int8).
+QuantizationPlan make_quantization_plan(const QuantizationConfig& config, const Calibration& calibration);
+
+// Switches every layer the plan names to its quantized form and every other quantizable layer
+// to float (so plans can be tried one after another on one model). Throws mixseq::Error for a
+// name `model` lacks, or int8 where no int8 engine exists.
+void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan);
+
+}  // namespace mixseq

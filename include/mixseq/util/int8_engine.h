@@ -1,0 +1,16 @@
+// Which of LibTorch's quantized CPU engines runs mixseq's int8 layers. The choice is global in
+// LibTorch (at::globalContext().setQEngine) and fixes the kernels a weight is packed for.
+//
+// Preference (docs/quantization.md has the measurements, bench/int8_linear_bench.cpp makes them):
+// oneDNN, then FBGEMM (not in Debian's LibTorch 1.13, so unmeasured here). QNNPACK, the only
+// other engine of that LibTorch, is left out: written for ARM, its int8 linear ran 3-4x slower
+// than fp32 at the beam-search shapes of the GNMT and Transformer benches on this x86 CPU.
+#pragma once
+
+namespace mixseq {
+
+// Selects the engine (idempotent) and returns its name ("ONEDNN", "FBGEMM"). Throws
+// mixseq::Error listing the engines this LibTorch has when none of them can run int8 here.
+const char* use_int8_engine();
+
+}  // namespace mixseq

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Post-training quantization end to end (issue 13): a tiny Transformer (the recipe of
+# transformer_learns.sh, with untied embeddings so that the output projection is a linear layer
+# of its own) learns the built-in task, `mixseq quantize` calibrates it on the validation
+# sources, and the int8 checkpoint, and a simulated one, translate the test split within 1 BLEU
+# of the float model. All 33 linear layers are quantized. Then the float-only tools refuse the
+# quantized checkpoint. The automatic per-layer search runs too.
+#   quantize_translates.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work" && mkdir -p "$work"
+
+"$mixseq" synth -o "$work/raw" --train-size 4000 --valid-size 100 --test-size 200
+"$mixseq" bpe learn -i "$work/raw/train.en" -i "$work/raw/train.de" -s 400 -o "$work/raw/codes.bpe"
+"$mixseq" prepare --train "$work/raw/train" --valid "$work/raw/valid" -o "$work/data" \
+  --tokenizer "bpe:$work/raw/codes.bpe" >/dev/null
+"$mixseq" train --train.device cpu --data.dir "$work/data" --data.max_tokens 1024 \
+  --model.arch transformer --model.transformer.embed_dim 64 --model.transformer.ffn_dim 256 \
+  --model.transformer.heads 4 --model.transformer.encoder_layers 2 --model.transformer.decoder_layers 2 \
+  --model.transformer.dropout 0 --model.transformer.share_all_embeddings false \
+  --model.transformer.share_decoder_input_output_embed false --optim.betas "[0.9, 0.98]" --optim.lr 3e-3 \
+  --schedule.name inverse_sqrt --schedule.inverse_sqrt.warmup_updates 100 --train.max_epochs 14 --train.target_bleu 60 \
+  --validation_search.beam_size 4 --validation_search.length_penalty 0.6 --validation_search.coverage_penalty 0 \
+  --train.run_dir "$work/run" 2>"$work/train.log" || { tail -20 "$work/train.log"; exit 1; }
+
+bleu_of() {  # checkpoint name -> test BLEU
+  "$mixseq" translate -c "$1" -i "$work/raw/test.en" -o "$work/$2.hyp.de" --device cpu \
+    --beam-size 4 --length-penalty 0.6 --coverage-penalty 0 2>"$work/translate.$2.log" ||
+    { tail -20 "$work/translate.$2.log" >&2; exit 1; }
+  "$mixseq" bleu -b "$work/raw/test.de" -i "$work/$2.hyp.de"
+}
+float_bleu=$(bleu_of "$work/run/checkpoint_best.pt" float)
+
+"$mixseq" quantize -c "$work/run/checkpoint_best.pt" --calib "$work/raw/valid.en" -o "$work/int8.pt" \
+  2>"$work/quantize.int8.log" || { tail -20 "$work/quantize.int8.log"; exit 1; }
+grep -q "33 of 33 linear layers quantized (int8)" "$work/quantize.int8.log" ||
+  { echo "FAIL: expected all 33 linear layers in int8:"; tail -5 "$work/quantize.int8.log"; exit 1; }
+int8_bleu=$(bleu_of "$work/int8.pt" int8)
+
+printf 'mode: simulated\ndefaults: {activation_symmetric: true, clip: percentile, percentile: 99.9}\n' \
+  >"$work/simulated.yaml"
+"$mixseq" quantize -c "$work/run/checkpoint_best.pt" --calib "$work/raw/valid.en" --config "$work/simulated.yaml" \
+  -o "$work/simulated.pt" 2>"$work/quantize.simulated.log" || { tail -20 "$work/quantize.simulated.log"; exit 1; }
+simulated_bleu=$(bleu_of "$work/simulated.pt" simulated)
+
+# The per-layer search with no loss allowed on the validation split: it must end within budget
+# (keeping layers in float as needed) and the checkpoint it writes must translate.
+"$mixseq" quantize -c "$work/run/checkpoint_best.pt" --calib "$work/raw/valid.en" --search-src "$work/raw/valid.en" \
+  --search-ref "$work/raw/valid.de" --search-budget 0 -o "$work/searched.pt" 2>"$work/quantize.searched.log" ||
+  { tail -20 "$work/quantize.searched.log"; exit 1; }
+grep -q "quantize: search: | all layers | 0 |" "$work/quantize.searched.log" ||
+  { echo "FAIL: the search printed no table"; exit 1; }
+search_float=$(sed -n 's/.*search: float BLEU \([0-9.]*\),.*/\1/p' "$work/quantize.searched.log")
+search_chosen=$(sed -n 's/.*search: chose BLEU \([0-9.]*\) .*/\1/p' "$work/quantize.searched.log")
+awk -v f="$search_float" -v c="$search_chosen" 'BEGIN { exit !(c >= f) }' ||
+  { echo "FAIL: the search chose validation BLEU $search_chosen below float $search_float with budget 0"; exit 1; }
+searched_bleu=$(bleu_of "$work/searched.pt" searched)
+
+echo "test BLEU: float $float_bleu, int8 $int8_bleu, simulated $simulated_bleu, searched $searched_bleu"
+awk -v f="$float_bleu" 'BEGIN { exit !(f >= 50) }' || { echo "FAIL: the float model did not learn the task"; exit 1; }
+# A quantization that did nothing would pass the BLEU check: the int8 output must differ somewhere.
+! cmp -s "$work/float.hyp.de" "$work/int8.hyp.de" || { echo "FAIL: int8 translations identical to float ones"; exit 1; }
+for q in "$int8_bleu" "$simulated_bleu" "$searched_bleu"; do
+  awk -v f="$float_bleu" -v q="$q" 'BEGIN { exit !(q >= f - 1) }' ||
+    { echo "FAIL: quantized BLEU $q is more than 1 below float $float_bleu"; exit 1; }
+done
+
+# Float-only tools refuse the quantized checkpoint and say why.
+cd "$work"
+source "$here/expect_error.sh"
+cp -r run run_quantized && cp int8.pt run_quantized/checkpoint_last.pt
+expect "is a quantized checkpoint (written by mixseq quantize)" train --train.run_dir run_quantized --resume
+expect "is a quantized checkpoint (written by mixseq quantize)" average-checkpoints --inputs int8.pt int8.pt -o avg.pt
+expect "is a quantized checkpoint (written by mixseq quantize)" quantize -c int8.pt --calib raw/valid.en -o again.pt
+[ "$failures" -eq 0 ] || exit 1
+echo "quantized checkpoints translate within 1 BLEU of float and float-only tools refuse them"
