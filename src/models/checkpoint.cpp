@@ -357,8 +357,9 @@ void load_model_weights(const std::string& path, torch::nn::Module& model, bool 
     auto& archive = opened.archive;
     c10::IValue quantization;
     MIXSEQ_CHECK(accept_quantized || !archive.try_read("quantization", quantization), "'", path,
-                 "' is a quantized checkpoint (written by mixseq quantize): only translate and bench translate run "
-                 "it; training, averaging and the other tools need the float checkpoint it was quantized from");
+                 "' is a quantized checkpoint (written by mixseq quantize): only translate, serve and bench translate "
+                 "run it (alone, not in an ensemble); training, averaging and the other tools need the float "
+                 "checkpoint it was quantized from");
     const bool has_checksums = opened.has_checksums;  // a lambda below uses it: no structured binding (C++17)
     torch::serialize::InputArchive weights;
     archive.read("model", weights);
