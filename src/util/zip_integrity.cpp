@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "mixseq/util/error.h"
@@ -172,8 +173,14 @@ void check_entry(const ByteView& bytes, const Entry& entry) {
   if (entry.method == kStored && entry.compressed_size != entry.size) throw damaged("has two different sizes");
   if (!bytes.has(entry.local_header, kLocalHeaderSize) || bytes.u32(entry.local_header) != kLocalHeader)
     throw damaged("has no local header where the directory says");
-  const uint64_t data =
-      entry.local_header + kLocalHeaderSize + bytes.u16(entry.local_header + 26) + bytes.u16(entry.local_header + 28);
+  // LibTorch finds an entry by its directory name and reads the bytes its local header leads to:
+  // both must name the same entry, or a tensor is read from another one's shorter bytes.
+  const uint16_t name_length = bytes.u16(entry.local_header + 26);
+  const uint64_t local_name = entry.local_header + kLocalHeaderSize;
+  if (!bytes.has(local_name, name_length) ||
+      std::string(reinterpret_cast<const char*>(bytes.at(local_name)), name_length) != entry.name)
+    throw damaged("has a local header that names another entry");
+  const uint64_t data = local_name + name_length + bytes.u16(entry.local_header + 28);
   if (!bytes.has(data, entry.compressed_size)) throw damaged("reaches past the end of the file");
   const uint32_t crc = entry.method == kStored
                            ? crc32_of(bytes.at(data), entry.size)
@@ -191,8 +198,10 @@ std::optional<std::string> find_zip_damage(const MappedFile& file) {
     if (directory.entries > bytes.size() / kCentralHeaderSize) throw Error("its zip entry count is damaged");
     uint64_t offset = directory.offset;
     Entry entry;
+    std::set<std::string> names;
     for (uint64_t i = 0; i < directory.entries; ++i) {
       offset = read_entry(bytes, offset, entry);
+      if (!names.insert(entry.name).second) throw Error("its zip directory names '" + entry.name + "' twice");
       check_entry(bytes, entry);
     }
   } catch (const Error& damage) {

@@ -362,20 +362,27 @@ TEST(Checkpoint, MissingOrMistypedEntriesAreErrorsNamingTheFile) {
   }
 }
 
-// Damaged checkpoints that crashed (two SEGVs) or exhausted (a 4 GB allocation) LibTorch's own
-// reader, found by fuzz_checkpoint: the zip CRC-32 check stops each before LibTorch parses it.
+// Damaged checkpoints that crashed (two SEGVs), exhausted (a 4 GB allocation) or overran
+// (a tensor read from another entry's shorter bytes) LibTorch's own reader, found by
+// fuzz_checkpoint: the zip check stops each before LibTorch parses it.
 TEST(Checkpoint, ArchivesThatCrashedLibTorchAreErrorsNamingTheEntry) {
   const std::string corpus = std::string(MIXSEQ_TEST_DATA_DIR) + "/../fuzz/corpus/checkpoint/";
-  for (const char* name : {"crash_damaged_pickle_oom", "crash_damaged_source_highlight",
-                           "crash_damaged_torchscript_entry"}) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"crash_damaged_pickle_oom", "does not match its CRC-32"},
+      {"crash_damaged_source_highlight", "does not match its CRC-32"},
+      {"crash_damaged_torchscript_entry", "does not match its CRC-32"},
+      {"crash_duplicate_entry_name", "has a local header that names another entry"}};
+  for (const auto& [name, damage] : cases) {
     const std::string path = corpus + name;
     const auto contents = error_of([&] { read_checkpoint_contents(path); });
     EXPECT_NE(contents.find(name + std::string("' is not a readable checkpoint (truncated or corrupt?): entry 'archive/")),
               std::string::npos)
         << contents;
-    EXPECT_NE(contents.find("does not match its CRC-32"), std::string::npos) << contents;
+    EXPECT_NE(contents.find(damage), std::string::npos) << contents;
     torch::nn::Linear model(3, 2);
-    EXPECT_NE(error_of([&] { load_model_weights(path, *model); }).find("CRC-32"), std::string::npos);
+    EXPECT_NE(error_of([&] { load_model_weights(path, *model); }).find(damage), std::string::npos);
+    torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3));
+    EXPECT_NE(error_of([&] { load_optimizer_state(path, optimizer); }).find(damage), std::string::npos);
   }
 }
 

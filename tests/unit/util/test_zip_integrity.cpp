@@ -161,6 +161,22 @@ TEST(ZipIntegrity, DeflatedEntriesAreInflatedAndChecked) {
   EXPECT_EQ(damage_of(make_zip({shorter})), "entry 'archive/code/__torch__.py' does not inflate to its stated size");
 }
 
+// Found by fuzz_checkpoint: a directory entry renamed to another entry's name. LibTorch took the
+// first of the two for a tensor, whose bytes were shorter than the tensor, and read past them.
+// Names are not covered by the CRCs: each must be unique and agree with its local header.
+TEST(ZipIntegrity, DuplicateOrMismatchedNamesAreDamage) {
+  std::string bytes = make_zip({entry("archive/data/0", "short"), entry("archive/data/5", "much longer bytes")});
+  const auto directory = bytes.find("PK\x01\x02");
+  ASSERT_NE(directory, std::string::npos);
+  const auto name = bytes.find("archive/data/0", directory);
+  ASSERT_NE(name, std::string::npos);
+  bytes[name + 13] = '5';  // the first directory entry now says archive/data/5
+  EXPECT_EQ(damage_of(bytes), "entry 'archive/data/5' has a local header that names another entry");
+
+  std::string twice = make_zip({entry("a", "x"), entry("a", "y")});
+  EXPECT_EQ(damage_of(twice), "its zip directory names 'a' twice");
+}
+
 TEST(ZipIntegrity, OtherCompressionMethodsAreReported) {
   ZipEntry bzip2 = entry("a", "bytes");
   bzip2.method = 12;
