@@ -7,10 +7,18 @@
 // than fp32 at the beam-search shapes of the GNMT and Transformer benches on this x86 CPU.
 #pragma once
 
+#include <c10/core/QEngine.h>
+
+#include <vector>
+
 namespace mixseq {
 
-// Selects the engine (idempotent) and returns its name ("ONEDNN", "FBGEMM"). Throws
-// mixseq::Error listing the engines this LibTorch has when none of them can run int8 here.
+// The preferred engine among `supported` (what at::globalContext().supportedQEngines() lists).
+// Throws mixseq::Error listing the engines there are when none of them can run int8.
+at::QEngine choose_int8_engine(const std::vector<at::QEngine>& supported);
+
+// Selects choose_int8_engine's choice for this LibTorch (idempotent) and returns its name
+// ("ONEDNN", "FBGEMM").
 const char* use_int8_engine();
 
 }  // namespace mixseq
