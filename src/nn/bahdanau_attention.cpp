@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "mixseq/nn/additive_attention_scores.h"
 #include "mixseq/nn/one_row_matmul.h"
 
 namespace mixseq {
@@ -38,16 +39,14 @@ std::tuple<torch::Tensor, torch::Tensor> BahdanauAttentionImpl::forward(const to
                                                                         const torch::Tensor& keys,
                                                                         const torch::Tensor& projected_keys,
                                                                         const torch::Tensor& pad_mask) {
-  const auto projected_query = query_proj_(query);  // [B, T, D]
-  // The fp32 parameters are cast to the projections' dtype: added as they are, they would
-  // promote the [B, T, S, D] sum below to fp32 under autocast.
-  const auto dtype = projected_query.scalar_type();
-  const auto v_hat = score_g_ * score_v_ / score_v_.norm();  // [D]
-  const auto hidden = at::tanh(projected_query.unsqueeze(2) + projected_keys.unsqueeze(1) +
-                               score_bias_.to(dtype));          // [B, T, S, D]
-  auto scores = at::matmul(hidden, v_hat.to(dtype));            // [B, T, S]
+  // b is added to the [B, T, D] queries rather than to the [B, T, S, D] sums, in the
+  // projection's dtype (autocast: an fp32 sum would double the unfused path's on a GPU).
+  auto projected_query = query_proj_(query);
+  projected_query = projected_query + score_bias_.to(projected_query.scalar_type());  // [B, T, D]
+  const auto v_hat = score_g_ * score_v_ / score_v_.norm();        // [D]
+  auto scores = additive_attention_scores(projected_query, projected_keys, v_hat);  // [B, T, S] fp32
   scores = scores.masked_fill(pad_mask.unsqueeze(1), -std::numeric_limits<double>::infinity());
-  const auto weights = at::softmax(scores, /*dim=*/-1, at::promote_types(scores.scalar_type(), at::kFloat));
+  const auto weights = at::softmax(scores, /*dim=*/-1);
   const auto context = one_row_matmul(weights.to(keys.scalar_type()), keys);  // [B, T, key_size]
   return {context, weights};
 }

@@ -12,9 +12,9 @@
 // W_k k does not depend on the query, so project_keys() computes it once per batch and every
 // query (a whole target sequence in training, one token per step in search) reuses it.
 //
-// Dtypes: under autocast the projections come out in lower precision; the scores stay in it
-// (the [B, T, S, D] tensor before tanh is the largest in the model), the softmax runs in at
-// least fp32 and the weights come out in at least fp32.
+// The scores are computed without their [B, T, S, D] hidden layer in memory
+// (additive_attention_scores.h). Dtypes: under autocast the projections come out in lower
+// precision; the scores, the softmax and the weights are fp32.
 #pragma once
 
 #include <torch/nn/module.h>

@@ -1,0 +1,68 @@
+#include "mixseq/nn/vectorized_tanh.h"
+
+#include <cstring>
+
+// Compiled with -fno-trapping-math (src/CMakeLists.txt): otherwise the clamp below is a branch
+// and the loop stays scalar.
+
+namespace mixseq {
+namespace {
+
+__attribute__((always_inline)) inline float tanh_by_exp(float x) {
+  // tanh(±10) rounds to ±1 in float; the clamp keeps 2^n below in range.
+  x = x < -10.0f ? -10.0f : x;
+  x = x > 10.0f ? 10.0f : x;
+  const float y = 2.0f * x;
+  // n = round(y / ln 2): adding 1.5 * 2^23 rounds to an integer, held in the mantissa's low bits.
+  constexpr float kRound = 12582912.0f;
+  const float shifted = y * 1.44269504088896341f + kRound;
+  const float n = shifted - kRound;
+  int32_t shifted_bits, round_bits;
+  std::memcpy(&shifted_bits, &shifted, sizeof shifted);
+  std::memcpy(&round_bits, &kRound, sizeof kRound);
+  // ln 2 in two parts (Cody and Waite), so that n ln 2 is subtracted exactly.
+  const float r = (y - n * 0.693145751953125f) - n * 1.428606765330187045e-06f;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;  // exp(r)
+  const int32_t scale_bits = (shifted_bits - round_bits + 127) << 23;  // 2^n
+  float scale;
+  std::memcpy(&scale, &scale_bits, sizeof scale);
+  return 1.0f - 2.0f / (p * scale + 1.0f);
+}
+
+__attribute__((always_inline)) inline void tanh_loop(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = tanh_by_exp(x[i]);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) void tanh_avx512(float* x, int64_t n) { tanh_loop(x, n); }
+__attribute__((target("avx2,fma"))) void tanh_avx2(float* x, int64_t n) { tanh_loop(x, n); }
+#endif
+void tanh_baseline(float* x, int64_t n) { tanh_loop(x, n); }
+
+using TanhLoop = void (*)(float*, int64_t);
+
+TanhLoop best_tanh_loop() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512bw"))
+    return tanh_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tanh_avx2;
+#endif
+  return tanh_baseline;
+}
+
+}  // namespace
+
+void vectorized_tanh_in_place(float* x, int64_t n) {
+  static const TanhLoop loop = best_tanh_loop();
+  loop(x, n);
+}
+
+}  // namespace mixseq

@@ -1,0 +1,42 @@
+// vectorized_tanh_in_place against std::tanh in double over the whole float range that matters,
+// saturation, NaN, and lengths that leave a tail after the vector loop.
+#include "mixseq/nn/vectorized_tanh.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace mixseq {
+namespace {
+
+TEST(VectorizedTanh, IsWithin2e7OfTanhEverywhere) {
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 1.0f / 1024) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-6f, 20.0f, -88.0f, 1e30f, -1e30f, std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity()})
+    x.push_back(v);
+  std::vector<float> y = x;
+  vectorized_tanh_in_place(y.data(), static_cast<int64_t>(y.size()));
+  double worst = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(y[i] - std::tanh(static_cast<double>(x[i]))));
+  EXPECT_LT(worst, 2e-7);
+  EXPECT_GT(worst, 0.0);  // an approximation, not std::tanh: the bound above is what it promises
+  EXPECT_EQ(y[y.size() - 2], 1.0f);
+  EXPECT_EQ(y[y.size() - 1], -1.0f);
+}
+
+TEST(VectorizedTanh, KeepsNanAndTouchesOnlyNElements) {
+  for (int64_t n : {1, 7, 33}) {  // shorter than a vector, and with tails
+    std::vector<float> x(n + 1, 0.5f);
+    x[0] = std::numeric_limits<float>::quiet_NaN();
+    vectorized_tanh_in_place(x.data(), n);
+    EXPECT_TRUE(std::isnan(x[0]));
+    for (int64_t i = 1; i < n; ++i) EXPECT_NEAR(x[i], std::tanh(0.5), 2e-7);
+    EXPECT_EQ(x[n], 0.5f);
+  }
+}
+
+}  // namespace
+}  // namespace mixseq
