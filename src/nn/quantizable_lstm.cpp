@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "mixseq/nn/lstm_recurrence.h"
+
 namespace mixseq {
 
 QuantizableLstmImpl::QuantizableLstmImpl(int64_t input_size, int64_t hidden_size)
@@ -21,7 +23,14 @@ std::tuple<torch::Tensor, LstmState> QuantizableLstmImpl::forward(const torch::T
     return product->quantization().precision != LinearPrecision::kFloat || product->observed();
   };
   if (by_products(input_product_) || by_products(hidden_product_)) return forward_by_products(x, state);
-  return run_lstm(*this, x, state);  // LibTorch's fused LSTM
+  // LSTMImpl's own list, in PyTorch's order: weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0.
+  const LstmWeights weights{flat_weights_[0], flat_weights_[1], flat_weights_[2], flat_weights_[3]};
+  if (!lstm_recurrence_applies(x, weights)) return run_lstm(*this, x, state);  // LibTorch's LSTM
+  const auto zeros = [&] { return at::zeros({x.size(0), options.hidden_size()}, x.options()); };
+  const auto h0 = state ? std::get<0>(*state).squeeze(0).to(x.scalar_type()) : zeros();  // [B, H]
+  const auto c0 = state ? std::get<1>(*state).squeeze(0).to(x.scalar_type()) : zeros();
+  auto [output, h, c] = lstm_recurrence(x, h0, c0, weights);
+  return {output, LstmState(h.unsqueeze(0), c.unsqueeze(0))};
 }
 
 std::tuple<torch::Tensor, LstmState> QuantizableLstmImpl::forward_by_products(const torch::Tensor& x,

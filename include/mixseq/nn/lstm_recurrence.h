@@ -1,0 +1,42 @@
+// One LSTM layer over a whole sequence on the CPU, forward and backward written out, for the
+// layers of nn/quantizable_lstm.h in float:
+//
+//   gates_t = x_t W_ihᵀ + b_ih + h_{t-1} W_hhᵀ + b_hh     i, f, g, o = split(gates_t)
+//   c_t = σ(f) ⊙ c_{t-1} + σ(i) ⊙ tanh(g),   h_t = σ(o) ⊙ tanh(c_t)
+//
+// Why not LibTorch's LSTM: on the CPU it is a composite op, so autograd records every time
+// step's products and backward computes W_ih's and W_hh's gradients one step at a time, [4H, B]
+// x [B, H] products with an inner size of B (32 at the bench shape) that run at a fraction of
+// the BLAS's speed, then adds them up (an [4H, H] add per step and layer): a third of a GNMT
+// training step. Here forward makes x W_ihᵀ for all steps in one product and backward makes each
+// weight's gradient in one [4H, B·T] x [B·T, ·] product after the recurrence, whose only
+// per-step products are h_{t-1} W_hhᵀ forward and dgates_t W_hh backward. The cell arithmetic
+// of a step is one pass over its gates (σ(x) = (1 + tanh(x / 2)) / 2, nn/vectorized_tanh.h).
+// Forward keeps the activated gates, c_t and tanh(c_t) for backward.
+#pragma once
+
+#include <torch/types.h>
+
+#include <tuple>
+
+namespace mixseq {
+
+struct LstmWeights {
+  torch::Tensor w_ih;  // [4H, Din]
+  torch::Tensor w_hh;  // [4H, H]
+  torch::Tensor b_ih;  // [4H]
+  torch::Tensor b_hh;  // [4H]
+};
+
+// Whether lstm_recurrence runs x [B, T, Din] with these weights: CPU, fp32 (fp64 for gradient
+// checks), matching dtypes, T > 0, autocast off (there LibTorch's LSTM runs the products in
+// lower precision).
+bool lstm_recurrence_applies(const torch::Tensor& x, const LstmWeights& weights);
+
+// x [B, T, Din], h0 and c0 [B, H] -> output [B, T, H] (h_t for every t), h_T [B, H], c_T [B, H].
+// Differentiable in x, h0, c0 and the weights.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lstm_recurrence(const torch::Tensor& x, const torch::Tensor& h0,
+                                                                        const torch::Tensor& c0,
+                                                                        const LstmWeights& weights);
+
+}  // namespace mixseq

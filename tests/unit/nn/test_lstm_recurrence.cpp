@@ -1,0 +1,87 @@
+// lstm_recurrence against LibTorch's LSTM (outputs, final state, and the gradients of every
+// input and weight), against finite differences, and where it applies.
+#include "mixseq/nn/lstm_recurrence.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/nn/modules/rnn.h>
+
+#include <tuple>
+
+#include "gradient_check.h"
+#include "util/torch_compat.h"
+
+namespace mixseq {
+namespace {
+
+LstmWeights weights_of(torch::nn::LSTM& lstm) {
+  auto p = lstm->named_parameters();
+  return {p["weight_ih_l0"], p["weight_hh_l0"], p["bias_ih_l0"], p["bias_hh_l0"]};
+}
+
+TEST(LstmRecurrence, MatchesTorchLstmWithGradients) {
+  at::manual_seed(1);
+  // H 33: gate blocks that are not vector-aligned; T 1: a decoding step.
+  for (const auto& [B, T, Din, H] : {std::tuple{3, 7, 5, 6}, std::tuple{4, 1, 9, 33}, std::tuple{2, 12, 16, 33}}) {
+    torch::nn::LSTM lstm(torch::nn::LSTMOptions(Din, H).batch_first(true));
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : lstm->parameters()) p.uniform_(-0.5, 0.5);  // gates away from their linear range
+    }
+    const auto x = at::randn({B, T, Din}).requires_grad_();
+    const auto h0 = at::randn({B, H}).requires_grad_();
+    const auto c0 = at::randn({B, H}).requires_grad_();
+    const auto w_out = at::randn({B, T, H}), w_h = at::randn({B, H}), w_c = at::randn({B, H});
+    const auto weights = weights_of(lstm);
+    ASSERT_TRUE(lstm_recurrence_applies(x, weights));
+
+    const auto gradients = [&](const torch::Tensor& loss) {
+      std::vector<torch::Tensor> inputs{x, h0, c0, weights.w_ih, weights.w_hh, weights.b_ih, weights.b_hh};
+      return torch::autograd::grad({loss}, inputs);
+    };
+    const auto [y, h, c] = lstm_recurrence(x, h0, c0, weights);
+    const auto ours = gradients((y * w_out).sum() + (h * w_h).sum() + (c * w_c).sum());
+    const auto [y_ref, state] = lstm->forward(x, std::make_tuple(h0.unsqueeze(0), c0.unsqueeze(0)));
+    const auto h_ref = std::get<0>(state).squeeze(0), c_ref = std::get<1>(state).squeeze(0);
+    const auto theirs = gradients((y_ref * w_out).sum() + (h_ref * w_h).sum() + (c_ref * w_c).sum());
+
+    EXPECT_TRUE(at::allclose(y, y_ref, 1e-5, 1e-6)) << (y - y_ref).abs().max();
+    EXPECT_TRUE(at::allclose(h, h_ref, 1e-5, 1e-6));
+    EXPECT_TRUE(at::allclose(c, c_ref, 1e-5, 1e-6));
+    const char* names[] = {"x", "h0", "c0", "w_ih", "w_hh", "b_ih", "b_hh"};
+    for (size_t i = 0; i < ours.size(); ++i)
+      EXPECT_TRUE(at::allclose(ours[i], theirs[i], 1e-4, 1e-5)) << names[i] << ": " << (ours[i] - theirs[i]).abs().max();
+  }
+}
+
+TEST(LstmRecurrence, MatchesFiniteDifferences) {
+  at::manual_seed(2);
+  const int64_t B = 2, T = 3, Din = 3, H = 4;
+  const auto opts = at::TensorOptions().dtype(at::kDouble);
+  const auto x = at::randn({B, T, Din}, opts).requires_grad_();
+  const auto h0 = at::randn({B, H}, opts).requires_grad_(), c0 = at::randn({B, H}, opts).requires_grad_();
+  const LstmWeights w{at::randn({4 * H, Din}, opts).requires_grad_(), at::randn({4 * H, H}, opts).requires_grad_(),
+                      at::randn({4 * H}, opts).requires_grad_(), at::randn({4 * H}, opts).requires_grad_()};
+  const auto w_out = at::randn({B, T, H}, opts), w_c = at::randn({B, H}, opts);
+  test::expect_gradients_match_finite_differences(
+      [&] {
+        const auto [y, h, c] = lstm_recurrence(x, h0, c0, w);
+        return (y * w_out).sum() + (c * w_c).sum();
+      },
+      {{"x", x}, {"h0", h0}, {"c0", c0}, {"w_ih", w.w_ih}, {"w_hh", w.w_hh}, {"b_ih", w.b_ih}, {"b_hh", w.b_hh}});
+}
+
+TEST(LstmRecurrence, LeavesAutocastBf16AndEmptySequencesToLibTorch) {
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(3, 4).batch_first(true));
+  const auto weights = weights_of(lstm);
+  EXPECT_TRUE(lstm_recurrence_applies(at::randn({2, 5, 3}), weights));
+  EXPECT_FALSE(lstm_recurrence_applies(at::randn({2, 0, 3}), weights));
+  EXPECT_FALSE(lstm_recurrence_applies(at::randn({2, 5, 3}, at::kBFloat16), weights));
+  compat::set_autocast(c10::kCPU, true, at::kBFloat16);
+  EXPECT_FALSE(lstm_recurrence_applies(at::randn({2, 5, 3}), weights));
+  compat::set_autocast(c10::kCPU, false, at::kBFloat16);
+}
+
+}  // namespace
+}  // namespace mixseq
