@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/padding_mask.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
@@ -101,14 +102,14 @@ GnmtModelImpl::GnmtModelImpl(const GnmtConfig& config, int64_t vocab_size)
       decoder_layers_(register_module(
           "decoder_layers", ResidualLstmStack(stack_options(config.hidden_size, config.hidden_size, config)))),
       classifier_(register_module("classifier", make_classifier(vocab_size, config))),
-      dropout_(register_module("dropout", torch::nn::Dropout(config.dropout))) {}
+      dropout_(config.dropout) {}
 
 GnmtState GnmtModelImpl::encode(const torch::Tensor& source, const torch::Tensor& source_lengths) {
   MIXSEQ_CHECK(source.dim() == 2 && source_lengths.dim() == 1 && source_lengths.size(0) == source.size(0),
                "GnmtModel: source must be [B, S] and source_lengths [B], got ", source.sizes(), " and ",
                source_lengths.sizes());
   GnmtState state;
-  auto x = dropout_(source_embedding_(source));                        // [B, S, H]
+  auto x = hashed_dropout(source_embedding_(source), dropout_, is_training());                        // [B, S, H]
   x = encoder_bi_lstm_(x, source_lengths);                             // [B, S, 2H]
   state.encoder_output = std::get<0>(encoder_layers_->forward(x));     // [B, S, H]
   state.projected_keys = attention_->project_keys(state.encoder_output);  // [B, S, H]
@@ -121,7 +122,7 @@ GnmtState GnmtModelImpl::encode(const torch::Tensor& source, const torch::Tensor
 }
 
 std::tuple<torch::Tensor, torch::Tensor> GnmtModelImpl::decode(const torch::Tensor& tokens, GnmtState& state) {
-  const auto x = dropout_(target_embedding_(tokens));                          // [B, T, H]
+  const auto x = hashed_dropout(target_embedding_(tokens), dropout_, is_training());                          // [B, T, H]
   auto [query, lstm_state] = decoder_lstm_->forward(x, state.decoder_lstm_state);  // [B, T, H]
   auto [context, weights] =
       attention_(query, state.encoder_output, state.projected_keys, state.pad_mask);  // [B, T, H], [B, T, S]

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/padding_mask.h"
 #include "mixseq/nn/sinusoidal_positional_embedding.h"
 #include "mixseq/nn/transformer_decoder_layer.h"
@@ -135,7 +136,7 @@ TransformerModelImpl::TransformerModelImpl(const TransformerConfig& config, int6
                              ? QuantizableLinear(nullptr)
                              : register_module("output_projection",
                                                make_output_projection(vocab_size, config.embed_dim))),
-      dropout_(register_module("dropout", torch::nn::Dropout(config.dropout))) {}
+      dropout_(config.dropout) {}
 
 const torch::Tensor& TransformerModelImpl::output_projection_weight() const {
   return output_projection_ ? output_projection_->weight : decoder_embedding_->weight;
@@ -146,7 +147,7 @@ torch::Tensor TransformerModelImpl::embed(torch::nn::Embedding& embedding, const
   // Vaswani et al. 2017, §3.4: embeddings are multiplied by sqrt(D).
   const auto x = embedding(tokens) * std::sqrt(static_cast<double>(embed_dim_));                  // [B, T, D]
   const auto positions = sinusoidal_positional_embedding(first, tokens.size(1), embed_dim_, tokens.device());  // [T, D]
-  return dropout_(x + positions.unsqueeze(0));                                                   // [B, T, D]
+  return hashed_dropout(x + positions.unsqueeze(0), dropout_, is_training());                                                   // [B, T, D]
 }
 
 TransformerState TransformerModelImpl::encode(const torch::Tensor& source, const torch::Tensor& source_lengths) {

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/xavier_linear.h"
 
 namespace mixseq {
@@ -9,11 +10,11 @@ namespace mixseq {
 PositionwiseFeedForward::PositionwiseFeedForward(torch::nn::Module& layer, const TransformerLayerOptions& options)
     : fc1_(layer.register_module("fc1", xavier_linear(options.embed_dim, options.ffn_dim))),
       fc2_(layer.register_module("fc2", xavier_linear(options.ffn_dim, options.embed_dim))),
-      activation_dropout_(
-          layer.register_module("activation_dropout", torch::nn::Dropout(options.activation_dropout))) {}
+      activation_dropout_(options.activation_dropout),
+      layer_(layer) {}
 
 torch::Tensor PositionwiseFeedForward::operator()(const torch::Tensor& x) {
-  return fc2_(activation_dropout_(at::relu(fc1_(x))));
+  return fc2_(hashed_relu_dropout(fc1_(x), activation_dropout_, layer_.is_training()));
 }
 
 }  // namespace mixseq

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <torch/nn/modules/rnn.h>
 
+#include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/quantizable_lstm.h"
 #include "mixseq/util/error.h"
 
@@ -24,7 +25,7 @@ torch::nn::ModuleList make_layers(const ResidualLstmStackOptions& options) {
 
 ResidualLstmStackImpl::ResidualLstmStackImpl(const ResidualLstmStackOptions& options)
     : layers_(register_module("layers", make_layers(options))),
-      dropout_(register_module("dropout", torch::nn::Dropout(options.dropout))) {}
+      dropout_(options.dropout) {}
 
 std::tuple<torch::Tensor, std::vector<LstmState>> ResidualLstmStackImpl::forward(const torch::Tensor& x,
                                                                                  const torch::Tensor& extra,
@@ -39,7 +40,7 @@ std::tuple<torch::Tensor, std::vector<LstmState>> ResidualLstmStackImpl::forward
     // cat promotes mixed dtypes (an fp32 LSTM output and a lower-precision autocast context).
     const auto input = extra.defined() ? at::cat({h, extra}, /*dim=*/-1) : h;  // [B, T, Din + E]
     auto [output, state] = layers_->ptr<QuantizableLstmImpl>(i)->forward(
-        dropout_(input), states.empty() ? torch::optional<LstmState>() : states[i]);  // [B, T, H]
+        hashed_dropout(input, dropout_, is_training()), states.empty() ? torch::optional<LstmState>() : states[i]);  // [B, T, H]
     h = i == 0 ? output : output + h;
     next_states.push_back(std::move(state));
   }

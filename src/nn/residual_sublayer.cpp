@@ -1,12 +1,14 @@
 #include "mixseq/nn/residual_sublayer.h"
 
+#include "mixseq/nn/hashed_dropout.h"
+
 namespace mixseq {
 
-torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& norm, torch::nn::Dropout& dropout,
+torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& norm, double dropout, bool training,
                                 bool normalize_before,
                                 const std::function<torch::Tensor(const torch::Tensor&)>& sublayer) {
-  if (normalize_before) return x + dropout(sublayer(norm(x)));
-  return norm(x + dropout(sublayer(x)));
+  if (normalize_before) return x + hashed_dropout(sublayer(norm(x)), dropout, training);
+  return norm(x + hashed_dropout(sublayer(x), dropout, training));
 }
 
 }  // namespace mixseq

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "mixseq/nn/batched_matmul.h"
+#include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/one_row_matmul.h"
 #include "util/torch_compat.h"
 
@@ -25,10 +27,18 @@ torch::Tensor blocked_mask(const torch::Tensor& key_padding_mask, bool causal, i
 }
 
 // q K^T with one query: the keys stay [B, H, S, Dh] as cached, read contiguously (rather than
-// one_row_matmul over their transpose); see nn/one_row_matmul.h for why.
+// one_row_matmul over their transpose); see nn/one_row_matmul.h for why. Several queries:
+// batched_matmul reads the heads where the projections left them ([B, T, H, Dh]).
 torch::Tensor query_key_products(const torch::Tensor& q, const torch::Tensor& k) {  // -> [B, H, T, S]
   if (uses_broadcast_row_product(q)) return (q * k).sum(-1).unsqueeze(2);           // [B, H, 1, S]
-  return at::matmul(q, k.transpose(-2, -1));
+  return batched_matmul(q, k.transpose(-2, -1));
+}
+
+// weights V -> [B, H, T, Dh], stored as [B, T, H, Dh] where batched_matmul runs, so that
+// merging the heads back into [B, T, D] copies nothing.
+torch::Tensor weighted_values(const torch::Tensor& weights, const torch::Tensor& v) {
+  if (uses_broadcast_row_product(weights)) return one_row_matmul(weights, v);
+  return batched_matmul(weights, v, {0, 2, 1, 3});
 }
 
 }  // namespace
@@ -42,8 +52,8 @@ std::tuple<torch::Tensor, torch::Tensor> plain_attention(const torch::Tensor& q,
   const auto blocked = blocked_mask(key_padding_mask, causal, q.size(2), k.size(2), q.device());
   if (blocked.defined()) scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
   const auto weights = at::softmax(scores, -1);                               // [B, H, T, S]
-  const auto dropped = at::dropout(weights, dropout_p, /*train=*/dropout_p > 0.0);
-  return {one_row_matmul(dropped.to(v.scalar_type()), v), weights};             // [B, H, T, Dh], [B, H, T, S]
+  const auto dropped = hashed_dropout(weights, dropout_p, /*training=*/dropout_p > 0.0);
+  return {weighted_values(dropped.to(v.scalar_type()), v), weights};             // [B, H, T, Dh], [B, H, T, S]
 }
 
 torch::Tensor scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

@@ -24,7 +24,6 @@
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/pimpl.h>
@@ -84,7 +83,7 @@ class GnmtModelImpl : public Seq2SeqModelImpl {
   BahdanauAttention attention_;
   ResidualLstmStack decoder_layers_;       // decoder layers 2..L
   QuantizableLinear classifier_;
-  torch::nn::Dropout dropout_;             // on the embeddings; the stacks drop their own inputs
+  double dropout_;                         // on the embeddings; the stacks drop their own inputs
 };
 TORCH_MODULE(GnmtModel);
 

@@ -28,7 +28,6 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
@@ -93,7 +92,7 @@ class TransformerModelImpl : public Seq2SeqModelImpl {
   torch::nn::ModuleList decoder_layers_;     // TransformerDecoderLayer
   torch::nn::LayerNorm decoder_layer_norm_;  // pre-norm only, else empty
   QuantizableLinear output_projection_;      // only when not tied to the decoder embedding, else empty
-  torch::nn::Dropout dropout_;
+  double dropout_;  // on the embeddings
 };
 TORCH_MODULE(TransformerModel);
 

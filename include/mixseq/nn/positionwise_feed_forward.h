@@ -1,12 +1,13 @@
 // The position-wise feed-forward network of the Transformer's encoder and decoder layers
-// (Vaswani et al. 2017, §3.3): FFN(x) = fc2(ActivationDropout(ReLU(fc1(x)))).
+// (Vaswani et al. 2017, §3.3): FFN(x) = fc2(ActivationDropout(ReLU(fc1(x)))), ReLU and dropout
+// in one pass (nn/hashed_dropout.h).
 //
 // Not a module of its own: its parts are registered in the layer that holds it, under
-// fairseq's names (fc1, fc2, activation_dropout), so a layer's parameters keep fairseq's keys.
+// fairseq's names (fc1, fc2), so a layer's parameters keep fairseq's keys; it drops out while
+// that layer is training.
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 
 #include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/nn/transformer_layer_options.h"
@@ -23,7 +24,8 @@ class PositionwiseFeedForward {
  private:
   QuantizableLinear fc1_;
   QuantizableLinear fc2_;
-  torch::nn::Dropout activation_dropout_;
+  double activation_dropout_;
+  const torch::nn::Module& layer_;
 };
 
 }  // namespace mixseq

@@ -18,7 +18,6 @@
 
 #include <torch/nn/module.h>
 #include <torch/nn/modules/container/modulelist.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
@@ -52,7 +51,7 @@ class ResidualLstmStackImpl : public torch::nn::Module {
 
  private:
   torch::nn::ModuleList layers_;  // QuantizableLstm, one per layer
-  torch::nn::Dropout dropout_;
+  double dropout_;
 };
 TORCH_MODULE(ResidualLstmStack);
 

@@ -5,15 +5,15 @@
 //   pre-norm:           x + Dropout(Sublayer(LayerNorm(x)))
 #pragma once
 
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/normalization.h>
 
 #include <functional>
 
 namespace mixseq {
 
-// x [..., D] -> [..., D]; `sublayer` maps [..., D] to [..., D].
-torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& norm, torch::nn::Dropout& dropout,
+// x [..., D] -> [..., D]; `sublayer` maps [..., D] to [..., D]. Dropout with probability
+// `dropout` in training (nn/hashed_dropout.h).
+torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& norm, double dropout, bool training,
                                 bool normalize_before,
                                 const std::function<torch::Tensor(const torch::Tensor&)>& sublayer);
 

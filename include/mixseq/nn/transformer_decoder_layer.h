@@ -9,7 +9,6 @@
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
@@ -44,7 +43,7 @@ class TransformerDecoderLayerImpl : public torch::nn::Module {
   torch::nn::LayerNorm encoder_attn_layer_norm_;
   PositionwiseFeedForward feed_forward_;
   torch::nn::LayerNorm final_layer_norm_;
-  torch::nn::Dropout dropout_;
+  double dropout_;  // after each sublayer (nn/residual_sublayer.h)
 };
 TORCH_MODULE(TransformerDecoderLayer);
 

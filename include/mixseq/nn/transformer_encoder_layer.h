@@ -9,7 +9,6 @@
 #pragma once
 
 #include <torch/nn/module.h>
-#include <torch/nn/modules/dropout.h>
 #include <torch/nn/modules/normalization.h>
 #include <torch/nn/pimpl.h>
 
@@ -33,7 +32,7 @@ class TransformerEncoderLayerImpl : public torch::nn::Module {
   torch::nn::LayerNorm self_attn_layer_norm_;
   PositionwiseFeedForward feed_forward_;
   torch::nn::LayerNorm final_layer_norm_;
-  torch::nn::Dropout dropout_;
+  double dropout_;  // after each sublayer (nn/residual_sublayer.h)
 };
 TORCH_MODULE(TransformerEncoderLayer);
 
