@@ -22,18 +22,19 @@ __attribute__((always_inline)) inline float tanh_by_exp(float x) {
   std::memcpy(&round_bits, &kRound, sizeof kRound);
   // ln 2 in two parts (Cody and Waite), so that n ln 2 is subtracted exactly.
   const float r = (y - n * 0.693145751953125f) - n * 1.428606765330187045e-06f;
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;  // exp(r)
+  // exp(r) - 1 = r q(r), kept apart from the 1 so that small |x| (n = 0) loses no digits.
+  float q = 1.0f / 5040;
+  q = q * r + 1.0f / 720;
+  q = q * r + 1.0f / 120;
+  q = q * r + 1.0f / 24;
+  q = q * r + 1.0f / 6;
+  q = q * r + 0.5f;
+  q = q * r + 1.0f;
   const int32_t scale_bits = (shifted_bits - round_bits + 127) << 23;  // 2^n
   float scale;
   std::memcpy(&scale, &scale_bits, sizeof scale);
-  return 1.0f - 2.0f / (p * scale + 1.0f);
+  const float exp_minus_one = scale * (r * q) + (scale - 1.0f);  // exp(2x) - 1 = 2^n (exp(r) - 1) + 2^n - 1
+  return exp_minus_one / (exp_minus_one + 2.0f);
 }
 
 __attribute__((always_inline)) inline void tanh_loop(float* x, int64_t n) {

@@ -2,11 +2,11 @@
 //
 // Debian's LibTorch computes at::tanh at about 2 ns an element on the AVX-512 Xeon, and the
 // additive attention's [B, T, S, D] tanh is most of a GNMT beam step. Here tanh(x) =
-// 1 - 2 / (exp(2x) + 1), exp by range reduction (2x = n ln 2 + r, |r| <= ln 2 / 2) and a
-// degree-7 Taylor polynomial, in straight-line arithmetic the compiler vectorizes: 0.4-0.7 ns an
-// element with AVX-512 or AVX2, chosen at run time from the CPU. The absolute error is below
-// 2e-7 (a few float ulps of 1); near 0 the relative error grows to about 1e-3 at |x| = 1e-4,
-// which a sum of many terms (a score) or 1 - tanh² (a gradient) does not see.
+// (exp(2x) - 1) / (exp(2x) + 1), exp(2x) - 1 by range reduction (2x = n ln 2 + r, |r| <= ln 2 / 2)
+// and a degree-7 Taylor polynomial of exp(r) - 1, in straight-line arithmetic the compiler
+// vectorizes: 0.4-0.7 ns an element with AVX-512 or AVX2, chosen at run time from the CPU. The
+// error is a few float ulps, relative near 0 as well (the -1 is never subtracted from a rounded
+// exp there).
 #pragma once
 
 #include <cstdint>
