@@ -44,6 +44,16 @@ inline bool is_autocast_enabled(c10::DeviceType device) {
 #endif
 }
 
+// The lower precision autocast computes in on `device` (1.13: one getter per device).
+inline at::ScalarType autocast_dtype(c10::DeviceType device) {
+#if MIXSEQ_TORCH_AT_LEAST(2, 4)
+  return at::autocast::get_autocast_dtype(device);
+#else
+  return device == c10::DeviceType::CPU ? at::autocast::get_autocast_cpu_dtype()
+                                        : at::autocast::get_autocast_gpu_dtype();
+#endif
+}
+
 // at::scaled_dot_product_attention, PyTorch's fused attention (flash / memory-efficient kernels
 // on the GPU), came in 2.0; 1.13 has only mixseq's plain path (nn/scaled_dot_product_attention.h).
 inline constexpr bool has_fused_attention() { return TORCH_VERSION_MAJOR >= 2; }

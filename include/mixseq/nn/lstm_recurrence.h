@@ -13,6 +13,10 @@
 // per-step products are h_{t-1} W_hhᵀ forward and dgates_t W_hh backward. The cell arithmetic
 // of a step is one pass over its gates (σ(x) = (1 + tanh(x / 2)) / 2, nn/vectorized_tanh.h).
 // Forward keeps the activated gates, c_t and tanh(c_t) for backward.
+//
+// Dtypes: the cell arithmetic, the output and the state are in the weights' dtype (fp32; fp64 for
+// gradient checks). Under bf16 autocast the matrix products take bf16 operands (as autocast would
+// make them; oneDNN's AMX kernels where the CPU has them) and return to fp32 for the cell.
 #pragma once
 
 #include <torch/types.h>
@@ -28,9 +32,8 @@ struct LstmWeights {
   torch::Tensor b_hh;  // [4H]
 };
 
-// Whether lstm_recurrence runs x [B, T, Din] with these weights: CPU, fp32 (fp64 for gradient
-// checks), matching dtypes, T > 0, autocast off (there LibTorch's LSTM runs the products in
-// lower precision).
+// Whether lstm_recurrence runs x [B, T, Din] (any floating dtype) with these weights: CPU, fp32
+// or fp64 weights, T > 0, and autocast off or in bf16 over fp32 weights.
 bool lstm_recurrence_applies(const torch::Tensor& x, const LstmWeights& weights);
 
 // x [B, T, Din], h0 and c0 [B, H] -> output [B, T, H] (h_t for every t), h_T [B, H], c_T [B, H].

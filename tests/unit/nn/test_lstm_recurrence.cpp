@@ -72,15 +72,41 @@ TEST(LstmRecurrence, MatchesFiniteDifferences) {
       {{"x", x}, {"h0", h0}, {"c0", c0}, {"w_ih", w.w_ih}, {"w_hh", w.w_hh}, {"b_ih", w.b_ih}, {"b_hh", w.b_hh}});
 }
 
-TEST(LstmRecurrence, LeavesAutocastBf16AndEmptySequencesToLibTorch) {
+TEST(LstmRecurrence, UnderBf16AutocastMatchesTorchLstmUnderIt) {
+  at::manual_seed(3);
+  const int64_t B = 4, T = 6, Din = 16, H = 32;
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(Din, H).batch_first(true));
+  const auto weights = weights_of(lstm);
+  const auto x = at::randn({B, T, Din}).requires_grad_();
+  const auto h0 = at::randn({B, H}), c0 = at::randn({B, H});
+  const auto w_out = at::randn({B, T, H});
+  compat::set_autocast(c10::kCPU, true, at::kBFloat16);
+  ASSERT_TRUE(lstm_recurrence_applies(x, weights));
+  const auto y = std::get<0>(lstm_recurrence(x, h0, c0, weights));
+  const auto y_ref = std::get<0>(lstm->forward(x, std::make_tuple(h0.unsqueeze(0), c0.unsqueeze(0))));
+  compat::set_autocast(c10::kCPU, false, at::kBFloat16);
+  EXPECT_EQ(y.scalar_type(), at::kFloat);  // the cell stays in fp32
+  EXPECT_TRUE(at::allclose(y, y_ref.to(at::kFloat), 2e-2, 2e-2)) << (y - y_ref).abs().max();
+  // bf16 products: closer to LibTorch's bf16 run than to fp32 would be a coincidence; near both.
+  const auto y_fp32 = std::get<0>(lstm_recurrence(x, h0, c0, weights));
+  EXPECT_GT((y - y_fp32).abs().max().item<double>(), 0.0);
+  const auto ours = torch::autograd::grad({(y * w_out).sum()}, {x, weights.w_ih, weights.w_hh});
+  const auto theirs = torch::autograd::grad({(y_ref * w_out).sum()}, {x, weights.w_ih, weights.w_hh});
+  for (size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_EQ(ours[i].scalar_type(), at::kFloat);
+    const double scale = theirs[i].abs().max().item<double>();
+    EXPECT_LT((ours[i] - theirs[i].to(at::kFloat)).abs().max().item<double>(), 0.05 * scale) << i;
+  }
+}
+
+TEST(LstmRecurrence, AppliesToFloatWeightsOnTheCpuOutsideOtherAutocastDtypes) {
   torch::nn::LSTM lstm(torch::nn::LSTMOptions(3, 4).batch_first(true));
   const auto weights = weights_of(lstm);
   EXPECT_TRUE(lstm_recurrence_applies(at::randn({2, 5, 3}), weights));
+  EXPECT_TRUE(lstm_recurrence_applies(at::randn({2, 5, 3}, at::kBFloat16), weights));  // cast to the weights'
   EXPECT_FALSE(lstm_recurrence_applies(at::randn({2, 0, 3}), weights));
-  EXPECT_FALSE(lstm_recurrence_applies(at::randn({2, 5, 3}, at::kBFloat16), weights));
-  compat::set_autocast(c10::kCPU, true, at::kBFloat16);
-  EXPECT_FALSE(lstm_recurrence_applies(at::randn({2, 5, 3}), weights));
-  compat::set_autocast(c10::kCPU, false, at::kBFloat16);
+  const LstmWeights bf16{weights.w_ih.to(at::kBFloat16), weights.w_hh.to(at::kBFloat16), weights.b_ih, weights.b_hh};
+  EXPECT_FALSE(lstm_recurrence_applies(at::randn({2, 5, 3}), bf16));
 }
 
 }  // namespace
