@@ -5,8 +5,9 @@
 //   c_t = σ(f) ⊙ c_{t-1} + σ(i) ⊙ tanh(g),   h_t = σ(o) ⊙ tanh(c_t)
 //
 // It is a torch::nn::LSTM (it derives from LSTMImpl): same parameters, names, initialization
-// and random draws, so checkpoints are unchanged, and in float it runs LibTorch's fused LSTM
-// (cuDNN on the GPU), bit for bit what torch::nn::LSTM computes. The products are two child
+// and random draws, so checkpoints are unchanged. In float it runs nn/lstm_recurrence.h on the
+// CPU (the same function as torch::nn::LSTM, within float rounding, with faster gradients) and
+// LibTorch's fused LSTM elsewhere (cuDNN on the GPU). The products are two child
 // QuantizableLinear modules, "input_product" (W_ih, b_ih) and "hidden_product" (W_hh, b_hh),
 // that share the LSTM's weights and register none of their own; quant/ finds, calibrates and
 // quantizes them by those names like every other linear layer. While either product is
