@@ -7,6 +7,7 @@
 
 #include <torch/nn/module.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,10 @@ QuantizationPlan make_quantization_plan(const QuantizationConfig& config, const 
 
 // Switches every layer the plan names to its quantized form and every other quantizable layer
 // to float (so plans can be tried one after another on one model). Throws mixseq::Error for a
-// name `model` lacks, or int8 where no int8 engine exists.
-void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan);
+// name `model` lacks, or int8 where no int8 engine exists. A layer in `weight_scales` (by layer
+// name: the scales a checkpoint stored with its int8 weights, quant/int8_weight_storage.h) gets
+// its symmetric weight grid from them instead of from its weight's range.
+void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan,
+                             const std::map<std::string, torch::Tensor>& weight_scales = {});
 
 }  // namespace mixseq
