@@ -59,7 +59,8 @@ struct CheckpointContents {
   std::string tokenizer_model;  // the codes file or SentencePiece model, byte for byte ("" for none)
   TrainingProgress progress;
   // The quantization plan `mixseq quantize` stored (quant/quantization_plan.h, JSON); "" for a
-  // float checkpoint. The weights stay in fp32: the plan says how to quantize them on load.
+  // float checkpoint. The plan says how to quantize the weights on load; those of its int8
+  // layers may be stored in 8 bits (Int8StoredWeight below).
   std::string quantization;
 };
 

@@ -1,8 +1,9 @@
 // QuantizationPlan: everything needed to quantize a float model the same way again: the mode,
 // and for each quantized layer its resolved settings and calibrated activation ranges (layers
 // kept in float are absent). `mixseq quantize` makes it and stores it, as JSON, in the
-// checkpoint (CheckpointContents::quantization) next to the unchanged fp32 weights; loading
-// applies it, recomputing the weight grids from those weights (deterministic).
+// checkpoint (CheckpointContents::quantization) next to the weights; loading applies it, on the
+// weight grids stored with 8-bit weights (quant/int8_weight_storage.h), else recomputing them
+// from the fp32 weights (deterministic).
 #pragma once
 
 #include <torch/nn/module.h>
