@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "mixseq/models/registry.h"
+#include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/quant/calibration.h"
 #include "mixseq/quant/quantized_model.h"
 #include "mixseq/train/train_config.h"
@@ -120,6 +121,25 @@ TEST(Int8WeightStorage, ATiedOutputProjectionKeepsTheFloatEmbedding) {
   EXPECT_FALSE(int8_storable_parameter(*int8.model, "output_projection"));
   EXPECT_EQ(int8_storable_parameter(*int8.model, "encoder_layers.0.fc2"), "encoder_layers.0.fc2.weight");
   EXPECT_TRUE(at::equal(logits(*int8.model), saved.logits));
+}
+
+// The loaded model runs the stored grids, not grids recomputed from the dequantized weights
+// (which here happen to come out equal): scales given to the plan are the ones its layers use.
+TEST(Int8WeightStorage, ThePlanRunsTheStoredScales) {
+  if (!has_int8_engine()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  test::TempDir dir;
+  const auto saved = quantize_and_save(gnmt_config(), dir);
+  auto int8 = load_translation_model(saved.int8, torch::kCPU);
+  const auto plan = QuantizationPlan::from_json(int8.quantization, "plan");
+  auto doubled = int8_weight_scales_by_layer(*int8.model, plan, int8.int8_weight_scales);
+  ASSERT_EQ(doubled.size(), int8.int8_weight_scales.size());
+  for (auto& [layer, scale] : doubled) scale = scale * 2;
+  apply_quantization_plan(*int8.model, plan, doubled);
+  const auto modules = int8.model->named_modules();
+  for (const auto& [layer, scale] : doubled)
+    EXPECT_TRUE(at::equal(dynamic_cast<const QuantizableLinearImpl&>(*modules[layer]).quantization().weight.scale, scale))
+        << layer;
+  EXPECT_FALSE(at::equal(logits(*int8.model), saved.logits));
 }
 
 TEST(Int8WeightStorage, AChangedPlanThatNoLongerCoversAStoredWeightIsAnError) {
