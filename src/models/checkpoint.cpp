@@ -20,6 +20,7 @@ namespace {
 
 constexpr const char* kFormat = "mixseq-checkpoint";
 constexpr int64_t kFirstVersionWithChecksums = 2;
+constexpr int64_t kVersionWithoutInt8Weights = 2;  // what every checkpoint without 8-bit weights is written as
 constexpr int64_t kMostCarriedTensors = 1 << 16;  // a language model's memory: one per layer
 constexpr const char* kUseAnother = "use another checkpoint (checkpoint_best.pt, checkpoint_last.pt or a numbered one)";
 // The scale of the int8 weight "<name>" is the model archive's tensor "<name><kInt8ScaleSuffix>".
@@ -248,7 +249,8 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
                "quantized checkpoint (a quantization plan)");
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(std::string(kFormat)));
-  archive.write("version", c10::IValue(int8_weights.empty() ? int64_t{2} : kCheckpointVersionWithInt8Weights));
+  archive.write("version",
+                c10::IValue(int8_weights.empty() ? kVersionWithoutInt8Weights : kCheckpointVersionWithInt8Weights));
   archive.write("config_yaml", c10::IValue(contents.config_yaml));
   archive.write("vocabulary", bytes_to_tensor(contents.vocabulary_text));
   archive.write("vocabulary_fingerprint", checksum_value(contents.vocabulary_fingerprint));

@@ -4,8 +4,9 @@
 # of its own) learns the built-in task, `mixseq quantize` calibrates it on the validation
 # sources, and the int8 checkpoint, and a simulated one, translate the test split within 1 BLEU
 # of the float model (trained on one thread: the same model whatever the load). All 33 linear
-# layers are quantized, and the int8 checkpoint stores their weights in 8 bits. Then the float-only tools refuse the quantized checkpoint. The automatic
-# per-layer search runs too.
+# layers are quantized, and the int8 checkpoint stores their weights in 8 bits. Then the
+# float-only tools refuse the quantized checkpoint. The automatic per-layer search runs too, and
+# prints a speed column.
 #   quantize_translates.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1

@@ -136,9 +136,10 @@ TEST(Int8WeightStorage, ThePlanRunsTheStoredScales) {
   for (auto& [layer, scale] : doubled) scale = scale * 2;
   apply_quantization_plan(*int8.model, plan, doubled);
   const auto modules = int8.model->named_modules();
-  for (const auto& [layer, scale] : doubled)
-    EXPECT_TRUE(at::equal(dynamic_cast<const QuantizableLinearImpl&>(*modules[layer]).quantization().weight.scale, scale))
-        << layer;
+  for (const auto& [layer, scale] : doubled) {
+    const auto& linear = dynamic_cast<const QuantizableLinearImpl&>(*modules[layer]);
+    EXPECT_TRUE(at::equal(linear.quantization().weight.scale, scale)) << layer;
+  }
   EXPECT_FALSE(at::equal(logits(*int8.model), saved.logits));
 }
 
