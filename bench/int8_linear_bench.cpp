@@ -1,7 +1,9 @@
 // Measures one linear layer, fp32 against int8 on each of LibTorch's quantized CPU engines, at the
 // shapes of beam-search decoding (docs/quantization.md says which engine mixseq uses and why).
-// int8 "static" is what QuantizableLinear runs: quantize the input to quint8, quantized::linear
-// with a calibrated output scale, dequantize; "dynamic" is quantized::linear_dynamic (input range
+// int8 "static" is ATen's way of running quantized::linear: quantize the input to quint8 with
+// at::quantize_per_tensor, quantized::linear with a calibrated output scale, Tensor::dequantize;
+// "static_mixseq" is what QuantizableLinear runs, the same with mixseq's vectorized quantize and
+// dequantize (nn/int8_activation.h); "dynamic" is quantized::linear_dynamic (input range
 // measured at every call, fp32 out). Prints one JSON line per engine and shape.
 //
 //   int8_linear_bench [--threads N]
@@ -15,6 +17,7 @@
 #include <iostream>
 #include <string>
 
+#include "mixseq/nn/int8_activation.h"
 #include "mixseq/util/threads.h"
 
 namespace {
@@ -77,6 +80,10 @@ int main(int argc, char** argv) {
       const auto run_static = [&] {
         return linear.call(at::quantize_per_tensor(x, x_scale, x_zero, at::kQUInt8), packed, y_scale, y_zero).dequantize();
       };
+      const auto run_static_mixseq = [&] {
+        return mixseq::dequantize_activation(
+            linear.call(mixseq::quantize_activation(x, x_scale, x_zero), packed, y_scale, y_zero));
+      };
       const auto run_dynamic = [&] { return dynamic.call(x, dynamic_packed, /*reduce_range=*/false); };
       nlohmann::json record = {
           {"bench", "int8_linear"},
@@ -86,8 +93,10 @@ int main(int argc, char** argv) {
           {"threads", threads},
           {"fp32_us", microseconds_per_call([&] { return at::linear(x, w, b); })},
           {"int8_static_us", microseconds_per_call(run_static)},
+          {"int8_static_mixseq_us", microseconds_per_call(run_static_mixseq)},
           {"int8_dynamic_us", microseconds_per_call(run_dynamic)},
           {"int8_static_max_error", (run_static() - y).abs().max().item<double>()},
+          {"int8_static_mixseq_equal", at::equal(run_static_mixseq(), run_static())},
           {"int8_dynamic_max_error", (run_dynamic() - y).abs().max().item<double>()},
           {"output_step", y_scale}};
       std::cout << record.dump() << std::endl;

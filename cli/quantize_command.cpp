@@ -3,10 +3,13 @@
 //   mixseq quantize ... --search-src valid.en --search-ref valid.de [--search-budget 0.2]
 // Translates the calibration sentences with the float model (beam search, as translate does)
 // while recording the input and output range of every quantizable linear layer, then writes the
-// float weights with the quantization plan (quant/quantization_plan.h) to the output checkpoint,
+// weights with the quantization plan (quant/quantization_plan.h) to the output checkpoint,
 // which translate and bench translate load like any other. With --search-src/--search-ref it
 // first keeps the fewest layers in float that hold validation BLEU within --search-budget of the
-// float model (quant/layer_search.h), printing every plan it tried.
+// float model (quant/layer_search.h), printing every plan it tried. An int8 plan's layers keep
+// their weights in 8 bits in the output (quant/int8_weight_storage.h).
+#include <algorithm>
+#include <chrono>
 #include <iomanip>
 #include <memory>
 #include <set>
@@ -19,6 +22,7 @@
 #include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/text/bleu.h"
 #include "mixseq/quant/calibration.h"
+#include "mixseq/quant/int8_weight_storage.h"
 #include "mixseq/quant/layer_search.h"
 #include "mixseq/quant/quantization_config.h"
 #include "mixseq/quant/quantization_plan.h"
@@ -43,14 +47,16 @@ struct QuantizeArguments {
   TranslateOptions options;
 };
 
-// Megabytes of the parameters as they would be stored: the quantized layers' weights at their
-// bits, everything else (biases, embeddings, float layers) in fp32.
+// Megabytes of the parameters at the bits of their layers: the quantized layers' own weights at
+// their bits (what an int8 checkpoint stores, quant/int8_weight_storage.h), everything else
+// (biases, embeddings, float layers, a tied output projection's embedding) in fp32.
 double weight_megabytes(torch::nn::Module& model, const QuantizationPlan* plan) {
   double bytes = 0;
   for (const auto& parameter : model.parameters()) bytes += 4.0 * static_cast<double>(parameter.numel());
   if (plan) {
     const auto modules = model.named_modules();
     for (const auto& layer : plan->layers) {
+      if (!int8_storable_parameter(model, layer.name)) continue;
       const auto& weight = dynamic_cast<const QuantizableLinearImpl&>(*modules[layer.name]).weight;
       bytes -= static_cast<double>(weight.numel()) * (32 - layer.settings.bits) / 8;
     }
@@ -75,19 +81,29 @@ QuantizationPlan search(const QuantizeArguments& arguments, TrainedModel& traine
   MIXSEQ_CHECK(sources.size() == references.size(), "--search-src has ", sources.size(), " lines but --search-ref ",
                references.size());
   Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, torch::kCPU, Precision::kFp32);
+  // The speed of each scoring, in the order of the search's trials (one scoring each): the
+  // translation of the validation set, tokenization included, as translate measures it.
+  std::vector<double> sentences_per_second;
   const auto bleu = [&](const QuantizationPlan& plan) {
     apply_quantization_plan(*trained.model, plan);
     std::vector<std::string> hypotheses;
+    const auto start = std::chrono::steady_clock::now();
     for (const auto& nbest : translator.translate(sources, arguments.options)) hypotheses.push_back(nbest.front().text);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    sentences_per_second.push_back(static_cast<double>(sources.size()) / std::max(seconds, 1e-9));
     return corpus_bleu(hypotheses, {references}, BleuOptions{}).score;
   };
   const double float_bleu = bleu(QuantizationPlan{full.mode, {}});
   const auto result = search_float_layers(full, float_bleu, bleu, LayerSearchOptions{arguments.search_budget});
   log_info("quantize: search: float BLEU ", float_bleu, ", budget ", arguments.search_budget, "; tried:");
-  log_info("quantize: search: | tried | layers in float | BLEU | weights MB |");
-  for (const auto& trial : result.trials)
+  log_info("quantize: search: | tried | layers in float | BLEU | weights MB | sentences/s |");
+  log_info("quantize: search: | float | all | ", float_bleu, " | ", weight_megabytes(*trained.model, nullptr), " | ",
+           sentences_per_second.front(), " |");
+  for (size_t i = 0; i < result.trials.size(); ++i) {
+    const auto& trial = result.trials[i];
     log_info("quantize: search: | ", trial.tried, " | ", trial.float_layers.size(), " | ", trial.score, " | ",
-             weight_megabytes(*trained.model, &trial.plan), " |");
+             weight_megabytes(*trained.model, &trial.plan), " | ", sentences_per_second.at(i + 1), " |");
+  }
   std::string kept;
   for (const auto& name : result.float_layers) kept += (kept.empty() ? "" : ", ") + name;
   log_info("quantize: search: chose BLEU ", result.score, " with ", result.float_layers.size(), " of ",

@@ -20,8 +20,11 @@ namespace {
 
 constexpr const char* kFormat = "mixseq-checkpoint";
 constexpr int64_t kFirstVersionWithChecksums = 2;
+constexpr int64_t kVersionWithoutInt8Weights = 2;  // what every checkpoint without 8-bit weights is written as
 constexpr int64_t kMostCarriedTensors = 1 << 16;  // a language model's memory: one per layer
 constexpr const char* kUseAnother = "use another checkpoint (checkpoint_best.pt, checkpoint_last.pt or a numbered one)";
+// The scale of the int8 weight "<name>" is the model archive's tensor "<name><kInt8ScaleSuffix>".
+constexpr const char* kInt8ScaleSuffix = ".int8_scale";
 
 torch::Tensor bytes_to_tensor(const std::string& bytes) {
   auto tensor = torch::empty({static_cast<int64_t>(bytes.size())}, torch::kUInt8);
@@ -92,6 +95,7 @@ void save_atomically(torch::serialize::OutputArchive& archive, const std::string
 struct OpenCheckpoint {
   torch::serialize::InputArchive archive;
   bool has_checksums = false;
+  int64_t version = 0;
 };
 
 // LibTorch reports a damaged archive, or an entry of the wrong type, with c10::Error, but also with
@@ -188,6 +192,7 @@ OpenCheckpoint open_checkpoint(const std::string& path) {
   archive.read("version", version);
   MIXSEQ_CHECK(version.isInt() && version.toInt() >= 1 && version.toInt() <= kCheckpointVersion, "'", path,
                "' is a version ", version, " checkpoint; this mixseq reads versions 1 to ", kCheckpointVersion);
+  opened.version = version.toInt();
   opened.has_checksums = version.toInt() >= kFirstVersionWithChecksums;
   if (!opened.has_checksums) {
     static std::once_flag warned;
@@ -238,10 +243,14 @@ std::map<std::string, uint64_t> read_model_checksums(torch::serialize::InputArch
 }  // namespace
 
 void save_checkpoint(const std::string& path, const CheckpointContents& contents, const torch::nn::Module& model,
-                     const torch::optim::Optimizer* optimizer) {
+                     const torch::optim::Optimizer* optimizer,
+                     const std::map<std::string, Int8StoredWeight>& int8_weights) {
+  MIXSEQ_CHECK(int8_weights.empty() || !contents.quantization.empty(), "save_checkpoint: int8 weights need a ",
+               "quantized checkpoint (a quantization plan)");
   torch::serialize::OutputArchive archive;
   archive.write("format", c10::IValue(std::string(kFormat)));
-  archive.write("version", c10::IValue(kCheckpointVersion));
+  archive.write("version",
+                c10::IValue(int8_weights.empty() ? kVersionWithoutInt8Weights : kCheckpointVersionWithInt8Weights));
   archive.write("config_yaml", c10::IValue(contents.config_yaml));
   archive.write("vocabulary", bytes_to_tensor(contents.vocabulary_text));
   archive.write("vocabulary_fingerprint", checksum_value(contents.vocabulary_fingerprint));
@@ -278,7 +287,25 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
     checksums.push_back(static_cast<int64_t>(tensor_checksum(cpu)));
     names += name + "\n";
   };
-  for (const auto& parameter : model.named_parameters()) add(parameter.key(), parameter.value(), false);
+  size_t int8_written = 0;
+  for (const auto& parameter : model.named_parameters()) {
+    const auto int8 = int8_weights.find(parameter.key());
+    if (int8 == int8_weights.end()) {
+      add(parameter.key(), parameter.value(), false);
+      continue;
+    }
+    const auto& [values, scale] = int8->second;
+    MIXSEQ_CHECK(values.scalar_type() == torch::kInt8 && values.sizes() == parameter.value().sizes() &&
+                     scale.scalar_type() == torch::kFloat &&
+                     (scale.dim() == 0 || (scale.dim() == 1 && scale.size(0) == values.size(0))),
+                 "save_checkpoint: the int8 weight '", parameter.key(), "' must be int8 ", parameter.value().sizes(),
+                 " with fp32 scales [] or [", values.size(0), "]");
+    add(parameter.key(), values, false);
+    add(parameter.key() + kInt8ScaleSuffix, scale, false);
+    ++int8_written;
+  }
+  MIXSEQ_CHECK(int8_written == int8_weights.size(), "save_checkpoint: ", int8_weights.size() - int8_written,
+               " int8 weights name no parameter of the model");
   for (const auto& buffer : model.named_buffers()) add(buffer.key(), buffer.value(), true);
   archive.write("model", weights);
   archive.write("model_checksums", torch::tensor(checksums, torch::kLong));
@@ -303,7 +330,7 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
 
 CheckpointContents read_checkpoint_contents(const std::string& path) {
   return read_checkpoint(path, [&] {
-    auto [archive, has_checksums] = open_checkpoint(path);
+    auto [archive, has_checksums, version] = open_checkpoint(path);
     CheckpointContents contents;
     contents.config_yaml = read_string(archive, "config_yaml");
     contents.vocabulary_text = tensor_to_bytes(read_tensor(archive, "vocabulary", path));
@@ -351,8 +378,9 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
   });
 }
 
-void load_model_weights(const std::string& path, torch::nn::Module& model, bool accept_quantized) {
-  read_checkpoint(path, [&] {
+std::map<std::string, torch::Tensor> load_model_weights(const std::string& path, torch::nn::Module& model,
+                                                        bool accept_quantized) {
+  return read_checkpoint(path, [&] {
     auto opened = open_checkpoint(path);
     auto& archive = opened.archive;
     c10::IValue quantization;
@@ -365,28 +393,47 @@ void load_model_weights(const std::string& path, torch::nn::Module& model, bool 
     archive.read("model", weights);
     const auto checksums = has_checksums ? read_model_checksums(archive, path) : std::map<std::string, uint64_t>{};
     torch::NoGradGuard no_grad;
-    const auto load = [&](const std::string& name, torch::Tensor& target, bool is_buffer) {
+    const auto read_checked = [&](const std::string& name, bool is_buffer) {
       torch::Tensor saved;
       MIXSEQ_CHECK(try_read_tensor(weights, name, saved, path, is_buffer), "checkpoint '", path, "' has no ",
                    is_buffer ? "buffer" : "parameter", " '", name, "'; was it written for another architecture?");
-      MIXSEQ_CHECK(saved.sizes() == target.sizes(), "checkpoint '", path, "': '", name, "' has shape ", saved.sizes(),
-                   " but the model expects ", target.sizes(), "; was it trained with another config or vocabulary?");
       if (has_checksums) {
         const auto it = checksums.find(name);
         MIXSEQ_CHECK(it != checksums.end() && it->second == tensor_checksum(saved), "'", path, "' is corrupt: ",
                      is_buffer ? "buffer" : "parameter", " '", name,
                      "' does not match the checksum saved with it; ", kUseAnother);
       }
+      return saved;
+    };
+    std::map<std::string, torch::Tensor> int8_scales;
+    const auto load = [&](const std::string& name, torch::Tensor& target, bool is_buffer) {
+      auto saved = read_checked(name, is_buffer);
+      MIXSEQ_CHECK(saved.sizes() == target.sizes(), "checkpoint '", path, "': '", name, "' has shape ", saved.sizes(),
+                   " but the model expects ", target.sizes(), "; was it trained with another config or vocabulary?");
+      if (saved.scalar_type() == torch::kInt8 && target.is_floating_point()) {  // stored in 8 bits
+        MIXSEQ_CHECK(opened.version >= kCheckpointVersionWithInt8Weights && target.dim() == 2, "'", path,
+                     "' is corrupt: parameter '", name, "' is stored in 8 bits where this checkpoint has none; ",
+                     kUseAnother);
+        const auto scale = read_checked(name + kInt8ScaleSuffix, is_buffer);
+        MIXSEQ_CHECK(scale.scalar_type() == torch::kFloat &&
+                         (scale.dim() == 0 || (scale.dim() == 1 && scale.size(0) == saved.size(0))),
+                     "'", path, "' is corrupt: the int8 scale of '", name, "' has shape ", scale.sizes(), "; ",
+                     kUseAnother);
+        // As quantize-dequantize computes it (nn/quantization_grid.h): (q - 0) * scale in fp32.
+        saved = saved.to(torch::kFloat) * (scale.dim() == 1 ? scale.unsqueeze(1) : scale);
+        int8_scales[name] = scale;
+      }
       target.copy_(saved);
     };
     for (auto& parameter : model.named_parameters()) load(parameter.key(), parameter.value(), false);
     for (auto& buffer : model.named_buffers()) load(buffer.key(), buffer.value(), true);
+    return int8_scales;
   });
 }
 
 bool has_optimizer_state(const std::string& path) {
   return read_checkpoint(path, [&] {
-    auto [archive, has_checksums] = open_checkpoint(path);
+    auto [archive, has_checksums, version] = open_checkpoint(path);
     torch::Tensor bytes;
     torch::serialize::InputArchive optimizer_state;
     return has_checksums ? archive.try_read("optimizer_bytes", bytes) : archive.try_read("optimizer", optimizer_state);
@@ -395,7 +442,7 @@ bool has_optimizer_state(const std::string& path) {
 
 void load_optimizer_state(const std::string& path, torch::optim::Optimizer& optimizer) {
   read_checkpoint(path, [&] {
-    auto [archive, has_checksums] = open_checkpoint(path);
+    auto [archive, has_checksums, version] = open_checkpoint(path);
     const std::string no_state = str_cat("checkpoint '", path, "' holds no optimizer state (an averaged or exported "
                                          "model?); it cannot resume training");
     torch::serialize::InputArchive optimizer_state;

@@ -74,12 +74,14 @@ CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
   return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer), contents.quantization};
 }
 
+// Returns the scales of the weights the checkpoint stores in 8 bits (models/checkpoint.h).
 template <typename Model>
-void load_for_inference(const std::string& checkpoint_path, Model& model, const torch::Device& device,
-                        bool accept_quantized = false) {
-  load_model_weights(checkpoint_path, *model, accept_quantized);
+std::map<std::string, torch::Tensor> load_for_inference(const std::string& checkpoint_path, Model& model,
+                                                        const torch::Device& device, bool accept_quantized = false) {
+  auto int8_weight_scales = load_model_weights(checkpoint_path, *model, accept_quantized);
   model->to(device);
   model->eval();
+  return int8_weight_scales;
 }
 
 std::string in_file(const std::string& path, const Error& e) { return str_cat("'", path, "': ", e.what()); }
@@ -95,9 +97,9 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
   } catch (const Error& e) {
     throw Error(in_file(checkpoint_path, e));
   }
-  load_for_inference(checkpoint_path, model, device, accept_quantized);
-  return {std::move(config), std::move(config_yaml), std::move(vocabulary), std::move(tokenizer), std::move(model),
-          std::move(quantization)};
+  auto int8_weight_scales = load_for_inference(checkpoint_path, model, device, accept_quantized);
+  return {std::move(config),    std::move(config_yaml),  std::move(vocabulary),        std::move(tokenizer),
+          std::move(model),     std::move(quantization), std::move(int8_weight_scales)};
 }
 
 TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_paths, const torch::Device& device) {

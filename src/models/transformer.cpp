@@ -132,15 +132,16 @@ TransformerModelImpl::TransformerModelImpl(const TransformerConfig& config, int6
       decoder_layer_norm_(config.normalize_before
                               ? register_module("decoder_layer_norm", make_layer_norm(config))
                               : torch::nn::LayerNorm(nullptr)),
-      output_projection_(config.share_all_embeddings || config.share_decoder_input_output_embed
-                             ? QuantizableLinear(nullptr)
-                             : register_module("output_projection",
-                                               make_output_projection(vocab_size, config.embed_dim))),
+      // Tied: a view of the decoder embedding that registers no parameter (the checkpoint keys stay
+      // those of the embedding), so that quantization can give it its own int8 copy while the
+      // embedding lookups stay in float.
+      output_projection_(register_module(
+          "output_projection", config.share_all_embeddings || config.share_decoder_input_output_embed
+                                   ? QuantizableLinear(decoder_embedding_->weight, /*shared_bias=*/torch::Tensor())
+                                   : make_output_projection(vocab_size, config.embed_dim))),
       dropout_(config.dropout) {}
 
-const torch::Tensor& TransformerModelImpl::output_projection_weight() const {
-  return output_projection_ ? output_projection_->weight : decoder_embedding_->weight;
-}
+const torch::Tensor& TransformerModelImpl::output_projection_weight() const { return output_projection_->weight; }
 
 torch::Tensor TransformerModelImpl::embed(torch::nn::Embedding& embedding, const torch::Tensor& tokens,
                                           int64_t first) {
@@ -179,8 +180,7 @@ std::tuple<torch::Tensor, torch::Tensor> TransformerModelImpl::decode(const torc
   }
   if (normalize_before_) x = decoder_layer_norm_(x);
   state.position += tokens.size(1);
-  // A projection tied to the embedding stays in float: quantizing it would change the embedding.
-  const auto logits = output_projection_ ? output_projection_(x) : at::linear(x, decoder_embedding_->weight);  // [B, T, V]
+  const auto logits = output_projection_(x);  // [B, T, V]
   return {logits, need_weights ? weights.mean(1) : weights};      // [B, T, V], [B, T, S]
 }
 

@@ -5,6 +5,7 @@
 #include <ATen/native/quantized/PackedParams.h>
 #include <torch/nn/modules/linear.h>
 
+#include "mixseq/nn/int8_activation.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/int8_engine.h"
 
@@ -12,6 +13,8 @@ namespace mixseq {
 
 struct QuantizableLinearImpl::Int8Weight {
   c10::intrusive_ptr<LinearPackedParamsBase> packed;
+  double input_scale, output_scale;  // the activation grids as quint8, read once here, not at every call
+  int64_t input_zero_point, output_zero_point;
 };
 
 namespace {
@@ -74,15 +77,16 @@ void QuantizableLinearImpl::set_quantization(const LinearQuantization& quantizat
     MIXSEQ_CHECK(grid.symmetric() && grid.qmax <= 127, "int8 linear: the weight grid must be symmetric 8-bit ",
                  "(the int8 engines take no weight zero point); got q in [", grid.qmin, ", ", grid.qmax,
                  "]; set weight_symmetric: true and bits: 8, or use mode: simulated");
-    as_quint8(quantization.input, "input");
-    as_quint8(quantization.output, "output");
+    const auto [input_scale, input_zero_point] = as_quint8(quantization.input, "input");
+    const auto [output_scale, output_zero_point] = as_quint8(quantization.output, "output");
     const auto w = weight.detach().to(at::kCPU, at::kFloat).contiguous();
     const auto qweight = grid.per_channel()
                              ? at::quantize_per_channel(w, grid.scale.to(at::kDouble), grid.zero_point, 0, at::kQInt8)
                              : at::quantize_per_tensor(w, grid.scale.item<double>(), 0, at::kQInt8);
     const auto b = bias.defined() ? c10::optional<at::Tensor>(bias.detach().to(at::kCPU, at::kFloat).contiguous())
                                   : c10::nullopt;
-    int8_weight_ = std::make_shared<Int8Weight>(Int8Weight{prepack(qweight, b)});
+    int8_weight_ = std::make_shared<Int8Weight>(
+        Int8Weight{prepack(qweight, b), input_scale, output_scale, input_zero_point, output_zero_point});
   }
   quantization_ = quantization;
 }
@@ -101,14 +105,13 @@ torch::Tensor QuantizableLinearImpl::forward(const torch::Tensor& x) {  // x: [.
     }
     case LinearPrecision::kInt8: {
       MIXSEQ_CHECK(x.device().is_cpu(), "int8 linear runs on the CPU only; got input on ", x.device());
-      const auto [in_scale, in_zero_point] = as_quint8(quantization_.input, "input");
-      const auto [out_scale, out_zero_point] = as_quint8(quantization_.output, "output");
-      const auto rows = x.to(at::kFloat).reshape({-1, x.size(-1)}).contiguous();               // [R, K]
-      const auto qx = at::quantize_per_tensor(rows, in_scale, in_zero_point, at::kQUInt8);       // [R, K]
-      const auto qy = quantized_linear(qx, int8_weight_->packed, out_scale, out_zero_point);     // [R, N]
+      const auto& w = *int8_weight_;
+      const auto rows = x.to(at::kFloat).reshape({-1, x.size(-1)});                                       // [R, K]
+      const auto qx = quantize_activation(rows, w.input_scale, w.input_zero_point);                       // [R, K]
+      const auto qy = quantized_linear(qx, w.packed, w.output_scale, w.output_zero_point);                // [R, N]
       auto shape = x.sizes().vec();
       shape.back() = weight.size(0);
-      y = qy.dequantize().view(shape);  // [..., N]
+      y = dequantize_activation(qy).view(shape);  // [..., N]
       break;
     }
   }

@@ -20,6 +20,19 @@ QuantizationGrid weight_grid(const torch::Tensor& weight, const LayerQuantizatio
   return make_quantization_grid(w.min(), w.max(), s.bits, s.weight_symmetric);
 }
 
+// The grid of weights stored in 8 bits (quant/int8_weight_storage.h): symmetric, their scales.
+QuantizationGrid stored_weight_grid(const torch::Tensor& scale, const LayerQuantizationSettings& s) {
+  MIXSEQ_CHECK(s.bits == 8 && s.weight_symmetric && s.weight_per_channel == (scale.dim() == 1),
+               "int8 weights are stored for a layer whose plan is not symmetric 8-bit with ",
+               scale.dim() == 1 ? "per-channel" : "per-tensor", " weights");
+  QuantizationGrid grid;
+  grid.qmax = 127;
+  grid.qmin = -127;
+  grid.scale = scale.to(at::kCPU, at::kFloat);
+  grid.zero_point = at::zeros(scale.sizes(), at::kLong);
+  return grid;
+}
+
 }  // namespace
 
 std::string QuantizationPlan::to_json() const {
@@ -88,7 +101,8 @@ QuantizationPlan make_quantization_plan(const QuantizationConfig& config, const 
   return plan;
 }
 
-void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan) {
+void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan,
+                             const std::map<std::string, torch::Tensor>& weight_scales) {
   const auto modules = model.named_modules(/*name_prefix=*/"", /*include_self=*/false);
   for (const auto& item : modules)
     if (auto* linear = dynamic_cast<QuantizableLinearImpl*>(item.value().get())) linear->set_quantization({});
@@ -99,7 +113,9 @@ void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& p
                  "', which is not a quantizable linear layer of this model");
     LinearQuantization q;
     q.precision = plan.mode == "int8" ? LinearPrecision::kInt8 : LinearPrecision::kSimulated;
-    q.weight = weight_grid(linear->weight, layer.settings);
+    const auto stored = weight_scales.find(layer.name);
+    q.weight = stored == weight_scales.end() ? weight_grid(linear->weight, layer.settings)
+                                             : stored_weight_grid(stored->second, layer.settings);
     q.input = range_grid(layer.input_min, layer.input_max, layer.settings);
     q.output = range_grid(layer.output_min, layer.output_max, layer.settings);
     try {

@@ -1,5 +1,6 @@
 #include "mixseq/quant/quantized_model.h"
 
+#include "mixseq/quant/int8_weight_storage.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -11,7 +12,8 @@ TrainedModel load_translation_model(const std::string& checkpoint_path, const to
   MIXSEQ_CHECK(plan.mode != "int8" || device.is_cpu(), "'", checkpoint_path,
                "' is quantized to int8, which runs on the CPU only; use --device cpu");
   try {
-    apply_quantization_plan(*trained.model, plan);
+    apply_quantization_plan(*trained.model, plan,
+                            int8_weight_scales_by_layer(*trained.model, plan, trained.int8_weight_scales));
   } catch (const Error& e) {
     throw Error(str_cat("'", checkpoint_path, "': ", e.what()));
   }
@@ -23,11 +25,11 @@ TrainedModel load_translation_model(const std::vector<std::string>& checkpoint_p
   return load_trained_models(checkpoint_paths, device);
 }
 
-void save_quantized_checkpoint(const std::string& path, const std::string& source, const torch::nn::Module& model,
+void save_quantized_checkpoint(const std::string& path, const std::string& source, torch::nn::Module& model,
                                const QuantizationPlan& plan) {
   auto contents = read_checkpoint_contents(source);
   contents.quantization = plan.to_json();
-  save_checkpoint(path, contents, model, /*optimizer=*/nullptr);
+  save_checkpoint(path, contents, model, /*optimizer=*/nullptr, int8_stored_weights(model, plan));
 }
 
 }  // namespace mixseq

@@ -4,8 +4,9 @@
 # of its own) learns the built-in task, `mixseq quantize` calibrates it on the validation
 # sources, and the int8 checkpoint, and a simulated one, translate the test split within 1 BLEU
 # of the float model (trained on one thread: the same model whatever the load). All 33 linear
-# layers are quantized. Then the float-only tools refuse the quantized checkpoint. The automatic
-# per-layer search runs too.
+# layers are quantized, and the int8 checkpoint stores their weights in 8 bits. Then the
+# float-only tools refuse the quantized checkpoint. The automatic per-layer search runs too, and
+# prints a speed column.
 #   quantize_translates.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -45,6 +46,12 @@ printf 'mode: simulated\ndefaults: {activation_symmetric: true, clip: percentile
 "$mixseq" quantize -c "$work/run/checkpoint_best.pt" --calib "$work/raw/valid.en" --config "$work/simulated.yaml" \
   -o "$work/simulated.pt" 2>"$work/quantize.simulated.log" || { tail -20 "$work/quantize.simulated.log"; exit 1; }
 simulated_bleu=$(bleu_of "$work/simulated.pt" simulated)
+# The int8 checkpoint stores its linear layers' weights in 8 bits, the simulated one in fp32.
+int8_bytes=$(stat -c %s "$work/int8.pt")
+simulated_bytes=$(stat -c %s "$work/simulated.pt")
+echo "checkpoint bytes: int8 $int8_bytes, simulated (fp32 weights) $simulated_bytes"
+awk -v i="$int8_bytes" -v s="$simulated_bytes" 'BEGIN { exit !(i < 0.6 * s) }' ||
+  { echo "FAIL: the int8 checkpoint ($int8_bytes bytes) is not much smaller than fp32 ($simulated_bytes)"; exit 1; }
 
 # The per-layer search with no loss allowed on the validation split: it must end within budget
 # (keeping layers in float as needed) and the checkpoint it writes must translate.
@@ -53,6 +60,8 @@ simulated_bleu=$(bleu_of "$work/simulated.pt" simulated)
   { tail -20 "$work/quantize.searched.log"; exit 1; }
 grep -q "quantize: search: | all layers | 0 |" "$work/quantize.searched.log" ||
   { echo "FAIL: the search printed no table"; exit 1; }
+grep -q "quantize: search: | tried | layers in float | BLEU | weights MB | sentences/s |" \
+  "$work/quantize.searched.log" || { echo "FAIL: the search table has no speed column"; exit 1; }
 search_float=$(sed -n 's/.*search: float BLEU \([0-9.]*\),.*/\1/p' "$work/quantize.searched.log")
 search_chosen=$(sed -n 's/.*search: chose BLEU \([0-9.]*\) .*/\1/p' "$work/quantize.searched.log")
 awk -v f="$search_float" -v c="$search_chosen" 'BEGIN { exit !(c >= f) }' ||

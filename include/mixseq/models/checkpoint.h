@@ -21,12 +21,17 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 namespace mixseq {
 
-constexpr int64_t kCheckpointVersion = 2;  // reads 1 (no checksums) and 2
+// Reads 1 (no checksums), 2 and 3. Writes 2, or 3 when some weights are stored in 8 bits
+// (mixseq quantize): a reader older than int8 storage then refuses the file by its version
+// instead of copying 8-bit integers into float weights.
+constexpr int64_t kCheckpointVersion = 3;
+constexpr int64_t kCheckpointVersionWithInt8Weights = 3;
 
 // Where training stands, besides the model and optimizer.
 struct TrainingProgress {
@@ -54,13 +59,24 @@ struct CheckpointContents {
   std::string tokenizer_model;  // the codes file or SentencePiece model, byte for byte ("" for none)
   TrainingProgress progress;
   // The quantization plan `mixseq quantize` stored (quant/quantization_plan.h, JSON); "" for a
-  // float checkpoint. The weights stay in fp32: the plan says how to quantize them on load.
+  // float checkpoint. The plan says how to quantize the weights on load; those of its int8
+  // layers may be stored in 8 bits (Int8StoredWeight below).
   std::string quantization;
 };
 
-// Saves atomically; `optimizer` may be null (e.g. averaged or exported models).
+// A weight a quantized checkpoint stores in 8 bits instead of fp32: real = scale * value, with
+// one scale per row (symmetric grids, as the int8 engines take them).
+struct Int8StoredWeight {
+  torch::Tensor values;  // int8 [N, K]
+  torch::Tensor scale;   // fp32 [N], or [] for one scale for the whole matrix
+};
+
+// Saves atomically; `optimizer` may be null (e.g. averaged or exported models). The parameters
+// named in `int8_weights` are stored as those int8 values and scales (checksummed like every
+// tensor), which needs a quantized checkpoint (contents.quantization set).
 void save_checkpoint(const std::string& path, const CheckpointContents& contents, const torch::nn::Module& model,
-                     const torch::optim::Optimizer* optimizer);
+                     const torch::optim::Optimizer* optimizer,
+                     const std::map<std::string, Int8StoredWeight>& int8_weights = {});
 
 // Reads everything but the tensors of the model and the optimizer.
 CheckpointContents read_checkpoint_contents(const std::string& path);
@@ -68,7 +84,11 @@ CheckpointContents read_checkpoint_contents(const std::string& path);
 // Copies the checkpoint's parameters and buffers into `model`, which must have the same
 // names and shapes (build it from the checkpoint's config first). A quantized checkpoint is an
 // error that says so unless `accept_quantized` (set only by loaders that apply the plan).
-void load_model_weights(const std::string& path, torch::nn::Module& model, bool accept_quantized = false);
+// Weights stored in 8 bits are dequantized into the float parameters (scale * value, exactly
+// what quantize-dequantize of the original gives); their scales are returned by parameter name,
+// so that the plan quantizes them on the same grid again.
+std::map<std::string, torch::Tensor> load_model_weights(const std::string& path, torch::nn::Module& model,
+                                                        bool accept_quantized = false);
 
 // Whether the checkpoint holds optimizer state: a training checkpoint, which --resume needs, as
 // opposed to an averaged or exported model.

@@ -9,6 +9,7 @@
 // configuration a checkpoint stores (train/train_config.h), only the `model` section is read.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ struct TrainedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   Seq2SeqModel model;         // in float, even when loaded from a quantized checkpoint
   std::string quantization;   // the checkpoint's quantization plan (quant/quantization_plan.h); "": float
+  // The scales of the weights the checkpoint stores in 8 bits, by parameter name (their float
+  // parameters hold scale * value); empty for float checkpoints and those that store fp32 weights.
+  std::map<std::string, torch::Tensor> int8_weight_scales;
 };
 
 struct TrainedLanguageModel {

@@ -91,7 +91,7 @@ class TransformerModelImpl : public Seq2SeqModelImpl {
   torch::nn::LayerNorm encoder_layer_norm_;  // pre-norm only, else empty
   torch::nn::ModuleList decoder_layers_;     // TransformerDecoderLayer
   torch::nn::LayerNorm decoder_layer_norm_;  // pre-norm only, else empty
-  QuantizableLinear output_projection_;      // only when not tied to the decoder embedding, else empty
+  QuantizableLinear output_projection_;      // tied: a view of decoder_embedding_'s weight, no parameter of its own
   double dropout_;  // on the embeddings
 };
 TORCH_MODULE(TransformerModel);

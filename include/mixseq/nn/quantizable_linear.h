@@ -43,7 +43,8 @@ class QuantizableLinearImpl : public torch::nn::Module {
   // Initialized exactly as torch::nn::Linear(options) (Kaiming uniform, same random draws).
   explicit QuantizableLinearImpl(const torch::nn::LinearOptions& options);
   // A view of weights another module owns and registers (an LSTM's gate products,
-  // nn/quantizable_lstm.h): this module registers no parameters.
+  // nn/quantizable_lstm.h; a Transformer's output projection tied to its embedding): this module
+  // registers no parameters.
   QuantizableLinearImpl(torch::Tensor shared_weight, torch::Tensor shared_bias);
 
   torch::Tensor forward(const torch::Tensor& x);  // [..., K] -> [..., N]

@@ -1,12 +1,14 @@
 // QuantizationPlan: everything needed to quantize a float model the same way again: the mode,
 // and for each quantized layer its resolved settings and calibrated activation ranges (layers
 // kept in float are absent). `mixseq quantize` makes it and stores it, as JSON, in the
-// checkpoint (CheckpointContents::quantization) next to the unchanged fp32 weights; loading
-// applies it, recomputing the weight grids from those weights (deterministic).
+// checkpoint (CheckpointContents::quantization) next to the weights; loading applies it, on the
+// weight grids stored with 8-bit weights (quant/int8_weight_storage.h), else recomputing them
+// from the fp32 weights (deterministic).
 #pragma once
 
 #include <torch/nn/module.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,10 @@ QuantizationPlan make_quantization_plan(const QuantizationConfig& config, const 
 
 // Switches every layer the plan names to its quantized form and every other quantizable layer
 // to float (so plans can be tried one after another on one model). Throws mixseq::Error for a
-// name `model` lacks, or int8 where no int8 engine exists.
-void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan);
+// name `model` lacks, or int8 where no int8 engine exists. A layer in `weight_scales` (by layer
+// name: the scales a checkpoint stored with its int8 weights, quant/int8_weight_storage.h) gets
+// its symmetric weight grid from them instead of from its weight's range.
+void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan,
+                             const std::map<std::string, torch::Tensor>& weight_scales = {});
 
 }  // namespace mixseq

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/optim/adam.h>
+#include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
 #include <ATen/ATen.h>
@@ -337,6 +338,51 @@ TEST(Checkpoint, TensorsReachingOutsideTheirBytesAreErrors) {
   const auto error = error_of([&] { read_checkpoint_contents(path); });
   EXPECT_EQ(error, "'" + path + "' is corrupt: tensor 'vocabulary' reaches outside its stored bytes; use another " +
                        "checkpoint (checkpoint_best.pt, checkpoint_last.pt or a numbered one)");
+}
+
+// A quantized checkpoint may store weights in 8 bits: they load as scale * value with their
+// scales returned, are checksummed like every tensor, and make the file a version 3 one.
+TEST(Checkpoint, Int8WeightsRoundTripDequantizedAndAreChecksummed) {
+  test::TempDir dir;
+  const auto path = dir.path("int8.pt");
+  torch::manual_seed(4);
+  torch::nn::Linear model(64, 32);
+  auto contents = sample_contents();
+  contents.quantization = "{\"mode\": \"int8\", \"layers\": []}";
+  const auto scale = at::rand({32}) * 0.01 + 0.001;
+  const auto values = at::randint(-127, 128, {32, 64}).to(at::kChar);
+  EXPECT_NE(error_of([&] { save_checkpoint(path, sample_contents(), *model, nullptr, {{"weight", {values, scale}}}); })
+                .find("int8 weights need a quantized checkpoint"),
+            std::string::npos);
+  save_checkpoint(path, contents, *model, nullptr, {{"weight", {values, scale}}});
+
+  torch::nn::Linear restored(64, 32);
+  const auto scales = load_model_weights(path, *restored, /*accept_quantized=*/true);
+  ASSERT_EQ(scales.size(), 1u);
+  EXPECT_TRUE(scales.at("weight").equal(scale));
+  EXPECT_TRUE(restored->weight.equal(values.to(at::kFloat) * scale.unsqueeze(1)));
+  EXPECT_TRUE(restored->bias.equal(model->bias));  // the bias stays fp32
+  EXPECT_NE(test::read_file(path).find(raw_bytes(values)), std::string::npos) << "stored as int8 bytes";
+  // Version 3: an older mixseq refuses it by its version rather than reading integers as weights.
+  torch::serialize::InputArchive archive;
+  archive.load_from(path);
+  c10::IValue version;
+  archive.read("version", version);
+  EXPECT_EQ(version.toInt(), kCheckpointVersionWithInt8Weights);
+
+  flip_bit_inside(path, raw_bytes(values), Reseal::kNo);
+  const auto zip = error_of([&] { load_model_weights(path, *restored, true); });
+  EXPECT_NE(zip.find("'" + path + "' is not a readable checkpoint"), std::string::npos) << zip;
+  save_checkpoint(path, contents, *model, nullptr, {{"weight", {values, scale}}});
+  flip_bit_inside(path, raw_bytes(scale), Reseal::kYes);
+  EXPECT_EQ(error_of([&] { load_model_weights(path, *restored, true); }),
+            "'" + path + "' is corrupt: parameter 'weight.int8_scale' does not match the checksum saved with it; use "
+            "another checkpoint (checkpoint_best.pt, checkpoint_last.pt or a numbered one)");
+  save_checkpoint(path, contents, *model, nullptr, {{"weight", {values, scale}}});
+  flip_bit_inside(path, raw_bytes(values), Reseal::kYes);
+  EXPECT_NE(error_of([&] { load_model_weights(path, *restored, true); })
+                .find("is corrupt: parameter 'weight' does not match the checksum"),
+            std::string::npos);
 }
 
 // An archive LibTorch can open but without mixseq's entries, or with an entry of another type, let

@@ -1,0 +1,72 @@
+#include "mixseq/nn/int8_activation.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <cmath>
+
+#include "mixseq/util/error.h"
+
+// One copy of each loop per instruction set, chosen by the loader (GCC and Clang on x86-64):
+// the package's baseline is SSE2, where these loops run 2-5x slower.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MIXSEQ_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MIXSEQ_VECTOR_CLONES
+#endif
+
+namespace mixseq {
+namespace {
+
+// Elements per parallel chunk: below this, one thread does it all.
+constexpr int64_t kGrain = 32768;
+
+MIXSEQ_VECTOR_CLONES
+void quantize_loop(const float* x, uint8_t* q, int64_t n, float inverse_scale, float zero_point) {
+  for (int64_t i = 0; i < n; ++i) {
+    const auto v = static_cast<int32_t>(std::nearbyint(x[i] * inverse_scale) + zero_point);
+    q[i] = static_cast<uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+  }
+}
+
+MIXSEQ_VECTOR_CLONES
+void dequantize_loop(const uint8_t* q, float* x, int64_t n, float scale, int32_t zero_point) {
+  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<int32_t>(q[i]) - zero_point) * scale;
+}
+
+}  // namespace
+
+torch::Tensor quantize_activation(const torch::Tensor& x, double scale, int64_t zero_point) {
+  MIXSEQ_CHECK(x.device().is_cpu() && x.scalar_type() == at::kFloat, "quantize_activation: a float CPU tensor is ",
+               "needed, got ", x.scalar_type(), " on ", x.device());
+  MIXSEQ_CHECK(zero_point >= 0 && zero_point <= 255, "quantize_activation: zero point ", zero_point,
+               " is outside quint8's [0, 255]");
+  const auto in = x.contiguous();
+  auto q = at::_empty_affine_quantized(in.sizes(), in.options().dtype(at::kQUInt8), scale, zero_point);
+  const float* src = in.data_ptr<float>();
+  auto* dst = reinterpret_cast<uint8_t*>(q.data_ptr<c10::quint8>());
+  // ATen's reference quantize_val: the reciprocal in fp32, then x times it.
+  const float inverse_scale = 1.0f / static_cast<float>(scale);
+  at::parallel_for(0, in.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    quantize_loop(src + begin, dst + begin, end - begin, inverse_scale, static_cast<float>(zero_point));
+  });
+  return q;
+}
+
+torch::Tensor dequantize_activation(const torch::Tensor& q) {
+  MIXSEQ_CHECK(q.device().is_cpu() && q.scalar_type() == at::kQUInt8 && q.qscheme() == at::kPerTensorAffine,
+               "dequantize_activation: a per-tensor quint8 CPU tensor is needed, got ", q.scalar_type(), " on ",
+               q.device());
+  const auto in = q.contiguous();
+  auto x = at::empty(in.sizes(), in.options().dtype(at::kFloat));
+  const auto* src = reinterpret_cast<const uint8_t*>(in.data_ptr<c10::quint8>());
+  float* dst = x.data_ptr<float>();
+  const auto scale = static_cast<float>(in.q_scale());
+  const auto zero_point = static_cast<int32_t>(in.q_zero_point());
+  at::parallel_for(0, in.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    dequantize_loop(src + begin, dst + begin, end - begin, scale, zero_point);
+  });
+  return x;
+}
+
+}  // namespace mixseq
