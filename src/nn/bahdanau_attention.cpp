@@ -28,7 +28,13 @@ BahdanauAttentionImpl::BahdanauAttentionImpl(const BahdanauAttentionOptions& opt
       // g starts at 1/sqrt(D) as in TensorFlow and NVIDIA's GNMT: ||v̂|| = g and ||tanh(.)|| <= sqrt(D),
       // so every initial score lies in [-1, 1] whatever D is (Cauchy-Schwarz).
       score_g_(register_parameter("score_g", at::full({1}, 1.0 / std::sqrt(static_cast<double>(options.num_units))))),
-      score_bias_(register_parameter("score_bias", at::zeros({options.num_units}))) {}
+      score_bias_(register_parameter("score_bias", at::zeros({options.num_units}))),
+      normalized_v_(register_module("normalized_v", QuantizationPoint())),
+      score_sum_(register_module("score_sum", QuantizationPoint())),
+      score_tanh_(register_module("score_tanh", QuantizationPoint())),
+      scores_(register_module("scores", QuantizationPoint())),
+      weights_(register_module("weights", QuantizationPoint())),
+      context_(register_module("context", QuantizationPoint())) {}
 
 torch::Tensor BahdanauAttentionImpl::project_keys(const torch::Tensor& keys) {
   return key_proj_(keys);  // [B, S, D]
@@ -42,13 +48,14 @@ std::tuple<torch::Tensor, torch::Tensor> BahdanauAttentionImpl::forward(const to
   // The fp32 parameters are cast to the projections' dtype: added as they are, they would
   // promote the [B, T, S, D] sum below to fp32 under autocast.
   const auto dtype = projected_query.scalar_type();
-  const auto v_hat = score_g_ * score_v_ / score_v_.norm();  // [D]
-  const auto hidden = at::tanh(projected_query.unsqueeze(2) + projected_keys.unsqueeze(1) +
-                               score_bias_.to(dtype));          // [B, T, S, D]
-  auto scores = at::matmul(hidden, v_hat.to(dtype));            // [B, T, S]
+  // The points (identity in float) simulate quantization at each op boundary; see the header.
+  const auto v_hat = normalized_v_(score_g_ * score_v_ / score_v_.norm());  // [D]
+  const auto hidden = score_tanh_(at::tanh(score_sum_(projected_query.unsqueeze(2) + projected_keys.unsqueeze(1) +
+                                                      score_bias_.to(dtype))));  // [B, T, S, D]
+  auto scores = scores_(at::matmul(hidden, v_hat.to(dtype)));                    // [B, T, S]
   scores = scores.masked_fill(pad_mask.unsqueeze(1), -std::numeric_limits<double>::infinity());
-  const auto weights = at::softmax(scores, /*dim=*/-1, at::promote_types(scores.scalar_type(), at::kFloat));
-  const auto context = one_row_matmul(weights.to(keys.scalar_type()), keys);  // [B, T, key_size]
+  const auto weights = weights_(at::softmax(scores, /*dim=*/-1, at::promote_types(scores.scalar_type(), at::kFloat)));
+  const auto context = context_(one_row_matmul(weights.to(keys.scalar_type()), keys));  // [B, T, key_size]
   return {context, weights};
 }
 

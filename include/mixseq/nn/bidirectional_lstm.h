@@ -6,6 +6,14 @@
 //
 // GNMT's first encoder layer (Wu et al. 2016, §3; NVIDIA's ResidualRecurrentEncoder packs it
 // the same way).
+//
+// Quantizable like nn/quantizable_lstm.h, per direction: the gate products are QuantizableLinear
+// views of the LSTM's own weights, "input_product" and "hidden_product" (forward direction),
+// "reverse_input_product" and "reverse_hidden_product" (backward), and the cell arithmetic is
+// "cell" and "reverse_cell" (nn/quantizable_lstm_cell.h). None registers parameters: the
+// checkpoint keys stay lstm.*. While any of them is quantized or observed, each direction runs
+// step by step over the padded batch, the backward one over every sentence reversed within its
+// length; in float the packed fused LSTM runs, as before.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -13,6 +21,9 @@
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+
+#include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantizable_lstm_cell.h"
 
 namespace mixseq {
 
@@ -31,7 +42,16 @@ class BidirectionalLstmImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& lengths);
 
  private:
+  bool by_products() const;  // whether a product or a cell point is quantized or observed
+  torch::Tensor forward_by_products(const torch::Tensor& x, const torch::Tensor& lengths);
+
   torch::nn::LSTM lstm_;
+  QuantizableLinear input_product_;           // forward direction: x W_ihᵀ + b_ih
+  QuantizableLinear hidden_product_;          // h W_hhᵀ + b_hh
+  QuantizableLstmCell cell_;
+  QuantizableLinear reverse_input_product_;   // backward direction
+  QuantizableLinear reverse_hidden_product_;
+  QuantizableLstmCell reverse_cell_;
 };
 TORCH_MODULE(BidirectionalLstm);
 

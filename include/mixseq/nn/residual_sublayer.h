@@ -3,6 +3,8 @@
 //
 //   post-norm (paper):  LayerNorm(x + Dropout(Sublayer(x)))
 //   pre-norm:           x + Dropout(Sublayer(LayerNorm(x)))
+//
+// `sum`, when given, is the quantization point of the residual add (nn/quantization_point.h).
 #pragma once
 
 #include <torch/nn/modules/dropout.h>
@@ -10,11 +12,14 @@
 
 #include <functional>
 
+#include "mixseq/nn/quantization_point.h"
+
 namespace mixseq {
 
 // x [..., D] -> [..., D]; `sublayer` maps [..., D] to [..., D].
 torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& norm, torch::nn::Dropout& dropout,
                                 bool normalize_before,
-                                const std::function<torch::Tensor(const torch::Tensor&)>& sublayer);
+                                const std::function<torch::Tensor(const torch::Tensor&)>& sublayer,
+                                QuantizationPointImpl* sum = nullptr);
 
 }  // namespace mixseq

@@ -6,6 +6,9 @@
 //
 // with Sublayer = SelfAttention, then the feed-forward network (nn/residual_sublayer.h,
 // nn/positionwise_feed_forward.h).
+//
+// Quantization points (nn/quantization_point.h) on the residual adds, for simulated quantization:
+// "self_attn_residual_add", "ffn_residual_add".
 #pragma once
 
 #include <torch/nn/module.h>
@@ -15,6 +18,7 @@
 
 #include "mixseq/nn/multihead_attention.h"
 #include "mixseq/nn/positionwise_feed_forward.h"
+#include "mixseq/nn/quantization_point.h"
 #include "mixseq/nn/transformer_layer_options.h"
 
 namespace mixseq {
@@ -34,6 +38,8 @@ class TransformerEncoderLayerImpl : public torch::nn::Module {
   PositionwiseFeedForward feed_forward_;
   torch::nn::LayerNorm final_layer_norm_;
   torch::nn::Dropout dropout_;
+  QuantizationPoint self_attn_residual_add_;
+  QuantizationPoint ffn_residual_add_;
 };
 TORCH_MODULE(TransformerEncoderLayer);
 
