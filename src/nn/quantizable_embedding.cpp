@@ -16,7 +16,6 @@ torch::Tensor QuantizableEmbeddingImpl::forward(const torch::Tensor& tokens) {  
 void QuantizableEmbeddingImpl::set_weight_grid(const QuantizationGrid& grid) {
   MIXSEQ_CHECK(!grid.defined() || !grid.per_channel() || grid.scale.size(0) == weight.size(0),
                "quantized embedding: ", grid.scale.size(0), " row scales for ", weight.size(0), " rows");
-  weight_grid_ = grid;
   simulated_weight_ = torch::Tensor();
   if (!grid.defined()) return;
   torch::NoGradGuard no_grad;

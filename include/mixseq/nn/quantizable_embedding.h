@@ -30,15 +30,13 @@ class QuantizableEmbeddingImpl : public torch::nn::EmbeddingImpl {
 
   // Rounds the table to `grid` ([] or [V] scales); an undefined grid ({}) returns to float.
   void set_weight_grid(const QuantizationGrid& grid);
-  const QuantizationGrid& weight_grid() const { return weight_grid_; }
 
   // Called after each lookup with its result [..., D]; empty: none.
   using Observer = std::function<void(const torch::Tensor& rows)>;
   void set_observer(Observer observer) { observer_ = std::move(observer); }
 
  private:
-  QuantizationGrid weight_grid_;
-  torch::Tensor simulated_weight_;  // the table rounded to weight_grid_, [V, D]; undefined in float
+  torch::Tensor simulated_weight_;  // the table rounded to its grid, [V, D]; undefined in float
   Observer observer_;
 };
 

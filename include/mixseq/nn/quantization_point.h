@@ -32,7 +32,6 @@ class QuantizationPointImpl : public torch::nn::Module {
 
   // A per-tensor grid; an undefined grid ({}) returns the point to float.
   void set_grid(const QuantizationGrid& grid);
-  const QuantizationGrid& grid() const { return grid_; }
 
   // Called on every activation that passes, before rounding; empty: none.
   using Observer = std::function<void(const torch::Tensor& x)>;
