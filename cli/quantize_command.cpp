@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iomanip>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -19,7 +20,9 @@
 #include "commands.h"
 #include "mixseq/decode/translator.h"
 #include "mixseq/models/trained_model.h"
+#include "mixseq/nn/quantizable_embedding.h"
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantization_point.h"
 #include "mixseq/text/bleu.h"
 #include "mixseq/quant/calibration.h"
 #include "mixseq/quant/int8_weight_storage.h"
@@ -47,18 +50,22 @@ struct QuantizeArguments {
   TranslateOptions options;
 };
 
-// Megabytes of the parameters at the bits of their layers: the quantized layers' own weights at
-// their bits (what an int8 checkpoint stores, quant/int8_weight_storage.h), everything else
-// (biases, embeddings, float layers, a tied output projection's embedding) in fp32.
+// Megabytes of the parameters at the bits of their layers: the quantized layers' own weights and
+// the quantized embeddings at their bits (what an int8 checkpoint stores for its linear layers,
+// quant/int8_weight_storage.h), everything else (biases, float layers, a tied output
+// projection's embedding) in fp32. Quantization points hold no weights.
 double weight_megabytes(torch::nn::Module& model, const QuantizationPlan* plan) {
   double bytes = 0;
   for (const auto& parameter : model.parameters()) bytes += 4.0 * static_cast<double>(parameter.numel());
   if (plan) {
     const auto modules = model.named_modules();
     for (const auto& layer : plan->layers) {
-      if (!int8_storable_parameter(model, layer.name)) continue;
-      const auto& weight = dynamic_cast<const QuantizableLinearImpl&>(*modules[layer.name]).weight;
-      bytes -= static_cast<double>(weight.numel()) * (32 - layer.settings.bits) / 8;
+      torch::Tensor weight;
+      if (const auto* linear = dynamic_cast<const QuantizableLinearImpl*>(modules[layer.name].get()))
+        if (int8_storable_parameter(model, layer.name)) weight = linear->weight;
+      if (const auto* embedding = dynamic_cast<const QuantizableEmbeddingImpl*>(modules[layer.name].get()))
+        weight = embedding->weight;
+      if (weight.defined()) bytes -= static_cast<double>(weight.numel()) * (32 - layer.settings.bits) / 8;
     }
   }
   return bytes / 1e6;
@@ -158,14 +165,31 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
       log_info("quantize: ", describe(layer));
       quantized.insert(layer.name);
     }
-    const auto names = quantizable_layer_names(*trained.model);
-    for (const auto& name : names)
-      if (!quantized.count(name)) log_info("quantize: ", name, ": kept in float");
+    // Counted per kind: "linear layers" (int8 or simulated), embeddings and points (simulated only).
+    const auto modules = trained.model->named_modules();
+    const auto kind_of = [&](const std::string& name) -> std::string {
+      if (dynamic_cast<QuantizableLinearImpl*>(modules[name].get())) return "linear layers";
+      if (dynamic_cast<QuantizableEmbeddingImpl*>(modules[name].get())) return "embeddings";
+      return "points";
+    };
+    std::map<std::string, std::pair<int64_t, int64_t>> counts;  // kind -> (quantized, all)
+    for (const auto& name : quantizable_layer_names(*trained.model)) {
+      const auto kind = kind_of(name);
+      ++counts[kind].second;
+      if (quantized.count(name)) {
+        ++counts[kind].first;
+      } else if (plan.mode == "simulated" || kind == "linear layers") {
+        log_info("quantize: ", name, ": kept in float");
+      }
+    }
+    std::string summary;
+    for (const auto* kind : {"linear layers", "embeddings", "points"})
+      summary += str_cat(summary.empty() ? "" : ", ", counts[kind].first, " of ", counts[kind].second, " ", kind);
     const double float_mb = weight_megabytes(*trained.model, nullptr);
     apply_quantization_plan(*trained.model, plan);  // fails here, not at translate time, where int8 cannot run
     save_quantized_checkpoint(arguments->output, arguments->checkpoint, *trained.model, plan);
-    log_info("quantize: ", plan.layers.size(), " of ", names.size(), " linear layers quantized (", plan.mode,
-             ") from ", sources.size(), " calibration sentences; weights ", float_mb, " MB in fp32, ",
+    log_info("quantize: ", summary, " quantized (", plan.mode, "; int8 runs embeddings and points in fp32) from ",
+             sources.size(), " calibration sentences; weights ", float_mb, " MB in fp32, ",
              weight_megabytes(*trained.model, &plan), " MB with the quantized layers; wrote ", arguments->output);
     return 0;
   });

@@ -27,11 +27,11 @@ int64_t checked_vocab_size(const GnmtConfig& config, int64_t vocab_size) {
   return vocab_size;
 }
 
-torch::nn::Embedding make_embedding(int64_t vocab_size, const GnmtConfig& config) {
+QuantizableEmbedding make_embedding(int64_t vocab_size, const GnmtConfig& config) {
   // padding_idx keeps <pad>'s row out of the gradient. NVIDIA's GNMT overwrites the row's
   // initial zeros with the uniform init, as here; nothing reads it (the encoder is packed,
   // padded target positions are not scored).
-  torch::nn::Embedding embedding(torch::nn::EmbeddingOptions(vocab_size, config.hidden_size).padding_idx(kPadId));
+  QuantizableEmbedding embedding(torch::nn::EmbeddingOptions(vocab_size, config.hidden_size).padding_idx(kPadId));
   torch::NoGradGuard no_grad;
   embedding->weight.uniform_(-config.init_range, config.init_range);
   return embedding;

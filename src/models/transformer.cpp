@@ -57,8 +57,8 @@ TransformerLayerOptions layer_options(const TransformerConfig& config) {
 
 // fairseq's Embedding(): normal(0, D^-1/2), so that after the sqrt(D) scaling the inputs have
 // unit variance, like the positional embeddings they are added to.
-torch::nn::Embedding make_embedding(int64_t vocab_size, int64_t embed_dim) {
-  torch::nn::Embedding embedding(torch::nn::EmbeddingOptions(vocab_size, embed_dim).padding_idx(kPadId));
+QuantizableEmbedding make_embedding(int64_t vocab_size, int64_t embed_dim) {
+  QuantizableEmbedding embedding(torch::nn::EmbeddingOptions(vocab_size, embed_dim).padding_idx(kPadId));
   torch::NoGradGuard no_grad;
   embedding->weight.normal_(0.0, std::pow(static_cast<double>(embed_dim), -0.5));
   embedding->weight[kPadId].zero_();
@@ -139,16 +139,18 @@ TransformerModelImpl::TransformerModelImpl(const TransformerConfig& config, int6
           "output_projection", config.share_all_embeddings || config.share_decoder_input_output_embed
                                    ? QuantizableLinear(decoder_embedding_->weight, /*shared_bias=*/torch::Tensor())
                                    : make_output_projection(vocab_size, config.embed_dim))),
-      dropout_(config.dropout) {}
+      dropout_(config.dropout),
+      encoder_positions_add_(register_module("encoder_positions_add", QuantizationPoint())),
+      decoder_positions_add_(register_module("decoder_positions_add", QuantizationPoint())) {}
 
 const torch::Tensor& TransformerModelImpl::output_projection_weight() const { return output_projection_->weight; }
 
-torch::Tensor TransformerModelImpl::embed(torch::nn::Embedding& embedding, const torch::Tensor& tokens,
-                                          int64_t first) {
+torch::Tensor TransformerModelImpl::embed(QuantizableEmbedding& embedding, QuantizationPoint& positions_add,
+                                          const torch::Tensor& tokens, int64_t first) {
   // Vaswani et al. 2017, §3.4: embeddings are multiplied by sqrt(D).
   const auto x = embedding(tokens) * std::sqrt(static_cast<double>(embed_dim_));                  // [B, T, D]
   const auto positions = sinusoidal_positional_embedding(first, tokens.size(1), embed_dim_, tokens.device());  // [T, D]
-  return hashed_dropout(x + positions.unsqueeze(0), dropout_, is_training());                                                   // [B, T, D]
+  return hashed_dropout(positions_add(x + positions.unsqueeze(0)), dropout_, is_training());  // [B, T, D]
 }
 
 TransformerState TransformerModelImpl::encode(const torch::Tensor& source, const torch::Tensor& source_lengths) {
@@ -157,7 +159,7 @@ TransformerState TransformerModelImpl::encode(const torch::Tensor& source, const
                source_lengths.sizes());
   TransformerState state;
   state.pad_mask = padding_mask(source_lengths.to(source.device()), source.size(1));  // [B, S]
-  auto x = embed(encoder_embedding_, source, 0);                                       // [B, S, D]
+  auto x = embed(encoder_embedding_, encoder_positions_add_, source, 0);               // [B, S, D]
   for (size_t i = 0; i < encoder_layers_->size(); ++i)
     x = encoder_layers_->at<TransformerEncoderLayerImpl>(i).forward(x, state.pad_mask);  // [B, S, D]
   state.encoder_output = normalize_before_ ? encoder_layer_norm_(x) : x;                 // [B, S, D]
@@ -171,8 +173,8 @@ TransformerState TransformerModelImpl::encode(const torch::Tensor& source, const
 
 std::tuple<torch::Tensor, torch::Tensor> TransformerModelImpl::decode(const torch::Tensor& tokens,
                                                                       TransformerState& state, bool need_weights) {
-  auto x = embed(decoder_embedding_, tokens, state.position);  // [B, T, D]
-  torch::Tensor weights;                                       // [B, H, T, S]
+  auto x = embed(decoder_embedding_, decoder_positions_add_, tokens, state.position);  // [B, T, D]
+  torch::Tensor weights;                                                               // [B, H, T, S]
   const size_t last = decoder_layers_->size() - 1;
   for (size_t i = 0; i <= last; ++i) {
     std::tie(x, weights) = decoder_layers_->at<TransformerDecoderLayerImpl>(i).forward(

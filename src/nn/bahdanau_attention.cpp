@@ -29,7 +29,13 @@ BahdanauAttentionImpl::BahdanauAttentionImpl(const BahdanauAttentionOptions& opt
       // g starts at 1/sqrt(D) as in TensorFlow and NVIDIA's GNMT: ||v̂|| = g and ||tanh(.)|| <= sqrt(D),
       // so every initial score lies in [-1, 1] whatever D is (Cauchy-Schwarz).
       score_g_(register_parameter("score_g", at::full({1}, 1.0 / std::sqrt(static_cast<double>(options.num_units))))),
-      score_bias_(register_parameter("score_bias", at::zeros({options.num_units}))) {}
+      score_bias_(register_parameter("score_bias", at::zeros({options.num_units}))),
+      normalized_v_(register_module("normalized_v", QuantizationPoint())),
+      score_sum_(register_module("score_sum", QuantizationPoint())),
+      score_tanh_(register_module("score_tanh", QuantizationPoint())),
+      scores_(register_module("scores", QuantizationPoint())),
+      weights_(register_module("weights", QuantizationPoint())),
+      context_(register_module("context", QuantizationPoint())) {}
 
 torch::Tensor BahdanauAttentionImpl::project_keys(const torch::Tensor& keys) {
   return key_proj_(keys);  // [B, S, D]
@@ -39,15 +45,25 @@ std::tuple<torch::Tensor, torch::Tensor> BahdanauAttentionImpl::forward(const to
                                                                         const torch::Tensor& keys,
                                                                         const torch::Tensor& projected_keys,
                                                                         const torch::Tensor& pad_mask) {
-  // b is added to the [B, T, D] queries rather than to the [B, T, S, D] sums, in the
-  // projection's dtype (autocast: an fp32 sum would double the unfused path's on a GPU).
-  auto projected_query = query_proj_(query);
-  projected_query = projected_query + score_bias_.to(projected_query.scalar_type());  // [B, T, D]
-  const auto v_hat = score_g_ * score_v_ / score_v_.norm();        // [D]
-  auto scores = additive_attention_scores(projected_query, projected_keys, v_hat);  // [B, T, S] fp32
+  const auto projected_query = query_proj_(query);                        // [B, T, D]
+  const auto v_hat = normalized_v_(score_g_ * score_v_ / score_v_.norm());  // [D]
+  torch::Tensor scores;                                                     // [B, T, S]
+  if (score_sum_->active() || score_tanh_->active() || scores_->active()) {
+    // Op by op, so that the points see every boundary. The fp32 parameters are cast to the
+    // projections' dtype: added as they are, they would promote the sum to fp32 under autocast.
+    const auto dtype = projected_query.scalar_type();
+    const auto hidden = score_tanh_(at::tanh(score_sum_(projected_query.unsqueeze(2) + projected_keys.unsqueeze(1) +
+                                                        score_bias_.to(dtype))));  // [B, T, S, D]
+    scores = scores_(at::matmul(hidden, v_hat.to(dtype))).to(at::kFloat);
+  } else {
+    // b is added to the [B, T, D] queries rather than to the [B, T, S, D] sums, in the
+    // projection's dtype (autocast: an fp32 sum would double the unfused path's on a GPU).
+    scores = additive_attention_scores(projected_query + score_bias_.to(projected_query.scalar_type()),
+                                       projected_keys, v_hat);
+  }
   scores = scores.masked_fill(pad_mask.unsqueeze(1), -std::numeric_limits<double>::infinity());
-  const auto weights = at::softmax(scores, /*dim=*/-1);
-  const auto context = one_row_matmul(weights.to(keys.scalar_type()), keys);  // [B, T, key_size]
+  const auto weights = weights_(at::softmax(scores, /*dim=*/-1));
+  const auto context = context_(one_row_matmul(weights.to(keys.scalar_type()), keys));  // [B, T, key_size]
   return {context, weights};
 }
 

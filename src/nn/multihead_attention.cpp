@@ -27,7 +27,10 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& 
       q_proj_(register_module("q_proj", xavier_linear(options.embed_dim, options.embed_dim, true, kQkvGain))),
       k_proj_(register_module("k_proj", xavier_linear(options.embed_dim, options.embed_dim, true, kQkvGain))),
       v_proj_(register_module("v_proj", xavier_linear(options.embed_dim, options.embed_dim, true, kQkvGain))),
-      out_proj_(register_module("out_proj", xavier_linear(options.embed_dim, options.embed_dim))) {}
+      out_proj_(register_module("out_proj", xavier_linear(options.embed_dim, options.embed_dim))),
+      scores_(register_module("scores", QuantizationPoint())),
+      weights_(register_module("weights", QuantizationPoint())),
+      context_(register_module("context", QuantizationPoint())) {}
 
 torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const {
   return x.view({x.size(0), x.size(1), num_heads_, -1}).transpose(1, 2);  // [B, H, T, Dh]
@@ -45,8 +48,9 @@ std::tuple<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::forward(const t
   const auto q = split_heads(q_proj_(query));  // [B, H, T, Dh]
   const double dropout_p = is_training() ? dropout_ : 0.0;
   torch::Tensor y, weights;                    // [B, H, T, Dh], [B, H, T, S]
-  if (need_weights) {
-    std::tie(y, weights) = plain_attention(q, key_value.keys, key_value.values, key_padding_mask, causal, dropout_p);
+  if (need_weights || scores_->active() || weights_->active() || context_->active()) {
+    std::tie(y, weights) = plain_attention(q, key_value.keys, key_value.values, key_padding_mask, causal, dropout_p,
+                                           AttentionPoints{scores_.get(), weights_.get(), context_.get()});
   } else {
     y = scaled_dot_product_attention(q, key_value.keys, key_value.values, key_padding_mask, causal, dropout_p, kernel);
   }

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include <vector>
 
 #include "mixseq/nn/lstm_recurrence.h"
 
@@ -15,14 +14,16 @@ QuantizableLstmImpl::QuantizableLstmImpl(int64_t input_size, int64_t hidden_size
                                                        named_parameters(false)["bias_ih_l0"]))),
       hidden_product_(register_module("hidden_product",
                                       QuantizableLinear(named_parameters(false)["weight_hh_l0"],
-                                                        named_parameters(false)["bias_hh_l0"]))) {}
+                                                        named_parameters(false)["bias_hh_l0"]))),
+      cell_(register_module("cell", QuantizableLstmCell())) {}
 
 std::tuple<torch::Tensor, LstmState> QuantizableLstmImpl::forward(const torch::Tensor& x,
                                                                   const torch::optional<LstmState>& state) {
   const auto by_products = [](const QuantizableLinear& product) {
     return product->quantization().precision != LinearPrecision::kFloat || product->observed();
   };
-  if (by_products(input_product_) || by_products(hidden_product_)) return forward_by_products(x, state);
+  if (by_products(input_product_) || by_products(hidden_product_) || cell_->active())
+    return forward_by_products(x, state);
   // LSTMImpl's own list, in PyTorch's order: weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0.
   const LstmWeights weights{flat_weights_[0], flat_weights_[1], flat_weights_[2], flat_weights_[3]};
   if (!lstm_recurrence_applies(x, weights)) return run_lstm(*this, x, state);  // LibTorch's LSTM
@@ -38,17 +39,9 @@ std::tuple<torch::Tensor, LstmState> QuantizableLstmImpl::forward_by_products(co
   const auto zeros = [&] { return at::zeros({x.size(0), options.hidden_size()}, x.options().dtype(at::kFloat)); };
   auto h = state ? std::get<0>(*state).squeeze(0).to(at::kFloat) : zeros();  // [B, H]
   auto c = state ? std::get<1>(*state).squeeze(0).to(at::kFloat) : zeros();  // [B, H]
-  const auto input_gates = input_product_(x.to(at::kFloat));  // [B, T, 4H], all positions at once
-  std::vector<torch::Tensor> outputs;
-  outputs.reserve(static_cast<size_t>(x.size(1)));
-  for (int64_t t = 0; t < x.size(1); ++t) {
-    const auto gates = input_gates.select(1, t) + hidden_product_(h);  // [B, 4H]
-    const auto chunks = gates.chunk(4, /*dim=*/1);                     // PyTorch's order: i, f, g, o; each [B, H]
-    c = at::sigmoid(chunks[1]) * c + at::sigmoid(chunks[0]) * at::tanh(chunks[2]);
-    h = at::sigmoid(chunks[3]) * at::tanh(c);
-    outputs.push_back(h);
-  }
-  return {at::stack(outputs, 1), LstmState(h.unsqueeze(0), c.unsqueeze(0))};  // [B, T, H], ([1, B, H], [1, B, H])
+  torch::Tensor y;  // [B, T, H]
+  std::tie(y, h, c) = run_lstm_by_products(*input_product_, *hidden_product_, *cell_, x, h, c);
+  return {y, LstmState(h.unsqueeze(0), c.unsqueeze(0))};  // [B, T, H], ([1, B, H], [1, B, H])
 }
 
 }  // namespace mixseq

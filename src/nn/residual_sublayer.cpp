@@ -6,9 +6,10 @@ namespace mixseq {
 
 torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& norm, double dropout, bool training,
                                 bool normalize_before,
-                                const std::function<torch::Tensor(const torch::Tensor&)>& sublayer) {
-  if (normalize_before) return x + hashed_dropout(sublayer(norm(x)), dropout, training);
-  return norm(x + hashed_dropout(sublayer(x), dropout, training));
+                                const std::function<torch::Tensor(const torch::Tensor&)>& sublayer,
+                                QuantizationPointImpl* sum) {
+  if (normalize_before) return through(sum, x + hashed_dropout(sublayer(norm(x)), dropout, training));
+  return norm(through(sum, x + hashed_dropout(sublayer(x), dropout, training)));
 }
 
 }  // namespace mixseq

@@ -45,15 +45,17 @@ torch::Tensor weighted_values(const torch::Tensor& weights, const torch::Tensor&
 
 std::tuple<torch::Tensor, torch::Tensor> plain_attention(const torch::Tensor& q, const torch::Tensor& k,
                                                          const torch::Tensor& v, const torch::Tensor& key_padding_mask,
-                                                         bool causal, double dropout_p) {
+                                                         bool causal, double dropout_p,
+                                                         const AttentionPoints& points) {
   const double scaling = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   auto scores = query_key_products(q * scaling, k);  // [B, H, T, S]
   if (scores.scalar_type() == at::kHalf || scores.scalar_type() == at::kBFloat16) scores = scores.to(at::kFloat);
+  scores = through(points.scores, scores);
   const auto blocked = blocked_mask(key_padding_mask, causal, q.size(2), k.size(2), q.device());
   if (blocked.defined()) scores = scores.masked_fill(blocked, -std::numeric_limits<double>::infinity());
-  const auto weights = at::softmax(scores, -1);                               // [B, H, T, S]
+  const auto weights = through(points.weights, at::softmax(scores, -1));      // [B, H, T, S]
   const auto dropped = hashed_dropout(weights, dropout_p, /*training=*/dropout_p > 0.0);
-  return {weighted_values(dropped.to(v.scalar_type()), v), weights};             // [B, H, T, Dh], [B, H, T, S]
+  return {through(points.context, weighted_values(dropped.to(v.scalar_type()), v)), weights};  // [B, H, T, Dh], [B, H, T, S]
 }
 
 torch::Tensor scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

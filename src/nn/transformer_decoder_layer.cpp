@@ -20,7 +20,10 @@ TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerLayerO
       feed_forward_(*this, options),
       final_layer_norm_(register_module("final_layer_norm",
                                         torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.embed_dim})))),
-      dropout_(options.dropout) {}
+      dropout_(options.dropout),
+      self_attn_residual_add_(register_module("self_attn_residual_add", QuantizationPoint())),
+      encoder_attn_residual_add_(register_module("encoder_attn_residual_add", QuantizationPoint())),
+      ffn_residual_add_(register_module("ffn_residual_add", QuantizationPoint())) {}
 
 KeyValueCache TransformerDecoderLayerImpl::project_encoder_output(const torch::Tensor& encoder_output) {
   return encoder_attn_->project_key_value(encoder_output);  // each [B, H, S, Dh]
@@ -47,9 +50,13 @@ std::tuple<torch::Tensor, torch::Tensor> TransformerDecoderLayerImpl::forward(co
     std::tie(context, weights) = encoder_attn_(y, encoder, source_pad_mask, /*causal=*/false, need_weights);
     return context;  // [B, T, D]
   };
-  auto h = residual_sublayer(x, self_attn_layer_norm_, dropout_, is_training(), normalize_before_, self_attention);
-  h = residual_sublayer(h, encoder_attn_layer_norm_, dropout_, is_training(), normalize_before_, encoder_attention);
-  return {residual_sublayer(h, final_layer_norm_, dropout_, is_training(), normalize_before_, feed_forward_), weights};  // [B, T, D]
+  auto h = residual_sublayer(x, self_attn_layer_norm_, dropout_, is_training(), normalize_before_, self_attention,
+                             self_attn_residual_add_.get());
+  h = residual_sublayer(h, encoder_attn_layer_norm_, dropout_, is_training(), normalize_before_, encoder_attention,
+                        encoder_attn_residual_add_.get());
+  return {residual_sublayer(h, final_layer_norm_, dropout_, is_training(), normalize_before_, feed_forward_,
+                            ffn_residual_add_.get()),
+          weights};  // [B, T, D]
 }
 
 }  // namespace mixseq

@@ -1,9 +1,9 @@
 #include "mixseq/quant/int8_weight_storage.h"
 
 #include <ATen/ATen.h>
+#include <torch/nn/modules/rnn.h>
 
 #include "mixseq/nn/quantizable_linear.h"
-#include "mixseq/nn/quantizable_lstm.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -18,7 +18,8 @@ std::optional<std::string> int8_storable_parameter(torch::nn::Module& model, con
     if (parameter.key() == layer + ".weight") return parameter.key();  // its own
     const auto dot = parameter.key().rfind('.');
     const auto* owner = dot == std::string::npos ? &model : modules.find(parameter.key().substr(0, dot))->get();
-    if (dynamic_cast<const QuantizableLstmImpl*>(owner)) return parameter.key();  // a gate product's
+    // A gate product's: its LSTM (the bidirectional one too) runs by its products while they are int8.
+    if (dynamic_cast<const torch::nn::LSTMImpl*>(owner)) return parameter.key();
     return std::nullopt;  // shared with a float reader (a tied embedding)
   }
   return std::nullopt;

@@ -3,7 +3,9 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include "mixseq/nn/quantizable_embedding.h"
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantization_point.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -95,22 +97,47 @@ QuantizationPlan make_quantization_plan(const QuantizationConfig& config, const 
     MIXSEQ_CHECK(stats.input.batches() > 0, "layer ", name, " never ran during calibration; keep it in float ",
                  "({pattern: \"", name, "\", keep_float: true}) or calibrate on data that reaches it");
     std::tie(layer.input_min, layer.input_max) = stats.input.range(layer.settings.clip);
-    std::tie(layer.output_min, layer.output_max) = stats.output.range(layer.settings.clip);
+    // A point or an embedding has one activation: its output range is its input range.
+    std::tie(layer.output_min, layer.output_max) =
+        stats.output.batches() > 0 ? stats.output.range(layer.settings.clip) : stats.input.range(layer.settings.clip);
     plan.layers.push_back(std::move(layer));
   }
   return plan;
 }
 
+namespace {
+
+// Simulation of an embedding or a quantization point (nn/quantization_point.h); false: not one.
+bool apply_to_simulated_module(torch::nn::Module* module, const QuantizationPlan& plan,
+                               const LayerQuantizationPlan& layer) {
+  auto* embedding = dynamic_cast<QuantizableEmbeddingImpl*>(module);
+  auto* point = dynamic_cast<QuantizationPointImpl*>(module);
+  if (!embedding && !point) return false;
+  MIXSEQ_CHECK(plan.mode == "simulated", "the quantization plan names '", layer.name, "', an ",
+               embedding ? "embedding" : "element-wise/matmul quantization point",
+               ", which is quantized in mode: simulated only");
+  if (embedding) embedding->set_weight_grid(weight_grid(embedding->weight, layer.settings));
+  if (point) point->set_grid(range_grid(layer.input_min, layer.input_max, layer.settings));
+  return true;
+}
+
+}  // namespace
+
 void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan,
                              const std::map<std::string, torch::Tensor>& weight_scales) {
+
   const auto modules = model.named_modules(/*name_prefix=*/"", /*include_self=*/false);
-  for (const auto& item : modules)
+  for (const auto& item : modules) {
     if (auto* linear = dynamic_cast<QuantizableLinearImpl*>(item.value().get())) linear->set_quantization({});
+    if (auto* embedding = dynamic_cast<QuantizableEmbeddingImpl*>(item.value().get())) embedding->set_weight_grid({});
+    if (auto* point = dynamic_cast<QuantizationPointImpl*>(item.value().get())) point->set_grid({});
+  }
   for (const auto& layer : plan.layers) {
     const auto* found = modules.find(layer.name);
+    if (found && apply_to_simulated_module(found->get(), plan, layer)) continue;
     auto* linear = found ? dynamic_cast<QuantizableLinearImpl*>(found->get()) : nullptr;
     MIXSEQ_CHECK(linear != nullptr, "the quantization plan names layer '", layer.name,
-                 "', which is not a quantizable linear layer of this model");
+                 "', which is not a quantizable layer of this model");
     LinearQuantization q;
     q.precision = plan.mode == "int8" ? LinearPrecision::kInt8 : LinearPrecision::kSimulated;
     const auto stored = weight_scales.find(layer.name);

@@ -37,6 +37,7 @@
 #include "mixseq/nn/bahdanau_attention.h"
 #include "mixseq/nn/bidirectional_lstm.h"
 #include "mixseq/nn/lstm.h"
+#include "mixseq/nn/quantizable_embedding.h"
 #include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/nn/quantizable_lstm.h"
 #include "mixseq/nn/residual_lstm_stack.h"
@@ -75,8 +76,8 @@ class GnmtModelImpl : public Seq2SeqModelImpl {
   int64_t vocab_size_;
   int64_t hidden_size_;
   // Registered as "embedding" when shared, else "source_embedding" and "target_embedding".
-  torch::nn::Embedding source_embedding_;
-  torch::nn::Embedding target_embedding_;  // the same module as source_embedding_ when shared
+  QuantizableEmbedding source_embedding_;
+  QuantizableEmbedding target_embedding_;  // the same module as source_embedding_ when shared
   BidirectionalLstm encoder_bi_lstm_;      // encoder layer 1
   ResidualLstmStack encoder_layers_;       // encoder layers 2..L
   QuantizableLstm decoder_lstm_;           // decoder layer 1

@@ -22,6 +22,11 @@
 // logits forward() gives at that position up to rounding. DecoderStep.attention is the last
 // decoder layer's encoder attention averaged over heads.
 //
+// Quantization (quant/): every linear layer but a tied output projection (it stays fp32, as
+// quantizing the shared matrix would change the embedding), and in simulation also the
+// embedding table, the attention's products and softmax, the residual adds and the sums of the
+// embeddings with the positions ("encoder_positions_add", "decoder_positions_add").
+//
 // Mixed precision: run under autocast with fp32 parameters; attention softmaxes run in fp32;
 // the logits come out in the autocast dtype. Not thread-safe; use one model per thread.
 #pragma once
@@ -40,7 +45,9 @@
 #include "mixseq/models/model_config.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/nn/multihead_attention.h"
+#include "mixseq/nn/quantizable_embedding.h"
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantization_point.h"
 
 namespace mixseq {
 
@@ -79,20 +86,23 @@ class TransformerModelImpl : public Seq2SeqModelImpl {
   std::tuple<torch::Tensor, torch::Tensor> decode(const torch::Tensor& tokens, TransformerState& state,
                                                   bool need_weights);
   // tokens [B, T] -> sqrt(D) * embedding + positions first.., after dropout [B, T, D]
-  torch::Tensor embed(torch::nn::Embedding& embedding, const torch::Tensor& tokens, int64_t first);
+  torch::Tensor embed(QuantizableEmbedding& embedding, QuantizationPoint& positions_add, const torch::Tensor& tokens,
+                      int64_t first);
 
   int64_t vocab_size_;
   int64_t embed_dim_;
   bool normalize_before_;
   // Registered as "embedding" when all are shared, else "encoder_embedding" and "decoder_embedding".
-  torch::nn::Embedding encoder_embedding_;
-  torch::nn::Embedding decoder_embedding_;  // the same module as encoder_embedding_ when shared
+  QuantizableEmbedding encoder_embedding_;
+  QuantizableEmbedding decoder_embedding_;  // the same module as encoder_embedding_ when shared
   torch::nn::ModuleList encoder_layers_;    // TransformerEncoderLayer
   torch::nn::LayerNorm encoder_layer_norm_;  // pre-norm only, else empty
   torch::nn::ModuleList decoder_layers_;     // TransformerDecoderLayer
   torch::nn::LayerNorm decoder_layer_norm_;  // pre-norm only, else empty
   QuantizableLinear output_projection_;      // tied: a view of decoder_embedding_'s weight, no parameter of its own
-  double dropout_;  // on the embeddings
+  double dropout_;                           // on the embeddings
+  QuantizationPoint encoder_positions_add_;  // quantization points of the embeddings' sums with the positions
+  QuantizationPoint decoder_positions_add_;
 };
 TORCH_MODULE(TransformerModel);
 

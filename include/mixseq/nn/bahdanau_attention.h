@@ -12,9 +12,15 @@
 // W_k k does not depend on the query, so project_keys() computes it once per batch and every
 // query (a whole target sequence in training, one token per step in search) reuses it.
 //
-// The scores are computed without their [B, T, S, D] hidden layer in memory
-// (additive_attention_scores.h). Dtypes: under autocast the projections come out in lower
-// precision; the scores, the softmax and the weights are fp32.
+// Quantization points (nn/quantization_point.h), identity in float, for simulated quantization:
+// "normalized_v" (v̂, the norm division's output), "score_sum" (W_q q + W_k k_s + b),
+// "score_tanh", "scores" (the product with v̂, before the padding mask), "weights" (the
+// softmax's output) and "context" (the weighted sum of the keys). While one of them is active
+// the scores are computed op by op, [B, T, S, D] hidden layer included, so that the points see
+// it; otherwise without it in memory (nn/additive_attention_scores.h).
+//
+// Dtypes: under autocast the projections come out in lower precision; the scores, the softmax
+// and the weights are fp32.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -24,6 +30,7 @@
 #include <tuple>
 
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantization_point.h"
 
 namespace mixseq {
 
@@ -54,6 +61,12 @@ class BahdanauAttentionImpl : public torch::nn::Module {
   torch::Tensor score_v_;         // v [D], the direction of v̂ (NVIDIA: linear_att)
   torch::Tensor score_g_;         // g [1], the length of v̂ (NVIDIA: normalize_scalar)
   torch::Tensor score_bias_;      // b [D] (NVIDIA: normalize_bias)
+  QuantizationPoint normalized_v_;
+  QuantizationPoint score_sum_;
+  QuantizationPoint score_tanh_;
+  QuantizationPoint scores_;
+  QuantizationPoint weights_;
+  QuantizationPoint context_;
 };
 TORCH_MODULE(BahdanauAttention);
 

@@ -1,11 +1,20 @@
 // BidirectionalLstm: one bidirectional LSTM layer over a right-padded batch of sentences of
-// different lengths. The batch is packed (torch::nn::utils::rnn::pack_padded_sequence), so
-// the backward direction of each sentence starts at its own last token, not at the padding:
+// different lengths. The backward direction of each sentence starts at its own last token, not
+// at the padding (the batch is packed, or each sentence reversed within its length):
 // a sentence gets the same outputs alone as inside any padded batch. Outputs at padded
 // positions are zero.
 //
 // GNMT's first encoder layer (Wu et al. 2016, §3; NVIDIA's ResidualRecurrentEncoder packs it
 // the same way).
+//
+// Quantizable like nn/quantizable_lstm.h, per direction: the gate products are QuantizableLinear
+// views of the LSTM's own weights, "input_product" and "hidden_product" (forward direction),
+// "reverse_input_product" and "reverse_hidden_product" (backward), and the cell arithmetic is
+// "cell" and "reverse_cell" (nn/quantizable_lstm_cell.h). None registers parameters: the
+// checkpoint keys stay lstm.*. While any of them is quantized or observed, each direction runs
+// step by step over the padded batch, the backward one over every sentence reversed within its
+// length. In float on the CPU each direction runs nn/lstm_recurrence.h over the same reversed
+// batch (its backward pass is the fast one); elsewhere the packed fused LSTM runs.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -13,6 +22,11 @@
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+#include <string>
+
+#include "mixseq/nn/lstm_recurrence.h"
+#include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantizable_lstm_cell.h"
 
 namespace mixseq {
 
@@ -31,7 +45,20 @@ class BidirectionalLstmImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& lengths);
 
  private:
+  bool by_products() const;  // whether a product or a cell point is quantized or observed
+  LstmWeights direction_weights(const std::string& suffix) const;  // "" forward, "_reverse" backward
+  torch::Tensor forward_packed(const torch::Tensor& x, const torch::Tensor& lengths);  // LibTorch's LSTM
+  // Each direction over the padded batch, the backward one over every sentence reversed within
+  // its length: by the products while quantized, else by nn/lstm_recurrence.h.
+  torch::Tensor forward_by_directions(const torch::Tensor& x, const torch::Tensor& lengths, bool quantized);
+
   torch::nn::LSTM lstm_;
+  QuantizableLinear input_product_;           // forward direction: x W_ihᵀ + b_ih
+  QuantizableLinear hidden_product_;          // h W_hhᵀ + b_hh
+  QuantizableLstmCell cell_;
+  QuantizableLinear reverse_input_product_;   // backward direction
+  QuantizableLinear reverse_hidden_product_;
+  QuantizableLstmCell reverse_cell_;
 };
 TORCH_MODULE(BidirectionalLstm);
 

@@ -6,6 +6,10 @@
 // Keys and values are projected apart from the attention itself, so a decoder can project the
 // encoder output once per batch and keep the keys and values of earlier target positions in a
 // KeyValueCache instead of recomputing them at every step.
+//
+// Quantization points (nn/quantization_point.h) "scores", "weights" and "context" simulate
+// quantized attention products and softmax (nn/scaled_dot_product_attention.h's AttentionPoints);
+// while one is quantized or observed, the plain kernel runs.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -15,6 +19,7 @@
 #include <tuple>
 
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantization_point.h"
 #include "mixseq/nn/scaled_dot_product_attention.h"
 
 namespace mixseq {
@@ -56,6 +61,9 @@ class MultiheadAttentionImpl : public torch::nn::Module {
   QuantizableLinear k_proj_;
   QuantizableLinear v_proj_;
   QuantizableLinear out_proj_;
+  QuantizationPoint scores_;
+  QuantizationPoint weights_;
+  QuantizationPoint context_;
 };
 TORCH_MODULE(MultiheadAttention);
 

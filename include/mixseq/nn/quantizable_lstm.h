@@ -10,12 +10,12 @@
 // LibTorch's fused LSTM elsewhere (cuDNN on the GPU). The products are two child
 // QuantizableLinear modules, "input_product" (W_ih, b_ih) and "hidden_product" (W_hh, b_hh),
 // that share the LSTM's weights and register none of their own; quant/ finds, calibrates and
-// quantizes them by those names like every other linear layer. While either product is
-// quantized or observed (calibration), the LSTM runs the loop above step by step, products
-// through the children and the cell arithmetic in fp32.
+// quantizes them by those names like every other linear layer. The cell arithmetic is a third
+// child, "cell" (nn/quantizable_lstm_cell.h), whose quantization points simulate quantized
+// gates, products and activations. While a product or a point is quantized or observed
+// (calibration), the LSTM runs the loop above step by step, through the children.
 //
-// The bidirectional first encoder layer (nn/bidirectional_lstm.h) is not one of these: it runs
-// packed sequences, and stays in float.
+// The bidirectional first encoder layer (nn/bidirectional_lstm.h) runs the same loop per direction.
 #pragma once
 
 #include <torch/nn/modules/rnn.h>
@@ -26,6 +26,7 @@
 
 #include "mixseq/nn/lstm.h"
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantizable_lstm_cell.h"
 
 namespace mixseq {
 
@@ -42,6 +43,7 @@ class QuantizableLstmImpl : public torch::nn::LSTMImpl {
 
   QuantizableLinear input_product_;   // x W_ihᵀ + b_ih: [B, T, Din] -> [B, T, 4H]
   QuantizableLinear hidden_product_;  // h W_hhᵀ + b_hh: [B, H] -> [B, 4H]
+  QuantizableLstmCell cell_;
 };
 
 class QuantizableLstm : public torch::nn::ModuleHolder<QuantizableLstmImpl> {

@@ -14,6 +14,10 @@
 // The layers run forward in time over right-padded batches without packing: padding comes
 // after a sentence's last token, so it never changes the outputs at real positions (the
 // outputs at padded positions are meaningless and must be masked by the caller).
+//
+// Quantization points (nn/quantization_point.h), for simulated quantization: "concat_N" on
+// layer N's concatenated input [h; extra] (when there is an extra input) and "residual_add_N" on
+// layer N's sum (N >= 1), N counting from 0 as "layers.N" does.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -25,6 +29,7 @@
 #include <vector>
 
 #include "mixseq/nn/lstm.h"
+#include "mixseq/nn/quantization_point.h"
 
 namespace mixseq {
 
@@ -52,6 +57,8 @@ class ResidualLstmStackImpl : public torch::nn::Module {
  private:
   torch::nn::ModuleList layers_;  // QuantizableLstm, one per layer
   double dropout_;
+  std::vector<QuantizationPoint> concats_;        // per layer; empty holders without an extra input
+  std::vector<QuantizationPoint> residual_adds_;  // per layer; [0] is an empty holder (no residual)
 };
 TORCH_MODULE(ResidualLstmStack);
 

@@ -3,11 +3,15 @@
 //
 //   post-norm (paper):  LayerNorm(x + Dropout(Sublayer(x)))
 //   pre-norm:           x + Dropout(Sublayer(LayerNorm(x)))
+//
+// `sum`, when given, is the quantization point of the residual add (nn/quantization_point.h).
 #pragma once
 
 #include <torch/nn/modules/normalization.h>
 
 #include <functional>
+
+#include "mixseq/nn/quantization_point.h"
 
 namespace mixseq {
 
@@ -15,6 +19,7 @@ namespace mixseq {
 // `dropout` in training (nn/hashed_dropout.h).
 torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& norm, double dropout, bool training,
                                 bool normalize_before,
-                                const std::function<torch::Tensor(const torch::Tensor&)>& sublayer);
+                                const std::function<torch::Tensor(const torch::Tensor&)>& sublayer,
+                                QuantizationPointImpl* sum = nullptr);
 
 }  // namespace mixseq

@@ -20,6 +20,8 @@
 
 #include <tuple>
 
+#include "mixseq/nn/quantization_point.h"
+
 namespace mixseq {
 
 enum class AttentionKernel {
@@ -27,11 +29,20 @@ enum class AttentionKernel {
   kPlain,  // always plain (to compare with the fused kernel, or to get the weights)
 };
 
+// The plain kernel's quantization points (nn/quantization_point.h), for simulated quantization;
+// null: none. The scores are taken before the mask (-inf has no place on a grid).
+struct AttentionPoints {
+  QuantizationPointImpl* scores = nullptr;   // Q K^T / sqrt(Dh), the softmax's input
+  QuantizationPointImpl* weights = nullptr;  // the softmax's output
+  QuantizationPointImpl* context = nullptr;  // weights V
+};
+
 // q [B, H, T, Dh], k and v [B, H, S, Dh] -> output [B, H, T, Dh], weights [B, H, T, S] (at
 // least fp32; exactly 0 at masked keys; before dropout). dropout_p drops weights (0 in eval).
 std::tuple<torch::Tensor, torch::Tensor> plain_attention(const torch::Tensor& q, const torch::Tensor& k,
                                                          const torch::Tensor& v, const torch::Tensor& key_padding_mask,
-                                                         bool causal, double dropout_p);
+                                                         bool causal, double dropout_p,
+                                                         const AttentionPoints& points = {});
 
 // The output of plain_attention, computed by `kernel`.
 torch::Tensor scaled_dot_product_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

@@ -6,6 +6,9 @@
 // One code path serves training and search: the layer reads the last T target positions and
 // a KeyValueCache of its self-attention keys and values at the positions before them, which it
 // extends. Training passes the whole target and an empty cache; search one token per step.
+//
+// Quantization points (nn/quantization_point.h) on the residual adds, for simulated quantization:
+// "self_attn_residual_add", "encoder_attn_residual_add", "ffn_residual_add".
 #pragma once
 
 #include <torch/nn/module.h>
@@ -16,6 +19,7 @@
 
 #include "mixseq/nn/multihead_attention.h"
 #include "mixseq/nn/positionwise_feed_forward.h"
+#include "mixseq/nn/quantization_point.h"
 #include "mixseq/nn/transformer_layer_options.h"
 
 namespace mixseq {
@@ -44,6 +48,9 @@ class TransformerDecoderLayerImpl : public torch::nn::Module {
   PositionwiseFeedForward feed_forward_;
   torch::nn::LayerNorm final_layer_norm_;
   double dropout_;  // after each sublayer (nn/residual_sublayer.h)
+  QuantizationPoint self_attn_residual_add_;
+  QuantizationPoint encoder_attn_residual_add_;
+  QuantizationPoint ffn_residual_add_;
 };
 TORCH_MODULE(TransformerDecoderLayer);
 

@@ -6,6 +6,9 @@
 //
 // with Sublayer = SelfAttention, then the feed-forward network (nn/residual_sublayer.h,
 // nn/positionwise_feed_forward.h).
+//
+// Quantization points (nn/quantization_point.h) on the residual adds, for simulated quantization:
+// "self_attn_residual_add", "ffn_residual_add".
 #pragma once
 
 #include <torch/nn/module.h>
@@ -14,6 +17,7 @@
 
 #include "mixseq/nn/multihead_attention.h"
 #include "mixseq/nn/positionwise_feed_forward.h"
+#include "mixseq/nn/quantization_point.h"
 #include "mixseq/nn/transformer_layer_options.h"
 
 namespace mixseq {
@@ -33,6 +37,8 @@ class TransformerEncoderLayerImpl : public torch::nn::Module {
   PositionwiseFeedForward feed_forward_;
   torch::nn::LayerNorm final_layer_norm_;
   double dropout_;  // after each sublayer (nn/residual_sublayer.h)
+  QuantizationPoint self_attn_residual_add_;
+  QuantizationPoint ffn_residual_add_;
 };
 TORCH_MODULE(TransformerEncoderLayer);
 

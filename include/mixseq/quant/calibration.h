@@ -1,6 +1,8 @@
 // Calibration: runs alongside the float model and records ActivationStatistics of the input and
-// output of every quantizable linear layer that the config does not keep in float. Create it,
-// run the model on calibration data (any way: a training-style forward or a beam search), read
+// output of every quantizable linear layer that the config does not keep in float, and in
+// mode: simulated also of every embedding (its lookups) and quantization point (its one
+// activation; nn/quantization_point.h), whose statistics are `input` alone. Create it, run the
+// model on calibration data (any way: a training-style forward or a beam search), read
 // statistics(); the destructor detaches it from the model.
 //
 // It holds a reference to the model, which must outlive it. Not thread-safe.
@@ -18,11 +20,12 @@
 namespace mixseq {
 
 struct LayerStatistics {
-  ActivationStatistics input;
-  ActivationStatistics output;
+  ActivationStatistics input;   // a point's activation, an embedding's lookups
+  ActivationStatistics output;  // no batches for a point or an embedding
 };
 
-// The names (module paths) of `model`'s quantizable linear layers, in registration order.
+// The names (module paths) of `model`'s quantizable modules in registration order: linear
+// layers, embeddings and quantization points.
 std::vector<std::string> quantizable_layer_names(torch::nn::Module& model);
 
 class Calibration {

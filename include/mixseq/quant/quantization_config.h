@@ -9,8 +9,11 @@
 //     - {pattern: classifier, keep_float: true}
 //
 // Layer names are the module paths of the model's quantizable linear layers, the checkpoint
-// keys without ".weight" ("classifier", "attention.query_proj", "decoder_layers.0.ffn..."):
-// `mixseq quantize` prints them. Patterns are shell globs (fnmatch: * ? [..]; * crosses dots).
+// keys without ".weight" ("classifier", "attention.query_proj", "decoder_layers.0.ffn..."), and
+// in mode: simulated also of its embeddings ("embedding") and quantization points
+// ("attention.scores", "decoder_lstm.cell.sigmoid_f", "encoder_layers.residual_add_1"; see
+// nn/quantization_point.h): `mixseq quantize` prints them. A point takes bits, activation_symmetric,
+// clip, percentile and keep_float; an embedding bits and the weight_* keys (per channel: per row). Patterns are shell globs (fnmatch: * ? [..]; * crosses dots).
 // Unknown keys, in the file or in an entry, are errors naming the nearest known key.
 #pragma once
 

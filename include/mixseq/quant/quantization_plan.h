@@ -20,8 +20,8 @@ namespace mixseq {
 struct LayerQuantizationPlan {
   std::string name;                    // module path, e.g. "attention.query_proj"
   LayerQuantizationSettings settings;  // as resolved for this layer (keep_float is false)
-  double input_min = 0, input_max = 0;    // clipped calibration range of the input
-  double output_min = 0, output_max = 0;  // and of the output
+  double input_min = 0, input_max = 0;    // clipped calibration range of the input (a point's activation)
+  double output_min = 0, output_max = 0;  // and of the output (a point's or an embedding's: as the input)
 };
 
 struct QuantizationPlan {
@@ -37,11 +37,12 @@ struct QuantizationPlan {
 // a layer calibration never reached or settings the mode cannot run (16 bits in int8).
 QuantizationPlan make_quantization_plan(const QuantizationConfig& config, const Calibration& calibration);
 
-// Switches every layer the plan names to its quantized form and every other quantizable layer
-// to float (so plans can be tried one after another on one model). Throws mixseq::Error for a
-// name `model` lacks, or int8 where no int8 engine exists. A layer in `weight_scales` (by layer
-// name: the scales a checkpoint stored with its int8 weights, quant/int8_weight_storage.h) gets
-// its symmetric weight grid from them instead of from its weight's range.
+// Switches every layer the plan names to its quantized form and every other quantizable layer,
+// embedding and point to float (so plans can be tried one after another on one model). Throws
+// mixseq::Error for a name `model` lacks, an embedding or point in an int8 plan, or int8 where
+// no int8 engine exists. A layer in `weight_scales` (by layer name: the scales a checkpoint
+// stored with its int8 weights, quant/int8_weight_storage.h) gets its symmetric weight grid from
+// them instead of from its weight's range.
 void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& plan,
                              const std::map<std::string, torch::Tensor>& weight_scales = {});
 

@@ -1,6 +1,7 @@
 // BidirectionalLstm, ResidualLstmStack and the LSTM helpers they share.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/nn/utils/rnn.h>
 
 #include "gradient_check.h"
 #include "mixseq/nn/bidirectional_lstm.h"
@@ -67,6 +68,37 @@ TEST(BidirectionalLstm, SentenceAloneEqualsSentenceInPaddedBatch) {
   // The padding really is there to be ignored: garbage in it changes nothing.
   const auto noisy = x + 100 * padding_mask(lengths, 6).unsqueeze(-1).to(at::kFloat);  // [4, 6, 1]
   EXPECT_TRUE(at::allclose(lstm(noisy, lengths), output, 1e-6, 1e-6));
+}
+
+// In float on the CPU the layer runs each direction through nn/lstm_recurrence.h over sentences
+// reversed within their lengths; LibTorch's packed bidirectional LSTM with the same parameters
+// is the reference, for the outputs and for every gradient.
+TEST(BidirectionalLstm, RecurrenceEqualsLibTorchsPackedLstmWithGradients) {
+  at::manual_seed(5);
+  BidirectionalLstm lstm(BidirectionalLstmOptions{kInput, kHidden, 0.5});
+  torch::nn::LSTM reference(torch::nn::LSTMOptions(kInput, kHidden).batch_first(true).bidirectional(true));
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : reference->named_parameters()) p.value().copy_(lstm->named_parameters()["lstm." + p.key()]);
+  }
+  const auto lengths = at::tensor({3, 6, 1, 4}, at::kLong);
+  const auto x = at::randn({4, 6, kInput}).requires_grad_();
+  const auto weighting = at::randn({4, 6, 2 * kHidden});
+  const auto output = lstm(x, lengths);
+  namespace rnn = torch::nn::utils::rnn;
+  const auto packed = rnn::pack_padded_sequence(x, lengths, /*batch_first=*/true, /*enforce_sorted=*/false);
+  const auto expected = std::get<0>(rnn::pad_packed_sequence(std::get<0>(reference->forward_with_packed_input(packed)),
+                                                             /*batch_first=*/true, 0.0, /*total_length=*/6));
+  EXPECT_TRUE(at::allclose(output, expected, 1e-5, 1e-6)) << (output - expected).abs().max();
+  (output * weighting).sum().backward();
+  const auto ours = x.grad().clone();
+  x.mutable_grad().zero_();
+  (expected * weighting).sum().backward();
+  EXPECT_TRUE(at::allclose(ours, x.grad(), 1e-4, 1e-5)) << (ours - x.grad()).abs().max();
+  for (const auto& p : reference->named_parameters()) {
+    const auto& grad = lstm->named_parameters()["lstm." + p.key()].grad();
+    EXPECT_TRUE(at::allclose(grad, p.value().grad(), 1e-4, 1e-5)) << p.key() << ": " << (grad - p.value().grad()).abs().max();
+  }
 }
 
 TEST(BidirectionalLstm, KeepsTheSourceLengthWhenAllSentencesAreShorter) {

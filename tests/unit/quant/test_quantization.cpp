@@ -1,8 +1,14 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "mixseq/models/gnmt.h"
+#include "mixseq/models/transformer.h"
+#include "mixseq/nn/multihead_attention.h"
+#include "mixseq/nn/quantizable_embedding.h"
 #include "mixseq/nn/quantizable_linear.h"
+#include "mixseq/nn/quantization_point.h"
 #include "mixseq/quant/activation_statistics.h"
 #include "mixseq/quant/calibration.h"
 #include "mixseq/quant/quantization_config.h"
@@ -103,15 +109,35 @@ QuantizationPlan calibrated_plan(GnmtModel& model, const QuantizationConfig& con
   return make_quantization_plan(config, calibration);
 }
 
+// The names of `model`'s quantizable modules of type Impl, in registration order.
+template <typename Impl>
+std::vector<std::string> names_of(torch::nn::Module& model) {
+  std::vector<std::string> names;
+  const auto modules = model.named_modules();
+  for (const auto& name : quantizable_layer_names(model))
+    if (dynamic_cast<Impl*>(modules[name].get())) names.push_back(name);
+  return names;
+}
+
 TEST(Calibration, WatchesTheQuantizedLayersWhileItLives) {
   auto model = tiny_gnmt();
-  // Registration order; the bidirectional first encoder layer has no quantizable products.
-  EXPECT_EQ(quantizable_layer_names(*model),
-            (std::vector<std::string>{"encoder_layers.layers.0.input_product", "encoder_layers.layers.0.hidden_product",
+  // Registration order, linear layers: the bidirectional first encoder layer's products first.
+  EXPECT_EQ(names_of<QuantizableLinearImpl>(*model),
+            (std::vector<std::string>{"encoder_bi_lstm.input_product", "encoder_bi_lstm.hidden_product",
+                                      "encoder_bi_lstm.reverse_input_product", "encoder_bi_lstm.reverse_hidden_product",
+                                      "encoder_layers.layers.0.input_product", "encoder_layers.layers.0.hidden_product",
                                       "decoder_lstm.input_product", "decoder_lstm.hidden_product",
                                       "attention.query_proj", "attention.key_proj",
                                       "decoder_layers.layers.0.input_product",
                                       "decoder_layers.layers.0.hidden_product", "classifier"}));
+  EXPECT_EQ(names_of<QuantizableEmbeddingImpl>(*model), std::vector<std::string>{"embedding"});
+  const auto points = names_of<QuantizationPointImpl>(*model);
+  // 10 per LSTM cell (2 in the bidirectional layer, 3 unidirectional), 6 in the attention, the
+  // decoder stack's concat (no residual add with 1 layer per stack).
+  EXPECT_EQ(points.size(), 5 * 10 + 6 + 1u);
+  for (const char* name : {"encoder_bi_lstm.reverse_cell.tanh_c", "decoder_lstm.cell.gates", "attention.score_sum",
+                           "attention.normalized_v", "attention.weights", "decoder_layers.concat_0"})
+    EXPECT_NE(std::find(points.begin(), points.end(), name), points.end()) << name;
   const auto config = parse_quantization_config("layers: [{pattern: \"*_product\", keep_float: true}]", "q");
   {
     const Calibration calibration(*model, config);
@@ -138,13 +164,15 @@ TEST(QuantizationPlan, LayersKeptInFloatAreBitIdenticalToTheFloatModel) {
   auto model = tiny_gnmt();
   const auto reference = run(model);
   const auto config = parse_quantization_config(
-      "mode: simulated\nlayers: [{pattern: \"encoder_layers.*\", keep_float: true},\n"
-      "  {pattern: attention.key_proj, keep_float: true}]", "q.yaml");
+      "mode: simulated\nlayers: [{pattern: \"encoder*\", keep_float: true},\n"
+      "  {pattern: embedding, keep_float: true}, {pattern: attention.key_proj, keep_float: true}]", "q.yaml");
   const auto plan = calibrated_plan(model, config);
-  ASSERT_EQ(plan.layers.size(), 6u);
+  // The decoder's 3 linear layers, 2 LSTM cells of 10 points, the attention's 6 points but
+  // key_proj, the concat and the classifier.
+  ASSERT_EQ(plan.layers.size(), 4 + 20 + 1 + 6 + 1 + 1u);
   apply_quantization_plan(*model, plan);
   const auto quantized = run(model);
-  // The encoder and key_proj stay float: the attention keys are exactly the float ones.
+  // The embedding, the encoder and key_proj stay float: the attention keys are exactly the float ones.
   EXPECT_TRUE(at::equal(quantized.projected_keys, reference.projected_keys));
   // The quantized decoder LSTMs, query projection and classifier do change the logits, by little.
   EXPECT_FALSE(at::equal(quantized.logits, reference.logits));
@@ -180,6 +208,92 @@ TEST(QuantizationPlan, RoundTripsThroughJsonAndRejectsUnknownLayers) {
   const auto int8_16 = parse_quantization_config("mode: int8\ndefaults: {bits: 16}", "q.yaml");
   EXPECT_NE(error_of([&] { calibrated_plan(model, int8_16); }).find("runs only in mode: simulated"),
             std::string::npos);
+}
+
+TEST(Calibration, RecordsThePointsOfAKnownAttention) {
+  at::manual_seed(31);
+  MultiheadAttention attention(MultiheadAttentionOptions{4, 1, 0.0});
+  attention->eval();
+  const auto config = parse_quantization_config("mode: simulated", "q.yaml");
+  const auto query = at::randn({1, 2, 4}), memory = at::randn({1, 3, 4});
+  const Calibration calibration(*attention, config);
+  torch::NoGradGuard no_grad;
+  const auto cache = attention->project_key_value(memory);
+  const torch::Tensor weights = std::get<1>(attention(query, cache, /*key_padding_mask=*/torch::Tensor(), /*causal=*/false, true));
+  // By hand: one head, scores q k^T / sqrt(4) from the projections.
+  const auto& q_proj = dynamic_cast<QuantizableLinearImpl&>(*attention->named_children()["q_proj"]);
+  const auto& k_proj = dynamic_cast<QuantizableLinearImpl&>(*attention->named_children()["k_proj"]);
+  const auto q = at::linear(query, q_proj.weight, q_proj.bias), k = at::linear(memory, k_proj.weight, k_proj.bias);
+  const auto scores = at::matmul(q, k.transpose(1, 2)) / 2;  // [1, 2, 3]
+  const auto& stats = calibration.statistics();
+  ASSERT_EQ(stats.count("scores"), 1u);
+  EXPECT_EQ(stats.at("scores").input.batches(), 1);
+  EXPECT_NEAR(stats.at("scores").input.min(), scores.min().item<double>(), 1e-6);
+  EXPECT_NEAR(stats.at("scores").input.max(), scores.max().item<double>(), 1e-6);
+  EXPECT_NEAR(stats.at("weights").input.max(), weights.max().item<double>(), 1e-7);
+  EXPECT_NEAR(stats.at("context").input.min(), at::matmul(weights, cache.values).min().item<double>(), 1e-6);
+  EXPECT_EQ(stats.at("context").output.batches(), 0) << "a point has one activation";
+  const auto plan = make_quantization_plan(config, calibration);
+  const auto found = std::find_if(plan.layers.begin(), plan.layers.end(), [](const auto& l) { return l.name == "weights"; });
+  ASSERT_NE(found, plan.layers.end());
+  EXPECT_EQ(found->output_max, found->input_max);
+}
+
+TEST(QuantizationPlan, Int8LeavesPointsAndEmbeddingsInFloatAndRefusesThem) {
+  auto model = tiny_gnmt();
+  const auto reference = run(model);
+  const auto int8 = parse_quantization_config("mode: int8\nlayers: [{pattern: \"*\", keep_float: true},\n"
+                                              "  {pattern: \"attention.*\", keep_float: false}]", "q.yaml");
+  const auto plan = calibrated_plan(model, int8);
+  ASSERT_EQ(plan.layers.size(), 2u) << "only the attention's linear layers; its points stay fp32 in int8";
+  auto simulated = calibrated_plan(model, parse_quantization_config("mode: simulated", "q.yaml"));
+  simulated.mode = "int8";
+  const auto error = error_of([&] { apply_quantization_plan(*model, simulated); });
+  EXPECT_NE(error.find("which is quantized in mode: simulated only"), std::string::npos) << error;
+  apply_quantization_plan(*model, QuantizationPlan{"simulated", {}});
+  EXPECT_TRUE(at::equal(run(model).logits, reference.logits));
+}
+
+TEST(QuantizationConfig, RejectsUnknownKeysForPoints) {
+  const auto error = error_of([&] {
+    parse_quantization_config("mode: simulated\nlayers:\n  - {pattern: \"*.cell.sigmoid_*\", clipping: none}", "q.yaml");
+  });
+  EXPECT_NE(error.find("q.yaml layers[0] (line 3)"), std::string::npos) << error;
+  EXPECT_NE(error.find("clip"), std::string::npos) << error;
+}
+
+TEST(QuantizationPlan, FullSimulationOfATransformerChangesItsLogitsByLittle) {
+  TransformerConfig config;
+  config.embed_dim = 16;
+  config.ffn_dim = 32;
+  config.heads = 2;
+  config.encoder_layers = config.decoder_layers = 1;
+  config.dropout = 0;
+  at::manual_seed(32);
+  TransformerModel model(config, /*vocab_size=*/30);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const auto source = at::randint(4, 30, {2, 5}, at::kLong), target = at::randint(4, 30, {2, 4}, at::kLong);
+  const auto lengths = at::tensor({5, 3}, at::kLong);
+  const torch::Tensor reference = model(source, lengths, target);
+  const auto simulated_config = parse_quantization_config("mode: simulated\ndefaults: {clip: none}", "q.yaml");
+  QuantizationPlan plan;
+  {
+    const Calibration calibration(*model, simulated_config);
+    model(source, lengths, target);
+    plan = make_quantization_plan(simulated_config, calibration);
+  }
+  const auto names = quantizable_layer_names(*model);
+  EXPECT_EQ(plan.layers.size(), names.size()) << "every linear layer, the embedding and every point ran";
+  for (const char* name : {"embedding", "encoder_positions_add", "decoder_layers.0.encoder_attn.scores",
+                           "decoder_layers.0.encoder_attn_residual_add", "encoder_layers.0.ffn_residual_add"})
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  apply_quantization_plan(*model, plan);
+  const torch::Tensor simulated = model(source, lengths, target);
+  EXPECT_FALSE(at::equal(simulated, reference));
+  EXPECT_LT((simulated - reference).abs().max().item<double>(), 0.5);
+  apply_quantization_plan(*model, QuantizationPlan{"simulated", {}});
+  EXPECT_TRUE(at::equal(model(source, lengths, target), reference)) << "float again, bit for bit";
 }
 
 }  // namespace
