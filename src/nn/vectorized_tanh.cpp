@@ -30,7 +30,8 @@ __attribute__((always_inline)) inline float tanh_by_exp(float x) {
   q = q * r + 1.0f / 6;
   q = q * r + 0.5f;
   q = q * r + 1.0f;
-  const int32_t scale_bits = (shifted_bits - round_bits + 127) << 23;  // 2^n
+  // 2^n; unsigned, as a NaN's n would shift a signed value out of range.
+  const uint32_t scale_bits = static_cast<uint32_t>(shifted_bits - round_bits + 127) << 23;
   float scale;
   std::memcpy(&scale, &scale_bits, sizeof scale);
   const float exp_minus_one = scale * (r * q) + (scale - 1.0f);  // exp(2x) - 1 = 2^n (exp(r) - 1) + 2^n - 1
