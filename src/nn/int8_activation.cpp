@@ -6,14 +6,7 @@
 #include <cmath>
 
 #include "mixseq/util/error.h"
-
-// One copy of each loop per instruction set, chosen by the loader (GCC and Clang on x86-64):
-// the package's baseline is SSE2, where these loops run 2-5x slower.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define MIXSEQ_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MIXSEQ_VECTOR_CLONES
-#endif
+#include "util/vector_clones.h"
 
 namespace mixseq {
 namespace {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "util/vector_clones.h"
+
 // Compiled with -fno-trapping-math (src/CMakeLists.txt): otherwise the clamp below is a branch
 // and the loop stays scalar.
 
@@ -38,33 +40,13 @@ __attribute__((always_inline)) inline float tanh_by_exp(float x) {
   return exp_minus_one / (exp_minus_one + 2.0f);
 }
 
-__attribute__((always_inline)) inline void tanh_loop(float* x, int64_t n) {
+MIXSEQ_VECTOR_CLONES
+void tanh_loop(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = tanh_by_exp(x[i]);
-}
-
-#if defined(__x86_64__)
-__attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"))) void tanh_avx512(float* x, int64_t n) { tanh_loop(x, n); }
-__attribute__((target("avx2,fma"))) void tanh_avx2(float* x, int64_t n) { tanh_loop(x, n); }
-#endif
-void tanh_baseline(float* x, int64_t n) { tanh_loop(x, n); }
-
-using TanhLoop = void (*)(float*, int64_t);
-
-TanhLoop best_tanh_loop() {
-#if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512bw"))
-    return tanh_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return tanh_avx2;
-#endif
-  return tanh_baseline;
 }
 
 }  // namespace
 
-void vectorized_tanh_in_place(float* x, int64_t n) {
-  static const TanhLoop loop = best_tanh_loop();
-  loop(x, n);
-}
+void vectorized_tanh_in_place(float* x, int64_t n) { tanh_loop(x, n); }
 
 }  // namespace mixseq
