@@ -93,26 +93,22 @@ QuantizableLinear make_output_projection(int64_t vocab_size, int64_t embed_dim) 
 
 namespace {
 
-void select_caches(std::vector<KeyValueCache>& caches, const torch::Tensor& index) {
-  for (auto& cache : caches) {
-    if (!cache.keys.defined()) continue;                 // no position fed yet
-    cache.keys = cache.keys.index_select(0, index);      // [B', H, t or S, Dh]
-    cache.values = cache.values.index_select(0, index);
-  }
+template <typename Cache>
+void select_caches(std::vector<Cache>& caches, const torch::Tensor& index) {
+  for (auto& cache : caches) cache.select(index);
 }
 
 }  // namespace
 
 void TransformerState::select_within_sources(const torch::Tensor& rows) {
-  select_caches(self_attention, rows.to(encoder_output.device()));
+  select_caches(self_attention, rows.to(pad_mask.device()));
 }
 
 void TransformerState::select(const torch::Tensor& rows) {
-  const auto index = rows.to(encoder_output.device());  // [B']
+  const auto index = rows.to(pad_mask.device());  // [B']
   select_caches(self_attention, index);
   select_caches(encoder_attention, index);
-  encoder_output = encoder_output.index_select(0, index);  // [B', S, D]
-  pad_mask = pad_mask.index_select(0, index);              // [B', S]
+  pad_mask = pad_mask.index_select(0, index);  // [B', S]
 }
 
 TransformerModelImpl::TransformerModelImpl(const TransformerConfig& config, int64_t vocab_size)
@@ -162,10 +158,10 @@ TransformerState TransformerModelImpl::encode(const torch::Tensor& source, const
   auto x = embed(encoder_embedding_, encoder_positions_add_, source, 0);               // [B, S, D]
   for (size_t i = 0; i < encoder_layers_->size(); ++i)
     x = encoder_layers_->at<TransformerEncoderLayerImpl>(i).forward(x, state.pad_mask);  // [B, S, D]
-  state.encoder_output = normalize_before_ ? encoder_layer_norm_(x) : x;                 // [B, S, D]
+  const auto encoder_output = normalize_before_ ? encoder_layer_norm_(x) : x;           // [B, S, D]
   for (size_t i = 0; i < decoder_layers_->size(); ++i) {
     state.encoder_attention.push_back(
-        decoder_layers_->at<TransformerDecoderLayerImpl>(i).project_encoder_output(state.encoder_output));
+        decoder_layers_->at<TransformerDecoderLayerImpl>(i).project_encoder_output(encoder_output));
   }
   state.self_attention.resize(decoder_layers_->size());
   return state;

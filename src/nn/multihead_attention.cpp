@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "mixseq/nn/single_query_attention.h"
 #include "mixseq/nn/xavier_linear.h"
 #include "mixseq/util/error.h"
 
@@ -37,7 +38,17 @@ torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const 
 }
 
 KeyValueCache MultiheadAttentionImpl::project_key_value(const torch::Tensor& x) {
-  return {split_heads(k_proj_(x)), split_heads(v_proj_(x))};  // each [B, H, S, Dh]
+  return {split_heads(k_proj_(x)), split_heads(v_proj_(x)), /*rows=*/torch::Tensor()};  // each [B, H, S, Dh]
+}
+
+bool MultiheadAttentionImpl::takes_single_query_kernel(const torch::Tensor& q, const torch::Tensor& keys,
+                                                       const torch::Tensor& values) const {
+  return takes_single_query_attention(q, keys, values) && (!is_training() || dropout_ == 0.0) && !scores_->active() &&
+         !weights_->active() && !context_->active();
+}
+
+torch::Tensor MultiheadAttentionImpl::merged_output(const torch::Tensor& query, const torch::Tensor& y) {
+  return out_proj_(y.transpose(1, 2).reshape({query.size(0), query.size(1), -1}));  // [B, T, D]
 }
 
 std::tuple<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::forward(const torch::Tensor& query,
@@ -45,17 +56,45 @@ std::tuple<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::forward(const t
                                                                          const torch::Tensor& key_padding_mask,
                                                                          bool causal, bool need_weights,
                                                                          AttentionKernel kernel) {
-  const auto q = split_heads(q_proj_(query));  // [B, H, T, Dh]
+  return attend(query, split_heads(q_proj_(query)), key_value, key_padding_mask, causal, need_weights, kernel);
+}
+
+std::tuple<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::attend(const torch::Tensor& query,
+                                                                        const torch::Tensor& q,
+                                                                        const KeyValueCache& key_value,
+                                                                        const torch::Tensor& key_padding_mask,
+                                                                        bool causal, bool need_weights,
+                                                                        AttentionKernel kernel) {
   const double dropout_p = is_training() ? dropout_ : 0.0;
-  torch::Tensor y, weights;                    // [B, H, T, Dh], [B, H, T, S]
+  torch::Tensor y, weights;  // [B, H, T, Dh], [B, H, T, S]
+  if (takes_single_query_kernel(q, key_value.keys, key_value.values)) {  // one query sees every key: causal or not
+    const int64_t length = key_value.keys.size(2);
+    const auto rows = key_value.rows.defined() ? key_value.rows.unsqueeze(1).expand({q.size(0), length}) : key_value.rows;
+    std::tie(y, weights) =
+        single_query_attention(q, key_value.keys, key_value.values, rows, length, key_padding_mask, need_weights);
+    return {merged_output(query, y), weights};
+  }
+  const auto full = key_value.materialized();  // [B, H, S, Dh]
   if (need_weights || scores_->active() || weights_->active() || context_->active()) {
-    std::tie(y, weights) = plain_attention(q, key_value.keys, key_value.values, key_padding_mask, causal, dropout_p,
+    std::tie(y, weights) = plain_attention(q, full.keys, full.values, key_padding_mask, causal, dropout_p,
                                            AttentionPoints{scores_.get(), weights_.get(), context_.get()});
   } else {
-    y = scaled_dot_product_attention(q, key_value.keys, key_value.values, key_padding_mask, causal, dropout_p, kernel);
+    y = scaled_dot_product_attention(q, full.keys, full.values, key_padding_mask, causal, dropout_p, kernel);
   }
-  const auto merged = y.transpose(1, 2).reshape({query.size(0), query.size(1), -1});  // [B, T, D]
-  return {out_proj_(merged), weights};                                                // [B, T, D]
+  return {merged_output(query, y), weights};  // [B, T, D], [B, H, T, S]
+}
+
+torch::Tensor MultiheadAttentionImpl::forward_incremental(const torch::Tensor& query,
+                                                          const IncrementalKeyValueCache& cache) {
+  const auto q = split_heads(q_proj_(query));  // [B, H, T, Dh]
+  if (!takes_single_query_kernel(q, cache.stored_keys(), cache.stored_values())) {
+    return std::get<0>(attend(query, q, cache.materialized(), /*key_padding_mask=*/torch::Tensor(), /*causal=*/true,
+                              /*need_weights=*/false, AttentionKernel::kAuto));
+  }
+  const auto y = std::get<0>(single_query_attention(q, cache.stored_keys(), cache.stored_values(), cache.rows(),
+                                                    cache.length(), /*key_padding_mask=*/torch::Tensor(),
+                                                    /*need_weights=*/false));  // [B, H, 1, Dh]
+  return merged_output(query, y);
 }
 
 }  // namespace mixseq

@@ -30,19 +30,15 @@ KeyValueCache TransformerDecoderLayerImpl::project_encoder_output(const torch::T
 }
 
 std::tuple<torch::Tensor, torch::Tensor> TransformerDecoderLayerImpl::forward(const torch::Tensor& x,
-                                                                              KeyValueCache& self_cache,
+                                                                              IncrementalKeyValueCache& self_cache,
                                                                               const KeyValueCache& encoder,
                                                                               const torch::Tensor& source_pad_mask,
                                                                               bool need_weights) {
   const auto self_attention = [&](const torch::Tensor& y) {  // y [B, T, D]
-    auto [keys, values] = self_attn_->project_key_value(y);      // each [B, H, T, Dh]
-    if (self_cache.keys.defined()) {
-      keys = at::cat({self_cache.keys, keys}, 2);                // [B, H, t + T, Dh]
-      values = at::cat({self_cache.values, values}, 2);
-    }
-    self_cache = {keys, values};
+    const auto projected = self_attn_->project_key_value(y);  // each [B, H, T, Dh]
+    self_cache.append(projected.keys, projected.values);
     // The target is right-padded: causality alone keeps real positions off the padding.
-    return std::get<0>(self_attn_(y, self_cache, /*key_padding_mask=*/torch::Tensor(), /*causal=*/true));
+    return self_attn_->forward_incremental(y, self_cache);
   };
   torch::Tensor weights;  // [B, H, T, S]
   const auto encoder_attention = [&](const torch::Tensor& y) {

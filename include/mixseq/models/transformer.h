@@ -51,13 +51,13 @@
 
 namespace mixseq {
 
-// What TransformerModel::step needs of the past. select() keeps rows of every tensor.
+// What TransformerModel::step needs of the past. select() keeps rows of every tensor; the
+// encoder's keys and values stay one row per sentence, mapped to the beams that read them.
 struct TransformerState : IncrementalState {
-  std::vector<KeyValueCache> self_attention;     // per decoder layer: keys, values [B, H, t, Dh] of the t fed positions
-  std::vector<KeyValueCache> encoder_attention;  // per decoder layer: the encoder output's keys, values [B, H, S, Dh]
-  torch::Tensor encoder_output;                  // [B, S, D]
-  torch::Tensor pad_mask;                        // [B, S] bool, true at source padding
-  int64_t position = 0;                          // t, the position of the next token fed
+  std::vector<IncrementalKeyValueCache> self_attention;  // per decoder layer: keys, values of the t fed positions
+  std::vector<KeyValueCache> encoder_attention;           // per decoder layer: the encoder output's keys, values
+  torch::Tensor pad_mask;                                 // [B, S] bool, true at source padding
+  int64_t position = 0;                                   // t, the position of the next token fed
 
   void select(const torch::Tensor& rows) override;
   void select_within_sources(const torch::Tensor& rows) override;  // the self-attention caches only

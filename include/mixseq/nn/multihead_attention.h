@@ -4,8 +4,9 @@
 // Weights start xavier_uniform (gain 1/sqrt(2) for q, k, v as in fairseq), biases at 0.
 //
 // Keys and values are projected apart from the attention itself, so a decoder can project the
-// encoder output once per batch and keep the keys and values of earlier target positions in a
-// KeyValueCache instead of recomputing them at every step.
+// encoder output once per batch (a KeyValueCache) and keep the keys and values of earlier target
+// positions in an IncrementalKeyValueCache instead of recomputing them at every step. A step's
+// single query (fp32, CPU, in evaluation) goes to nn/single_query_attention.h.
 //
 // Quantization points (nn/quantization_point.h) "scores", "weights" and "context" simulate
 // quantized attention products and softmax (nn/scaled_dot_product_attention.h's AttentionPoints);
@@ -18,6 +19,8 @@
 #include <cstdint>
 #include <tuple>
 
+#include "mixseq/nn/incremental_key_value_cache.h"
+#include "mixseq/nn/key_value_cache.h"
 #include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/nn/quantization_point.h"
 #include "mixseq/nn/scaled_dot_product_attention.h"
@@ -28,12 +31,6 @@ struct MultiheadAttentionOptions {
   int64_t embed_dim = 0;  // D, the width of queries, keys, values and output
   int64_t num_heads = 1;  // H; D must be a multiple of H
   double dropout = 0.0;   // on the attention weights in training; 0 disables
-};
-
-// Projected keys and values, each [B, H, S, Dh]; undefined while empty.
-struct KeyValueCache {
-  torch::Tensor keys;
-  torch::Tensor values;
 };
 
 class MultiheadAttentionImpl : public torch::nn::Module {
@@ -52,8 +49,18 @@ class MultiheadAttentionImpl : public torch::nn::Module {
                                                    bool need_weights = false,
                                                    AttentionKernel kernel = AttentionKernel::kAuto);
 
+  // A decoder's self-attention: query [B, T, D] holds the last T of cache's positions and
+  // attends causally over them -> [B, T, D].
+  torch::Tensor forward_incremental(const torch::Tensor& query, const IncrementalKeyValueCache& cache);
+
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;  // [B, T, D] -> [B, H, T, Dh]
+  bool takes_single_query_kernel(const torch::Tensor& q, const torch::Tensor& keys, const torch::Tensor& values) const;
+  torch::Tensor merged_output(const torch::Tensor& query, const torch::Tensor& y);  // y [B, H, T, Dh] -> [B, T, D]
+  // forward's attention after the query projection q [B, H, T, Dh].
+  std::tuple<torch::Tensor, torch::Tensor> attend(const torch::Tensor& query, const torch::Tensor& q,
+                                                  const KeyValueCache& key_value, const torch::Tensor& key_padding_mask,
+                                                  bool causal, bool need_weights, AttentionKernel kernel);
 
   int64_t num_heads_;
   double dropout_;

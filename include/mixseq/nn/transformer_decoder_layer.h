@@ -4,8 +4,8 @@
 // TransformerDecoderLayer (nn/residual_sublayer.h, nn/positionwise_feed_forward.h).
 //
 // One code path serves training and search: the layer reads the last T target positions and
-// a KeyValueCache of its self-attention keys and values at the positions before them, which it
-// extends. Training passes the whole target and an empty cache; search one token per step.
+// an IncrementalKeyValueCache of its self-attention keys and values at the positions before
+// them, which it extends. Training passes the whole target and an empty cache; search one token per step.
 //
 // Quantization points (nn/quantization_point.h) on the residual adds, for simulated quantization:
 // "self_attn_residual_add", "encoder_attn_residual_add", "ffn_residual_add".
@@ -35,7 +35,7 @@ class TransformerDecoderLayerImpl : public torch::nn::Module {
   // x [B, T, D]: the target positions after those in self_cache (which gains their keys and
   // values); encoder from project_encoder_output; source_pad_mask [B, S] bool.
   // -> [B, T, D], and with need_weights encoder_attn's weights [B, H, T, S] (else undefined).
-  std::tuple<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x, KeyValueCache& self_cache,
+  std::tuple<torch::Tensor, torch::Tensor> forward(const torch::Tensor& x, IncrementalKeyValueCache& self_cache,
                                                    const KeyValueCache& encoder, const torch::Tensor& source_pad_mask,
                                                    bool need_weights = false);
 

@@ -170,7 +170,9 @@ TEST(Transformer, StepByStepEqualsForward) {
       EXPECT_TRUE(at::equal(step.attention.masked_select(mask), at::zeros({mask.sum().item<int64_t>()})));
     }
     EXPECT_EQ(dynamic_cast<TransformerState&>(*state).position, 7);
-    EXPECT_EQ(dynamic_cast<TransformerState&>(*state).self_attention[0].keys.sizes(), (at::IntArrayRef{3, 4, 7, 4}));
+    const auto& self_cache = dynamic_cast<TransformerState&>(*state).self_attention[0];
+    EXPECT_EQ(self_cache.length(), 7);
+    EXPECT_EQ(self_cache.materialized().keys.sizes(), (at::IntArrayRef{3, 4, 7, 4}));
   }
 }
 

@@ -112,7 +112,7 @@ TEST(TransformerLayers, DecoderLayerEqualsLibTorchs) {
                                       /*memory_mask=*/torch::Tensor(), /*tgt_key_padding_mask=*/torch::Tensor(),
                                       source_pad)
                             .transpose(0, 1);
-  KeyValueCache self_cache;
+  IncrementalKeyValueCache self_cache;
   const auto actual = std::get<0>(ours(target, self_cache, ours->project_encoder_output(memory), source_pad));
   EXPECT_TRUE(at::allclose(actual, expected, 1e-5, 1e-5)) << (actual - expected).abs().max();
 }

@@ -1,0 +1,153 @@
+#include "mixseq/nn/single_query_attention.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "mixseq/util/error.h"
+#include "util/vector_clones.h"
+
+namespace mixseq {
+namespace {
+
+// Where the operands lie: element strides of the batch, head and position dimensions (the
+// last, Dh, is contiguous).
+struct Layout {
+  const float* q;
+  int64_t q_batch, q_head;
+  const float* keys;
+  const float* values;
+  int64_t k_row, k_head, k_position, v_row, v_head, v_position;
+  const int64_t* rows;  // null: row b reads row b
+  int64_t rows_row, rows_position;
+  const bool* mask;  // null: nothing masked
+  int64_t mask_stride;
+  int64_t heads, width, length;  // H, Dh, S
+  float scale;
+  float* output;   // [B, H, Dh]
+  float* weights;  // [B, H, S] or null
+};
+
+// Sixteen running sums, one per lane, which the compiler keeps in vector registers: a single
+// accumulator would keep the loop scalar (its additions may not be reordered).
+__attribute__((always_inline)) inline float dot(const float* a, const float* b, int64_t n) {
+  float lanes[16] = {};
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int j = 0; j < 16; ++j) lanes[j] += a[i + j] * b[i + j];
+  float sum = 0.0f;
+  for (float lane : lanes) sum += lane;
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// (row, head) pairs [begin, end); scores has room for S floats. One call per task, so that the
+// per-CPU copy is chosen once, not per dot product.
+MIXSEQ_VECTOR_CLONES
+void attend_pairs(const Layout& n, int64_t begin, int64_t end, float* scores) {
+  constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+  for (int64_t pair = begin; pair < end; ++pair) {
+    const int64_t b = pair / n.heads, h = pair % n.heads;
+    const float* q = n.q + b * n.q_batch + h * n.q_head;
+    float max = kMinusInfinity;
+    for (int64_t j = 0; j < n.length; ++j) {
+      if (n.mask && n.mask[b * n.mask_stride + j]) {
+        scores[j] = kMinusInfinity;
+        continue;
+      }
+      const int64_t row = n.rows ? n.rows[b * n.rows_row + j * n.rows_position] : b;
+      scores[j] = dot(q, n.keys + row * n.k_row + h * n.k_head + j * n.k_position, n.width) * n.scale;
+      max = std::max(max, scores[j]);
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < n.length; ++j) {
+      scores[j] = std::exp(scores[j] - max);  // 0 at padding
+      sum += scores[j];
+    }
+    const float inverse = 1.0f / sum;
+    float* out = n.output + pair * n.width;
+    std::fill(out, out + n.width, 0.0f);
+    for (int64_t j = 0; j < n.length; ++j) {
+      const float weight = scores[j] * inverse;
+      if (n.weights) n.weights[pair * n.length + j] = weight;
+      if (weight == 0.0f) continue;
+      const int64_t row = n.rows ? n.rows[b * n.rows_row + j * n.rows_position] : b;
+      const float* v = n.values + row * n.v_row + h * n.v_head + j * n.v_position;
+      for (int64_t d = 0; d < n.width; ++d) out[d] += weight * v[d];
+    }
+  }
+}
+
+at::Tensor with_contiguous_last_dimension(const at::Tensor& x) { return x.stride(-1) == 1 ? x : x.contiguous(); }
+
+}  // namespace
+
+bool takes_single_query_attention(const torch::Tensor& q, const torch::Tensor& keys, const torch::Tensor& values) {
+  const bool keeps_gradient =
+      at::GradMode::is_enabled() && (q.requires_grad() || keys.requires_grad() || values.requires_grad());
+  return q.dim() == 4 && q.size(2) == 1 && q.device().is_cpu() && q.scalar_type() == at::kFloat &&
+         keys.scalar_type() == at::kFloat && values.scalar_type() == at::kFloat && !keeps_gradient;
+}
+
+std::tuple<torch::Tensor, torch::Tensor> single_query_attention(const torch::Tensor& q_in, const torch::Tensor& keys_in,
+                                                                const torch::Tensor& values_in,
+                                                                const torch::Tensor& rows, int64_t length,
+                                                                const torch::Tensor& key_padding_mask,
+                                                                bool need_weights) {
+  MIXSEQ_CHECK(takes_single_query_attention(q_in, keys_in, values_in),
+               "single_query_attention: needs one fp32 CPU query per row without gradient, got q ", q_in.sizes());
+  const int64_t batch = q_in.size(0), heads = q_in.size(1), width = q_in.size(3);
+  MIXSEQ_CHECK(keys_in.dim() == 4 && keys_in.sizes() == values_in.sizes() && keys_in.size(1) == heads &&
+                   keys_in.size(3) == width && keys_in.size(2) >= length && length > 0,
+               "single_query_attention: keys and values must be [R, ", heads, ", >= ", length, ", ", width, "], got ",
+               keys_in.sizes(), " and ", values_in.sizes());
+  MIXSEQ_CHECK(rows.defined() ? rows.dim() == 2 && rows.size(0) == batch && rows.size(1) >= length &&
+                                       rows.scalar_type() == at::kLong && rows.device().is_cpu()
+                                 : keys_in.size(0) >= batch,
+               "single_query_attention: rows must be [", batch, ", >= ", length, "] int64 on the CPU, or keys hold a row each");
+  MIXSEQ_CHECK(!key_padding_mask.defined() || key_padding_mask.sizes() == at::IntArrayRef({batch, length}),
+               "single_query_attention: key_padding_mask must be [", batch, ", ", length, "], got ",
+               key_padding_mask.sizes());
+  const auto q = with_contiguous_last_dimension(q_in);
+  const auto keys = with_contiguous_last_dimension(keys_in);
+  const auto values = with_contiguous_last_dimension(values_in);
+  const auto mask = key_padding_mask.defined() ? with_contiguous_last_dimension(key_padding_mask.to(at::kBool)) : key_padding_mask;
+  auto output = at::empty({batch, heads, 1, width}, q.options());
+  auto weights = need_weights ? at::empty({batch, heads, 1, length}, q.options()) : torch::Tensor();
+  const Layout layout{q.data_ptr<float>(),
+                      q.stride(0),
+                      q.stride(1),
+                      keys.data_ptr<float>(),
+                      values.data_ptr<float>(),
+                      keys.stride(0),
+                      keys.stride(1),
+                      keys.stride(2),
+                      values.stride(0),
+                      values.stride(1),
+                      values.stride(2),
+                      rows.defined() ? rows.data_ptr<int64_t>() : nullptr,
+                      rows.defined() ? rows.stride(0) : 0,
+                      rows.defined() ? rows.stride(1) : 0,
+                      mask.defined() ? mask.data_ptr<bool>() : nullptr,
+                      mask.defined() ? mask.stride(0) : 0,
+                      heads,
+                      width,
+                      length,
+                      static_cast<float>(1.0 / std::sqrt(static_cast<double>(width))),
+                      output.data_ptr<float>(),
+                      need_weights ? weights.data_ptr<float>() : nullptr};
+  // About 32k multiply-adds a task: enough to pay for handing it to a thread.
+  const int64_t grain = std::max<int64_t>(1, 16384 / (length * width));
+  at::parallel_for(0, batch * heads, grain, [&](int64_t begin, int64_t end) {
+    std::vector<float> scores(length);
+    attend_pairs(layout, begin, end, scores.data());
+  });
+  return {output, weights};
+}
+
+}  // namespace mixseq
