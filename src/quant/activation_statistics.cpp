@@ -13,7 +13,8 @@ ActivationStatistics::ActivationStatistics(double percentile)
     : percentile_(percentile),
       min_(std::numeric_limits<double>::infinity()),
       max_(-std::numeric_limits<double>::infinity()) {
-  MIXSEQ_CHECK(percentile > 50 && percentile <= 100, "percentile must be in (50, 100], got ", percentile);
+  MIXSEQ_CHECK(percentile == 0 || (percentile > 50 && percentile <= 100), "percentile must be in (50, 100] (or 0: ",
+               "none), got ", percentile);
 }
 
 void ActivationStatistics::add(const torch::Tensor& batch) {
@@ -21,17 +22,16 @@ void ActivationStatistics::add(const torch::Tensor& batch) {
   const int64_t n = x.numel();
   if (n == 0) return;
   const double lo = x.min().item<double>(), hi = x.max().item<double>();
-  // The k-th smallest with k = ceil(p/100 n) (the nearest-rank percentile), and its mirror.
-  const auto k = std::min<int64_t>(n, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(percentile_ / 100 * n))));
-  const double high = std::get<0>(at::kthvalue(x, k)).item<double>();
-  const double low = std::get<0>(at::kthvalue(x, n - k + 1)).item<double>();
   ++batches_;
   min_ = std::min(min_, lo);
   max_ = std::max(max_, hi);
   batch_min_sum_ += lo;
   batch_max_sum_ += hi;
-  batch_low_sum_ += low;
-  batch_high_sum_ += high;
+  if (percentile_ == 0) return;
+  // The k-th smallest with k = ceil(p/100 n) (the nearest-rank percentile), and its mirror.
+  const auto k = std::min<int64_t>(n, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(percentile_ / 100 * n))));
+  batch_high_sum_ += std::get<0>(at::kthvalue(x, k)).item<double>();
+  batch_low_sum_ += std::get<0>(at::kthvalue(x, n - k + 1)).item<double>();
 }
 
 std::pair<double, double> ActivationStatistics::range(const std::string& clip) const {
@@ -39,6 +39,7 @@ std::pair<double, double> ActivationStatistics::range(const std::string& clip) c
   if (clip == "none") return {min_, max_};
   if (clip == "avg") return {average_min(), average_max()};
   MIXSEQ_CHECK(clip == "percentile", "unknown clip mode '", clip, "'; known: none, avg, percentile");
+  MIXSEQ_CHECK(percentile_ != 0, "clip percentile: this activation was calibrated without percentiles");
   return {average_low_percentile(), average_high_percentile()};
 }
 

@@ -33,9 +33,9 @@ Calibration::Calibration(torch::nn::Module& model, const QuantizationConfig& con
     if (!linear && config.mode != "simulated") return;  // int8 runs embeddings and points in fp32
     const auto settings = config.settings_for(name);
     if (settings.keep_float) return;
+    const double percentile = settings.clip == "percentile" ? settings.percentile : 0.0;  // 0: none recorded
     auto& stats = statistics_
-                      .emplace(name, LayerStatistics{ActivationStatistics(settings.percentile),
-                                                     ActivationStatistics(settings.percentile)})
+                      .emplace(name, LayerStatistics{ActivationStatistics(percentile), ActivationStatistics(percentile)})
                       .first->second;
     if (linear) {
       linear->set_observer([&stats](const torch::Tensor& input, const torch::Tensor& output) {

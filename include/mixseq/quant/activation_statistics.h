@@ -17,7 +17,9 @@ namespace mixseq {
 
 class ActivationStatistics {
  public:
-  explicit ActivationStatistics(double percentile = 99.99);  // p, in (50, 100]
+  // p, in (50, 100]; 0: no percentiles recorded, and range("percentile") is an error (each
+  // batch's percentiles cost two selections over it, most of a calibration's time).
+  explicit ActivationStatistics(double percentile = 99.99);
 
   void add(const torch::Tensor& batch);  // any shape; every element counts, padding included
 

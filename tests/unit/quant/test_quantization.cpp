@@ -37,6 +37,15 @@ TEST(ActivationStatistics, RangesOfKnownBatchesAsComputedByHand) {
   EXPECT_EQ(stats.range("percentile"), std::make_pair(-24.0, 73.0));  // (1 - 49) / 2, (98 + 48) / 2
 }
 
+TEST(ActivationStatistics, WithoutPercentilesKeepsTheOtherRangesAndRejectsPercentileClipping) {
+  ActivationStatistics stats(/*percentile=*/0);
+  stats.add(at::arange(0, 100, at::kFloat));
+  stats.add(at::arange(-50, 50, at::kFloat));
+  EXPECT_EQ(stats.range("none"), std::make_pair(-50.0, 99.0));
+  EXPECT_EQ(stats.range("avg"), std::make_pair(-25.0, 74.0));
+  EXPECT_NE(error_of([&] { stats.range("percentile"); }).find("calibrated without percentiles"), std::string::npos);
+}
+
 constexpr const char* kConfig = R"(mode: simulated
 defaults: {bits: 8, clip: avg}
 layers:
