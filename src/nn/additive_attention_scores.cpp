@@ -11,6 +11,7 @@
 
 #include "mixseq/nn/vectorized_tanh.h"
 #include "mixseq/util/error.h"
+#include "util/lane_dot.h"
 
 namespace mixseq {
 namespace {
@@ -18,20 +19,6 @@ namespace {
 // Elements of the [rows, S, D] block whose tanh is taken in one call: large enough that the
 // call's own cost is small, small enough (64 KiB) to stay in the core's L2 while it is reduced.
 constexpr int64_t kBlockElements = 16384;
-
-// Eight running sums, one per lane, which the compiler turns into a vector register: a single
-// float accumulator would keep the loop scalar (its additions may not be reordered).
-template <typename scalar_t>
-inline scalar_t dot(const scalar_t* a, const scalar_t* b, int64_t n) {
-  scalar_t lanes[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int j = 0; j < 8; ++j) lanes[j] += a[i + j] * b[i + j];
-  scalar_t sum = 0;
-  for (scalar_t lane : lanes) sum += lane;
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
 
 struct Shape {
   int64_t batch, queries, sources, width;  // B, T, S, D
@@ -84,7 +71,7 @@ at::Tensor scores_forward(const at::Tensor& query, const at::Tensor& keys, const
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t s = 0; s < n.sources; ++s)
           out[(b * n.queries + first_t + r) * n.sources + s] =
-              dot(hidden.data() + (r * n.sources + s) * n.width, w, n.width);
+              lane_dot(hidden.data() + (r * n.sources + s) * n.width, w, n.width);
     }
   });
   return scores;

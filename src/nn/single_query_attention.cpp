@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mixseq/util/error.h"
+#include "util/lane_dot.h"
 #include "util/vector_clones.h"
 
 namespace mixseq {
@@ -33,19 +34,6 @@ struct Layout {
   float* weights;  // [B, H, S] or null
 };
 
-// Sixteen running sums, one per lane, which the compiler keeps in vector registers: a single
-// accumulator would keep the loop scalar (its additions may not be reordered).
-__attribute__((always_inline)) inline float dot(const float* a, const float* b, int64_t n) {
-  float lanes[16] = {};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; ++j) lanes[j] += a[i + j] * b[i + j];
-  float sum = 0.0f;
-  for (float lane : lanes) sum += lane;
-  for (; i < n; ++i) sum += a[i] * b[i];
-  return sum;
-}
-
 // (row, head) pairs [begin, end); scores has room for S floats. One call per task, so that the
 // per-CPU copy is chosen once, not per dot product.
 MIXSEQ_VECTOR_CLONES
@@ -61,7 +49,7 @@ void attend_pairs(const Layout& n, int64_t begin, int64_t end, float* scores) {
         continue;
       }
       const int64_t row = n.rows ? n.rows[b * n.rows_row + j * n.rows_position] : b;
-      scores[j] = dot(q, n.keys + row * n.k_row + h * n.k_head + j * n.k_position, n.width) * n.scale;
+      scores[j] = lane_dot(q, n.keys + row * n.k_row + h * n.k_head + j * n.k_position, n.width) * n.scale;
       max = std::max(max, scores[j]);
     }
     float sum = 0.0f;
