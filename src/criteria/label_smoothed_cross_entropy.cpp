@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "mixseq/nn/bf16_rows.h"
 #include "mixseq/nn/softmax_rows.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"

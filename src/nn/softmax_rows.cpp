@@ -1,7 +1,6 @@
 #include "mixseq/nn/softmax_rows.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "nn/exp_by_range_reduction.h"
@@ -61,24 +60,6 @@ float shifted_exp_sum(const float* z, int64_t n, float shift, float* out) {
   return s;
 }
 
-MIXSEQ_VECTOR_CLONES
-void widen_loop(const uint16_t* bits, int64_t n, float* out) {
-  for (int64_t v = 0; v < n; ++v) {
-    const uint32_t widened = static_cast<uint32_t>(bits[v]) << 16;  // bf16 is fp32's upper half
-    std::memcpy(out + v, &widened, sizeof widened);
-  }
-}
-
-MIXSEQ_VECTOR_CLONES
-void narrow_loop(const float* in, int64_t n, uint16_t* bits) {
-  for (int64_t v = 0; v < n; ++v) {
-    uint32_t u;
-    std::memcpy(&u, in + v, sizeof u);
-    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    bits[v] = static_cast<uint16_t>(in[v] != in[v] ? 0x7fc0u : rounded);  // NaN stays a quiet NaN
-  }
-}
-
 }  // namespace
 
 SoftmaxRowStats softmax_row_stats(const float* z, int64_t n, float* scratch) {
@@ -89,14 +70,6 @@ SoftmaxRowStats softmax_row_stats(const float* z, int64_t n, float* scratch) {
 }
 
 void softmax_row(const float* z, int64_t n, float log_sum_exp, float* p) { shifted_exp_sum(z, n, log_sum_exp, p); }
-
-void widen_row(const c10::BFloat16* in, int64_t n, float* out) {
-  widen_loop(reinterpret_cast<const uint16_t*>(in), n, out);
-}
-
-void narrow_row(const float* in, int64_t n, c10::BFloat16* out) {
-  narrow_loop(in, n, reinterpret_cast<uint16_t*>(out));
-}
 
 }  // namespace mixseq
 

@@ -3,12 +3,10 @@
 //
 // Debian's LibTorch computes exp at about 0.5 ns an element on the AVX-512 Xeon and widens bf16
 // logits for log_softmax through a slow path (5.8 ms for [32, 30, 2000], against 0.4 ms for the
-// widening alone). Here exp uses the range reduction and polynomial of nn/vectorized_tanh.h
+// widening alone); bf16 rows go through nn/bf16_rows.h. Here exp uses the range reduction and polynomial of nn/vectorized_tanh.h
 // (a few float ulps) and the sums run in 16 float lanes, in loops the compiler vectorizes for
 // the CPU it runs on (util/vector_clones.h). Exponents below -87 give exp(-87) ≈ 1.6e-38, not 0.
 #pragma once
-
-#include <c10/util/BFloat16.h>
 
 #include <cstdint>
 
@@ -24,11 +22,5 @@ SoftmaxRowStats softmax_row_stats(const float* z, int64_t n, float* scratch);
 
 // p_v = exp(z_v - log_sum_exp) for v < n (p may be z).
 void softmax_row(const float* z, int64_t n, float log_sum_exp, float* p);
-
-// out_v = float(in_v) for v < n.
-void widen_row(const c10::BFloat16* in, int64_t n, float* out);
-
-// out_v = in_v rounded to the nearest bf16, ties to even (as c10::BFloat16(float)), for v < n.
-void narrow_row(const float* in, int64_t n, c10::BFloat16* out);
 
 }  // namespace mixseq
