@@ -68,6 +68,8 @@ void store(const Arithmetic<scalar_t>* values, int64_t n, scalar_t* row) {
   }
 }
 
+// log Σ_v exp(z_v) and Σ_v z_v of a row: in SIMD registers for fp32 (nn/softmax_rows.h), plainly
+// for fp64.
 SoftmaxRowStats row_stats(const float* z, int64_t n, float* scratch) { return softmax_row_stats(z, n, scratch); }
 struct DoubleRowStats {
   double log_sum_exp, sum;
@@ -79,6 +81,7 @@ DoubleRowStats row_stats(const double* z, int64_t n, double*) {
   return {max + std::log(total), sum};
 }
 
+// p_v = exp(z_v - log_sum_exp).
 void row_softmax(const float* z, int64_t n, float log_sum_exp, float* p) { softmax_row(z, n, log_sum_exp, p); }
 void row_softmax(const double* z, int64_t n, double log_sum_exp, double* p) {
   for (int64_t v = 0; v < n; ++v) p[v] = std::exp(z[v] - log_sum_exp);
@@ -110,7 +113,8 @@ void forward_rows(const at::Tensor& logits, const at::Tensor& targets, double ep
       const auto stats = row_stats(z, V, scratch.data());
       lse[i] = stats.log_sum_exp;
       nll[i] = static_cast<double>(stats.log_sum_exp) - z[target[i]];
-      const double uniform = static_cast<double>(stats.log_sum_exp) - static_cast<double>(stats.sum) / V;  // mean -log p
+      // mean_v -log p_v
+      const double uniform = static_cast<double>(stats.log_sum_exp) - static_cast<double>(stats.sum) / V;
       loss[i] = (1.0 - epsilon) * nll[i] + epsilon * uniform;
     }
   });
@@ -180,9 +184,11 @@ class FusedCrossEntropy : public torch::autograd::Function<FusedCrossEntropy> {
     if (!gradients[0].defined()) return {at::zeros(shape, rows.options()), at::Tensor(), at::Tensor()};
     const double grad_loss = gradients[0].item<double>();
     auto grad_rows = at::empty_like(rows);
-    AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, rows.scalar_type(), "mixseq::cross_entropy_backward", [&] {
-      backward_rows<scalar_t>(rows, row_targets, log_sum_exp, epsilon, grad_loss, grad_rows);
-    });
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, rows.scalar_type(), "mixseq::cross_entropy_backward",
+                                    [&] {
+                                      backward_rows<scalar_t>(rows, row_targets, log_sum_exp, epsilon, grad_loss,
+                                                              grad_rows);
+                                    });
     return {grad_rows.view(shape), at::Tensor(), at::Tensor()};
   }
 };
@@ -201,7 +207,9 @@ CrossEntropySums label_smoothed_cross_entropy(const at::Tensor& logits, const at
                targets.scalar_type());
   MIXSEQ_CHECK(options.smoothing >= 0.0 && options.smoothing <= 1.0, "label smoothing (", options.smoothing,
                ") must lie in [0, 1]; 0.1 is GNMT's and the Transformer's");
-  if (!logits.device().is_cpu() || logits.numel() == 0) return composite_cross_entropy(logits, targets, options.smoothing);
+  if (!logits.device().is_cpu() || logits.numel() == 0) {
+    return composite_cross_entropy(logits, targets, options.smoothing);
+  }
 
   const int64_t V = logits.size(2);
   MIXSEQ_CHECK(targets.ge(0).logical_and(targets.lt(V)).all().item<bool>(),

@@ -58,8 +58,8 @@ void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Ten
   const auto gemm = dnnl_gemm_bf16();
   if (gemm && c.numel() > 0 && a.size(1) > 0 && blas_layout(a, a_layout) && blas_layout(b, b_layout) &&
       c.stride(1) == 1 && c.stride(0) >= c.size(1)) {
-    const int status = gemm(a_layout.transpose, b_layout.transpose, c.size(0), c.size(1), a.size(1), 1.0f,
-                            a.data_ptr(), a_layout.leading, b.data_ptr(), b_layout.leading, accumulate ? 1.0f : 0.0f,
+    const int status = gemm(a_layout.transpose, b_layout.transpose, c.size(0), c.size(1), a.size(1), 1.0f, a.data_ptr(),
+                            a_layout.leading, b.data_ptr(), b_layout.leading, accumulate ? 1.0f : 0.0f,
                             c.data_ptr<float>(), c.stride(0));
     MIXSEQ_CHECK(status == 0, "dnnl_gemm_bf16bf16f32 failed with oneDNN status ", status);
     return;

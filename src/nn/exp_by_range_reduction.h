@@ -11,8 +11,8 @@
 namespace mixseq {
 
 struct ExpMinusOneParts {
-  float scale;               // 2^n
-  float scaled_expm1_of_r;   // 2^n (exp(r) - 1)
+  float scale;              // 2^n
+  float scaled_expm1_of_r;  // 2^n (exp(r) - 1)
 };
 
 __attribute__((always_inline)) inline ExpMinusOneParts exp_minus_one_parts(float y) {

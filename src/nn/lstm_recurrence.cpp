@@ -39,7 +39,8 @@ int64_t rows_per_task(const Sizes& n) { return std::max<int64_t>(1, 16384 / (4 *
 template <typename scalar_t>
 __attribute__((always_inline)) inline void cell_forward_row(scalar_t* __restrict g, const scalar_t* __restrict hg,
                                                             const scalar_t* __restrict c_prev, scalar_t* __restrict c,
-                                                            scalar_t* __restrict tc, scalar_t* __restrict h, int64_t H) {
+                                                            scalar_t* __restrict tc, scalar_t* __restrict h,
+                                                            int64_t H) {
   if (hg)
     for (int64_t j = 0; j < 4 * H; ++j) g[j] += hg[j];
   for (int64_t j = 0; j < 2 * H; ++j) g[j] *= scalar_t(0.5);
@@ -56,7 +57,8 @@ __attribute__((always_inline)) inline void cell_forward_row(scalar_t* __restrict
 // output's gradient, when given) and dc [H] (dL/dc_t through c_{t+1}) -> dg [4H], the
 // pre-activation gradients, and dc becomes dL/dc_{t-1} through c_t. dh is overwritten.
 template <typename scalar_t>
-__attribute__((always_inline)) inline void cell_backward_row(const scalar_t* __restrict g, const scalar_t* __restrict tc,
+__attribute__((always_inline)) inline void cell_backward_row(const scalar_t* __restrict g,
+                                                             const scalar_t* __restrict tc,
                                                              const scalar_t* __restrict c_prev,
                                                              const scalar_t* __restrict dout, scalar_t* __restrict dg,
                                                              scalar_t* __restrict dh, scalar_t* __restrict dc,
@@ -108,9 +110,9 @@ void keep_for_products(const scalar_t* h, int64_t n, c10::BFloat16* low) {
 // goes from bf16 operands straight into gates_t in fp32 (nn/bf16_matmul.h), and the cell's pass
 // writes h_t in bf16 as well for the next step's product.
 template <typename scalar_t>
-void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh, const at::Tensor& h0_products,
-                        const Sizes& n, at::Tensor& gates, at::Tensor& cells, at::Tensor& cell_tanh,
-                        at::Tensor& output, at::Tensor& h_products) {
+void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh,
+                        const at::Tensor& h0_products, const Sizes& n, at::Tensor& gates, at::Tensor& cells,
+                        at::Tensor& cell_tanh, at::Tensor& output, at::Tensor& h_products) {
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
   const bool bf16_products = h_products.defined();
   // h_{t-1} W_hhᵀ in the cell's dtype, added by the cell's pass (not under bf16 autocast).

@@ -72,4 +72,3 @@ SoftmaxRowStats softmax_row_stats(const float* z, int64_t n, float* scratch) {
 void softmax_row(const float* z, int64_t n, float log_sum_exp, float* p) { shifted_exp_sum(z, n, log_sum_exp, p); }
 
 }  // namespace mixseq
-

@@ -18,10 +18,10 @@ namespace {
 
 struct StepConstants {
   float beta1, one_minus_beta1, beta2, one_minus_beta2;
-  float weight_decay;        // 0: none
+  float weight_decay;  // 0: none
   float sqrt_bias_correction2;
   float eps;
-  float minus_step_size;     // -lr / (1 - β1^t)
+  float minus_step_size;  // -lr / (1 - β1^t)
 };
 
 // exp_avg.mul_(β1).add_(g, 1 - β1); exp_avg_sq.mul_(β2).addcmul_(g, g, 1 - β2);

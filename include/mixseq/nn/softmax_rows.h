@@ -3,9 +3,10 @@
 //
 // Debian's LibTorch computes exp at about 0.5 ns an element on the AVX-512 Xeon and widens bf16
 // logits for log_softmax through a slow path (5.8 ms for [32, 30, 2000], against 0.4 ms for the
-// widening alone); bf16 rows go through nn/bf16_rows.h. Here exp uses the range reduction and polynomial of nn/vectorized_tanh.h
-// (a few float ulps) and the sums run in 16 float lanes, in loops the compiler vectorizes for
-// the CPU it runs on (util/vector_clones.h). Exponents below -87 give exp(-87) ≈ 1.6e-38, not 0.
+// widening alone); bf16 rows go through nn/bf16_rows.h. Here exp uses the range reduction and
+// polynomial of nn/vectorized_tanh.h (a few float ulps) and the sums run in 16 float lanes, in
+// loops the compiler vectorizes for the CPU it runs on (util/vector_clones.h). Exponents below
+// -87 give exp(-87) ≈ 1.6e-38, not 0.
 #pragma once
 
 #include <cstdint>

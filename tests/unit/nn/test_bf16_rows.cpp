@@ -25,9 +25,12 @@ TEST(Bf16Rows, WidenAndNarrowEqualLibTorchsConversions) {
     auto narrowed = at::empty({n}, at::kBFloat16);
     narrow_row(values.data_ptr<float>(), n, narrowed.data_ptr<c10::BFloat16>());
     const int64_t first_number = n > 4 ? 1 : 0;  // NaN payloads may differ: compared as NaN
-    EXPECT_TRUE(at::equal(narrowed.slice(0, first_number).view(at::kShort), expected.slice(0, first_number).view(at::kShort)))
+    EXPECT_TRUE(
+        at::equal(narrowed.slice(0, first_number).view(at::kShort), expected.slice(0, first_number).view(at::kShort)))
         << n;
-    if (n > 4) EXPECT_TRUE(std::isnan(narrowed[0].item<float>()));
+    if (n > 4) {
+      EXPECT_TRUE(std::isnan(narrowed[0].item<float>()));
+    }
 
     auto widened = at::empty({n});
     widen_row(expected.data_ptr<c10::BFloat16>(), n, widened.data_ptr<float>());

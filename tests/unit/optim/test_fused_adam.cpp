@@ -46,9 +46,10 @@ void expect_same_steps(at::ScalarType dtype, double weight_decay, double toleran
     reference.zero_grad();
   }
   for (size_t i = 0; i < ours.size(); ++i) {
-    EXPECT_TRUE(at::allclose(ours[i], theirs[i], tolerance, tolerance)) << i << ": " << (ours[i] - theirs[i]).abs().max();
-    const auto& our_state =
-        static_cast<torch::optim::AdamParamState&>(*fused.state().at(compat::optimizer_state_key(fused.state(), ours[i])));
+    EXPECT_TRUE(at::allclose(ours[i], theirs[i], tolerance, tolerance))
+        << i << ": " << (ours[i] - theirs[i]).abs().max();
+    const auto& our_state = static_cast<torch::optim::AdamParamState&>(
+        *fused.state().at(compat::optimizer_state_key(fused.state(), ours[i])));
     const auto& their_state = static_cast<torch::optim::AdamParamState&>(
         *reference.state().at(compat::optimizer_state_key(reference.state(), theirs[i])));
     EXPECT_EQ(our_state.step(), their_state.step());
