@@ -8,11 +8,15 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "mixseq/nn/bf16_matmul.h"
+#include "mixseq/nn/bf16_rows.h"
 #include "mixseq/nn/vectorized_tanh.h"
 #include "util/torch_compat.h"
+#include "util/vector_clones.h"
 
 namespace mixseq {
 namespace {
@@ -29,49 +33,112 @@ inline void tanh_in_place(double* x, int64_t n) {  // gradient checks
 // Sentences per parallel task in a step's cell arithmetic: a few thousand elements each.
 int64_t rows_per_task(const Sizes& n) { return std::max<int64_t>(1, 16384 / (4 * n.hidden)); }
 
-// out = a b with b in the products' dtype (the cell's, or bf16 under autocast), out in the cell's.
-void product_into(at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
-  if (b.scalar_type() == out.scalar_type()) {
-    at::mm_out(out, a, b);
-  } else {
-    out.copy_(at::mm(a.to(b.scalar_type()), b));
+// One sentence's cell at one step, forward: g [4H] from pre-activations (to which hg [4H] is
+// added, when given) to the activated i, f, g, o; c_prev [H] -> c, tc = tanh(c) and h [H].
+// σ(x) = (1 + tanh(x / 2)) / 2 for i, f and o; tanh for g: one tanh pass over all four.
+template <typename scalar_t>
+__attribute__((always_inline)) inline void cell_forward_row(scalar_t* __restrict g, const scalar_t* __restrict hg,
+                                                            const scalar_t* __restrict c_prev, scalar_t* __restrict c,
+                                                            scalar_t* __restrict tc, scalar_t* __restrict h,
+                                                            int64_t H) {
+  if (hg)
+    for (int64_t j = 0; j < 4 * H; ++j) g[j] += hg[j];
+  for (int64_t j = 0; j < 2 * H; ++j) g[j] *= scalar_t(0.5);
+  for (int64_t j = 3 * H; j < 4 * H; ++j) g[j] *= scalar_t(0.5);
+  tanh_in_place(g, 4 * H);
+  for (int64_t j = 0; j < 2 * H; ++j) g[j] = scalar_t(0.5) + scalar_t(0.5) * g[j];
+  for (int64_t j = 3 * H; j < 4 * H; ++j) g[j] = scalar_t(0.5) + scalar_t(0.5) * g[j];
+  for (int64_t j = 0; j < H; ++j) tc[j] = c[j] = g[H + j] * c_prev[j] + g[j] * g[2 * H + j];
+  tanh_in_place(tc, H);
+  for (int64_t j = 0; j < H; ++j) h[j] = g[3 * H + j] * tc[j];
+}
+
+// One sentence's cell at one step, backward: dh [H] (dL/dh_t through h_{t+1}) plus dout [H] (the
+// output's gradient, when given) and dc [H] (dL/dc_t through c_{t+1}) -> dg [4H], the
+// pre-activation gradients, and dc becomes dL/dc_{t-1} through c_t. dh is overwritten.
+template <typename scalar_t>
+__attribute__((always_inline)) inline void cell_backward_row(const scalar_t* __restrict g,
+                                                             const scalar_t* __restrict tc,
+                                                             const scalar_t* __restrict c_prev,
+                                                             const scalar_t* __restrict dout, scalar_t* __restrict dg,
+                                                             scalar_t* __restrict dh, scalar_t* __restrict dc,
+                                                             int64_t H) {
+  if (dout)
+    for (int64_t j = 0; j < H; ++j) dh[j] += dout[j];
+  for (int64_t j = 0; j < H; ++j) {
+    const scalar_t i = g[j], fg = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
+    const scalar_t dc_t = dc[j] + dh[j] * o * (1 - tc[j] * tc[j]);
+    dg[j] = dc_t * gg * i * (1 - i);
+    dg[H + j] = dc_t * c_prev[j] * fg * (1 - fg);
+    dg[2 * H + j] = dc_t * i * (1 - gg * gg);
+    dg[3 * H + j] = dh[j] * tc[j] * o * (1 - o);
+    dc[j] = dc_t * fg;
+  }
+}
+
+// The rows above compiled per instruction set for float (Debian's LibTorch and mixseq build for
+// the x86-64 baseline, where these loops ran at about 10 ns an element); fp64 for gradient checks.
+MIXSEQ_VECTOR_CLONES
+void cell_forward(float* g, const float* hg, const float* c_prev, float* c, float* tc, float* h, int64_t H) {
+  cell_forward_row(g, hg, c_prev, c, tc, h, H);
+}
+void cell_forward(double* g, const double* hg, const double* c_prev, double* c, double* tc, double* h, int64_t H) {
+  cell_forward_row(g, hg, c_prev, c, tc, h, H);
+}
+MIXSEQ_VECTOR_CLONES
+void cell_backward(const float* g, const float* tc, const float* c_prev, const float* dout, float* dg, float* dh,
+                   float* dc, int64_t H) {
+  cell_backward_row(g, tc, c_prev, dout, dg, dh, dc, H);
+}
+void cell_backward(const double* g, const double* tc, const double* c_prev, const double* dout, double* dg,
+                   double* dh, double* dc, int64_t H) {
+  cell_backward_row(g, tc, c_prev, dout, dg, dh, dc, H);
+}
+
+// The copy of h_t that the next step's product reads under bf16 autocast, written by the cell's
+// pass rather than converted per step: `low` [H] bf16, or nothing in the cell's own precision.
+template <typename scalar_t>
+void keep_for_products(const scalar_t* h, int64_t n, c10::BFloat16* low) {
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    if (low) narrow_row(h, n, low);
   }
 }
 
 // The raw tensors of one forward pass, batch-first: gates [B, T, 4H] (pre-activations from x on
-// entry, activated i, f, g, o on return), cells and cell_tanh [B, T, H], output [B, T, H].
+// entry, activated i, f, g, o on return), cells and cell_tanh [B, T, H], output [B, T, H]. Under
+// bf16 autocast (`h_products` [B, T, H] bf16 defined, h0_products [B, H] its h_0) h_{t-1} W_hhᵀ
+// goes from bf16 operands straight into gates_t in fp32 (nn/bf16_matmul.h), and the cell's pass
+// writes h_t in bf16 as well for the next step's product.
 template <typename scalar_t>
-void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh, const Sizes& n,
-                        at::Tensor& gates, at::Tensor& cells, at::Tensor& cell_tanh, at::Tensor& output) {
+void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh,
+                        const at::Tensor& h0_products, const Sizes& n, at::Tensor& gates, at::Tensor& cells,
+                        at::Tensor& cell_tanh, at::Tensor& output, at::Tensor& h_products) {
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
-  auto hidden_gates = at::empty({B, 4 * H}, gates.options());  // in the cell's dtype
+  const bool bf16_products = h_products.defined();
+  // h_{t-1} W_hhᵀ in the cell's dtype, added by the cell's pass (not under bf16 autocast).
+  auto hidden_gates = bf16_products ? at::Tensor() : at::empty({B, 4 * H}, gates.options());
   scalar_t* g_all = gates.data_ptr<scalar_t>();
   scalar_t* c_all = cells.data_ptr<scalar_t>();
   scalar_t* tc_all = cell_tanh.data_ptr<scalar_t>();
   scalar_t* h_all = output.data_ptr<scalar_t>();
+  c10::BFloat16* h_low_all = bf16_products ? h_products.data_ptr<c10::BFloat16>() : nullptr;
   const scalar_t* c_first = c0.data_ptr<scalar_t>();
-  const scalar_t* hg = hidden_gates.data_ptr<scalar_t>();
+  const scalar_t* hg = bf16_products ? nullptr : hidden_gates.data_ptr<scalar_t>();
   const auto w_hh_t = w_hh.t();
   for (int64_t t = 0; t < T; ++t) {
-    product_into(hidden_gates, t == 0 ? h0 : output.select(1, t - 1), w_hh_t);
+    if (bf16_products) {
+      auto step_gates = gates.select(1, t);  // [B, 4H]
+      bf16_matmul_into(t == 0 ? h0_products : h_products.select(1, t - 1), w_hh_t, step_gates, /*accumulate=*/true);
+    } else {
+      at::mm_out(hidden_gates, t == 0 ? h0 : output.select(1, t - 1), w_hh_t);
+    }
     at::parallel_for(0, B, rows_per_task(n), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        scalar_t* g = g_all + (b * T + t) * 4 * H;
-        const scalar_t* hg_row = hg + b * 4 * H;
-        // σ(x) = (1 + tanh(x / 2)) / 2 for i, f and o; tanh for g: one tanh pass over all four.
-        for (int64_t j = 0; j < 4 * H; ++j) g[j] += hg_row[j];
-        for (int64_t j = 0; j < 2 * H; ++j) g[j] *= scalar_t(0.5);
-        for (int64_t j = 3 * H; j < 4 * H; ++j) g[j] *= scalar_t(0.5);
-        tanh_in_place(g, 4 * H);
-        for (int64_t j = 0; j < 2 * H; ++j) g[j] = scalar_t(0.5) + scalar_t(0.5) * g[j];
-        for (int64_t j = 3 * H; j < 4 * H; ++j) g[j] = scalar_t(0.5) + scalar_t(0.5) * g[j];
         const scalar_t* c_prev = t == 0 ? c_first + b * H : c_all + (b * T + t - 1) * H;
-        scalar_t* c = c_all + (b * T + t) * H;
-        scalar_t* tc = tc_all + (b * T + t) * H;
-        for (int64_t j = 0; j < H; ++j) tc[j] = c[j] = g[H + j] * c_prev[j] + g[j] * g[2 * H + j];
-        tanh_in_place(tc, H);
         scalar_t* h = h_all + (b * T + t) * H;
-        for (int64_t j = 0; j < H; ++j) h[j] = g[3 * H + j] * tc[j];
+        cell_forward(g_all + (b * T + t) * 4 * H, hg ? hg + b * 4 * H : nullptr, c_prev, c_all + (b * T + t) * H,
+                     tc_all + (b * T + t) * H, h, H);
+        keep_for_products(h, H, h_low_all ? h_low_all + (b * T + t) * H : nullptr);
       }
     });
   }
@@ -79,6 +146,7 @@ void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Te
 
 struct Forward {
   at::Tensor gates, cells, cell_tanh, output;
+  at::Tensor h0_products, h_products;  // h_0 [B, H] and h_t [B, T, H] in bf16; undefined without autocast
 };
 
 // x [B, T, Din] in the products' dtype, h0 and c0 in the cell's; `w` with its matrices in the
@@ -95,18 +163,25 @@ Forward run_forward(const at::Tensor& x, const at::Tensor& h0, const at::Tensor&
   f.cells = at::empty({n.batch, n.steps, n.hidden}, h0.options());
   f.cell_tanh = at::empty_like(f.cells);
   f.output = at::empty_like(f.cells);
+  if (x.scalar_type() != cell_dtype) {
+    f.h0_products = h0.to(x.scalar_type());
+    f.h_products = at::empty_like(f.cells, x.options());
+  }
   AT_DISPATCH_FLOATING_TYPES(cell_dtype, "mixseq::lstm_recurrence", [&] {
-    recurrence_forward<scalar_t>(h0, c0, w.w_hh, n, f.gates, f.cells, f.cell_tanh, f.output);
+    recurrence_forward<scalar_t>(h0, c0, w.w_hh, f.h0_products, n, f.gates, f.cells, f.cell_tanh, f.output,
+                                 f.h_products);
   });
   return f;
 }
 
 // dgates [B, T, 4H] (pre-activation gradients) from the output's and final state's gradients;
-// returns dh_0 and dc_0.
+// returns dh_0 and dc_0. Under bf16 autocast (`dgates_products` [B, T, 4H] bf16 defined) the
+// cell's pass writes dgates in bf16 as well, the operand of dgates_t W_hh and of the weights'
+// gradients.
 template <typename scalar_t>
 std::pair<at::Tensor, at::Tensor> recurrence_backward(const Forward& f, const at::Tensor& c0, const at::Tensor& w_hh,
                                                       const at::Tensor& grad_output, at::Tensor dh, at::Tensor dc,
-                                                      const Sizes& n, at::Tensor& dgates) {
+                                                      const Sizes& n, at::Tensor& dgates, at::Tensor& dgates_products) {
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
   const scalar_t* g_all = f.gates.data_ptr<scalar_t>();
   const scalar_t* c_all = f.cells.data_ptr<scalar_t>();
@@ -114,31 +189,25 @@ std::pair<at::Tensor, at::Tensor> recurrence_backward(const Forward& f, const at
   const scalar_t* c_first = c0.data_ptr<scalar_t>();
   const scalar_t* dout = grad_output.defined() ? grad_output.data_ptr<scalar_t>() : nullptr;
   scalar_t* dg_all = dgates.data_ptr<scalar_t>();
+  c10::BFloat16* dg_low_all = dgates_products.defined() ? dgates_products.data_ptr<c10::BFloat16>() : nullptr;
   scalar_t* dh_next = dh.data_ptr<scalar_t>();  // dL/dh_t through h_{t+1}: dgates_{t+1} W_hh
   scalar_t* dc_next = dc.data_ptr<scalar_t>();  // dL/dc_t through c_{t+1}
   for (int64_t t = T - 1; t >= 0; --t) {
     at::parallel_for(0, B, rows_per_task(n), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
-        const scalar_t* g = g_all + (b * T + t) * 4 * H;
-        const scalar_t* tc = tc_all + (b * T + t) * H;
         const scalar_t* c_prev = t == 0 ? c_first + b * H : c_all + (b * T + t - 1) * H;
-        const scalar_t* dout_row = dout ? dout + (b * T + t) * H : nullptr;
         scalar_t* dg = dg_all + (b * T + t) * 4 * H;
-        scalar_t* dh_row = dh_next + b * H;
-        scalar_t* dc_row = dc_next + b * H;
-        for (int64_t j = 0; j < H; ++j) {
-          const scalar_t i = g[j], fg = g[H + j], gg = g[2 * H + j], o = g[3 * H + j];
-          const scalar_t dh_t = dh_row[j] + (dout_row ? dout_row[j] : scalar_t(0));
-          const scalar_t dc_t = dc_row[j] + dh_t * o * (1 - tc[j] * tc[j]);
-          dg[j] = dc_t * gg * i * (1 - i);
-          dg[H + j] = dc_t * c_prev[j] * fg * (1 - fg);
-          dg[2 * H + j] = dc_t * i * (1 - gg * gg);
-          dg[3 * H + j] = dh_t * tc[j] * o * (1 - o);
-          dc_row[j] = dc_t * fg;
-        }
+        cell_backward(g_all + (b * T + t) * 4 * H, tc_all + (b * T + t) * H, c_prev,
+                      dout ? dout + (b * T + t) * H : nullptr, dg, dh_next + b * H, dc_next + b * H, H);
+        keep_for_products(dg, 4 * H, dg_low_all ? dg_low_all + (b * T + t) * 4 * H : nullptr);
       }
     });
-    product_into(dh, dgates.select(1, t), w_hh);  // dL/dh_{t-1} through gates_t
+    // dL/dh_{t-1} through gates_t
+    if (dg_low_all) {
+      bf16_matmul_into(dgates_products.select(1, t), w_hh, dh, /*accumulate=*/false);
+    } else {
+      at::mm_out(dh, dgates.select(1, t), w_hh);
+    }
   }
   return {dh, dc};
 }
@@ -168,8 +237,8 @@ class LstmRecurrence : public torch::autograd::Function<LstmRecurrence> {
     const auto h_first = h0.to(cell_dtype).contiguous(), c_first = c0.to(cell_dtype).contiguous();
     const LstmWeights weights{w_ih.to(product_dtype), w_hh.to(product_dtype), b_ih, b_hh};
     auto f = run_forward(input, h_first, c_first, weights);
-    context->save_for_backward(
-        {input, h_first, c_first, weights.w_ih, weights.w_hh, f.gates, f.cells, f.cell_tanh, f.output});
+    context->save_for_backward({input, h_first, c_first, weights.w_ih, weights.w_hh, f.gates, f.cells, f.cell_tanh,
+                                f.output, f.h0_products, f.h_products});
     for (const auto& [name, tensor] : {std::pair{"x", x}, std::pair{"h0", h0}, std::pair{"c0", c0}})
       context->saved_data[std::string(name) + "_dtype"] = tensor.scalar_type();
     const int64_t T = input.size(1);
@@ -181,9 +250,9 @@ class LstmRecurrence : public torch::autograd::Function<LstmRecurrence> {
                                                  torch::autograd::variable_list gradients) {
     const auto saved = context->get_saved_variables();
     const auto &x = saved[0], &h0 = saved[1], &c0 = saved[2], &w_ih = saved[3], &w_hh = saved[4];
-    const Forward f{saved[5], saved[6], saved[7], saved[8]};
+    const Forward f{saved[5], saved[6], saved[7], saved[8], saved[9], saved[10]};
     const Sizes n{x.size(0), x.size(1), x.size(2), w_hh.size(1)};
-    const auto cell_dtype = h0.scalar_type(), product_dtype = w_hh.scalar_type();
+    const auto cell_dtype = h0.scalar_type();
     const auto dtype_of = [&](const char* name) { return context->saved_data[name].toScalarType(); };
     const auto grad_output = gradients[0].defined() ? gradients[0].to(cell_dtype).contiguous() : at::Tensor();
     auto dh = gradients[1].defined() ? gradients[1].to(cell_dtype).clone(at::MemoryFormat::Contiguous)
@@ -191,21 +260,32 @@ class LstmRecurrence : public torch::autograd::Function<LstmRecurrence> {
     auto dc = gradients[2].defined() ? gradients[2].to(cell_dtype).clone(at::MemoryFormat::Contiguous)
                                      : at::zeros_like(c0);
     auto dgates = at::empty_like(f.gates);
+    const bool bf16_products = f.h_products.defined();
+    auto dgates_products = bf16_products ? at::empty_like(dgates, w_hh.options()) : at::Tensor();
     AT_DISPATCH_FLOATING_TYPES(cell_dtype, "mixseq::lstm_recurrence_backward", [&] {
-      std::tie(dh, dc) = recurrence_backward<scalar_t>(f, c0, w_hh, grad_output, dh, dc, n, dgates);
+      std::tie(dh, dc) = recurrence_backward<scalar_t>(f, c0, w_hh, grad_output, dh, dc, n, dgates, dgates_products);
     });
+    // Products in the cell's dtype; under bf16 autocast from bf16 operands, summed in fp32.
+    const auto product = [&](const at::Tensor& a, const at::Tensor& b) {
+      if (!bf16_products) return a.mm(b);
+      auto c = at::empty({a.size(0), b.size(1)}, dgates.options());
+      bf16_matmul_into(a, b, c, /*accumulate=*/false);
+      return c;
+    };
     // Each weight's gradient in one product over all B·T positions.
-    const auto dg = dgates.view({n.batch * n.steps, 4 * n.hidden});
-    const auto dg_products = dg.to(product_dtype);
-    const auto h_prev = at::cat({h0.unsqueeze(1), f.output.slice(1, 0, n.steps - 1)}, 1)
-                            .view({n.batch * n.steps, n.hidden})
-                            .to(product_dtype);  // h_{t-1} at every position
+    const int64_t positions = n.batch * n.steps;
+    const auto dg = dgates.view({positions, 4 * n.hidden});
+    const auto dg_products = bf16_products ? dgates_products.view({positions, 4 * n.hidden}) : dg;
+    const auto h_prev = at::cat({(bf16_products ? f.h0_products : h0).unsqueeze(1),
+                                 (bf16_products ? f.h_products : f.output).slice(1, 0, n.steps - 1)},
+                                1)
+                            .view({positions, n.hidden});  // h_{t-1} at every position, in the products' dtype
     const auto grad_bias = dg.sum(0);
-    return {dg_products.mm(w_ih).view({n.batch, n.steps, n.input}).to(dtype_of("x_dtype")),
+    return {product(dg_products, w_ih).view({n.batch, n.steps, n.input}).to(dtype_of("x_dtype")),
             dh.to(dtype_of("h0_dtype")),
             dc.to(dtype_of("c0_dtype")),
-            dg_products.t().mm(x.view({n.batch * n.steps, n.input})).to(cell_dtype),
-            dg_products.t().mm(h_prev).to(cell_dtype),
+            product(dg_products.t(), x.view({positions, n.input})),
+            product(dg_products.t(), h_prev),
             grad_bias,
             grad_bias};
   }

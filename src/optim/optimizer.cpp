@@ -8,6 +8,7 @@
 #include <map>
 #include <tuple>
 
+#include "mixseq/optim/fused_adam.h"
 #include "mixseq/optim/lamb.h"
 #include "mixseq/util/error.h"
 
@@ -32,7 +33,7 @@ const std::map<std::string, OptimizerBuilder> kOptimizerBuilders = {
      [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
        const auto options =
            torch::optim::AdamOptions(o.lr).betas(betas_of(o)).eps(o.eps).weight_decay(o.weight_decay).amsgrad(false);
-       return std::make_unique<torch::optim::Adam>(std::move(parameters), options);
+       return std::make_unique<FusedAdam>(std::move(parameters), options);
      }},
     {"adamw",
      [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {

@@ -18,7 +18,9 @@
 // Everything is summed, not averaged, so that the trainer decides how to normalise (GNMT's
 // reference divides by sentences, fairseq by tokens, both across gradient accumulation and
 // ranks). The log-softmax is computed in fp32 whatever the dtype of the logits (fp16 or bf16
-// log-probabilities lose the small differences the smoothing term is made of).
+// log-probabilities lose the small differences the smoothing term is made of). On the CPU the
+// loss and its gradient are each one pass over the logits (no [B, T, V] fp32 log-probabilities);
+// the gradient has the logits' dtype, rounded once from fp32.
 //
 // Shapes: B batch, T target length, V vocabulary.
 #pragma once

@@ -16,7 +16,10 @@
 //
 // Dtypes: the cell arithmetic, the output and the state are in the weights' dtype (fp32; fp64 for
 // gradient checks). Under bf16 autocast the matrix products take bf16 operands (as autocast would
-// make them; oneDNN's AMX kernels where the CPU has them) and return to fp32 for the cell.
+// make them; oneDNN's AMX kernels where the CPU has them) and return to fp32 for the cell: the
+// per-step products and the weights' gradients straight into fp32 (nn/bf16_matmul.h), from bf16
+// copies of h_t and of the gate gradients that the cell's passes write, so no step converts a
+// tensor of its own.
 #pragma once
 
 #include <torch/types.h>

@@ -6,6 +6,7 @@
 #include <torch/types.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
@@ -105,6 +106,56 @@ TEST(LabelSmoothedCrossEntropy, ComputesInFp32FromBf16Logits) {
   const auto widened = label_smoothed_cross_entropy(logits.to(at::kFloat), targets, options);
   EXPECT_NEAR(value(sums.loss), value(widened.loss), 1e-5 * value(widened.loss));
   EXPECT_NEAR(value(sums.nll), value(widened.nll), 1e-5 * value(widened.nll));
+}
+
+// LibTorch's own ops on the logits widened to `dtype`: the loss, -log p_y and d loss / d logits.
+std::tuple<double, double, at::Tensor> reference_loss(const at::Tensor& logits, const at::Tensor& targets,
+                                                      double epsilon, at::ScalarType dtype) {
+  const int64_t V = logits.size(-1);
+  const auto widened = logits.detach().to(dtype).requires_grad_();
+  const auto flat = widened.view({-1, V});
+  const auto loss = at::cross_entropy_loss(flat, targets.view({-1}), {}, at::Reduction::Sum, kPadId, epsilon);
+  loss.backward();
+  const auto nll = at::cross_entropy_loss(flat.detach(), targets.view({-1}), {}, at::Reduction::Sum, kPadId);
+  return {value(loss), value(nll), widened.grad()};
+}
+
+TEST(LabelSmoothedCrossEntropy, Bf16LogitsGetTheFp32GradientRoundedToBf16) {
+  at::manual_seed(4);
+  // V 2000 is the bench's vocabulary; 37 leaves a tail after the 16-lane loops.
+  for (const int64_t V : {37, 2000}) {
+    const int64_t B = 3, T = 5;
+    const auto targets = random_targets(B, T, V);
+    const auto logits = (4.0 * at::randn({B, T, V})).to(at::kBFloat16).requires_grad_();
+    const auto sums = label_smoothed_cross_entropy(logits, targets, LabelSmoothingOptions{0.1});
+    sums.loss.backward();
+    const auto [loss, nll, grad] = reference_loss(logits, targets, 0.1, at::kFloat);
+    EXPECT_NEAR(value(sums.loss), loss, 1e-5 * loss);
+    EXPECT_NEAR(value(sums.nll), nll, 1e-5 * nll);
+    ASSERT_EQ(logits.grad().scalar_type(), at::kBFloat16);
+    // Rounded once from the fp32 gradient: at most one bf16 step (2^-8 relative) from it.
+    const auto error = (logits.grad().to(at::kFloat) - grad).abs();
+    EXPECT_TRUE(error.le(grad.abs() * (1.0 / 256) + 1e-7).all().item<bool>()) << "V " << V << ", worst " << error.max();
+  }
+}
+
+TEST(LabelSmoothedCrossEntropy, Fp64LogitsMatchLibTorchInFp64) {
+  at::manual_seed(5);
+  const int64_t B = 2, T = 4, V = 23;
+  const auto targets = random_targets(B, T, V);
+  const auto logits = (3.0 * at::randn({B, T, V}, at::kDouble)).requires_grad_();
+  const auto sums = label_smoothed_cross_entropy(logits, targets, LabelSmoothingOptions{0.2});
+  (2.5 * sums.loss).backward();  // an upstream gradient other than 1
+  const auto [loss, nll, grad] = reference_loss(logits, targets, 0.2, at::kDouble);
+  EXPECT_NEAR(value(sums.loss), loss, 1e-6 * loss);  // the sums are returned in fp32
+  EXPECT_NEAR(value(sums.nll), nll, 1e-6 * nll);
+  EXPECT_TRUE(at::allclose(logits.grad(), 2.5 * grad, /*rtol=*/1e-12, /*atol=*/1e-14));
+}
+
+TEST(LabelSmoothedCrossEntropy, RejectsTargetsOutsideTheVocabulary) {
+  const auto logits = at::zeros({1, 2, 5});
+  EXPECT_THROW(label_smoothed_cross_entropy(logits, torch::tensor({{1, 5}}, at::kLong), {}), Error);
+  EXPECT_THROW(label_smoothed_cross_entropy(logits, torch::tensor({{-1, 2}}, at::kLong), {}), Error);
 }
 
 TEST(LabelSmoothedCrossEntropy, RejectsMismatchedShapesAndBadSmoothing) {

@@ -8,8 +8,10 @@
 #include <torch/nn/modules/rnn.h>
 
 #include <tuple>
+#include <vector>
 
 #include "gradient_check.h"
+#include "mixseq/nn/bf16_matmul.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -96,6 +98,66 @@ TEST(LstmRecurrence, UnderBf16AutocastMatchesTorchLstmUnderIt) {
     EXPECT_EQ(ours[i].scalar_type(), at::kFloat);
     const double scale = theirs[i].abs().max().item<double>();
     EXPECT_LT((ours[i] - theirs[i].to(at::kFloat)).abs().max().item<double>(), 0.05 * scale) << i;
+  }
+}
+
+// Under bf16 autocast the only roundings are those of the products' operands (x, h_{t-1} and
+// the weights, to bf16) and of x W_ihᵀ's result (LibTorch's bf16 at::mm): h_{t-1} W_hhᵀ is summed
+// in fp32 straight into the gates (nn/bf16_matmul.h), the cell is fp32. The reference below makes
+// the same roundings step by step with LibTorch's ops.
+TEST(LstmRecurrence, UnderBf16AutocastRoundsOnlyTheProductsOperands) {
+  if (!bf16_matmul_is_direct()) GTEST_SKIP() << "the fallback rounds h_{t-1} W_hhᵀ to bf16 as well";
+  at::manual_seed(4);
+  const int64_t B = 5, T = 7, Din = 24, H = 40;
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(Din, H).batch_first(true));
+  const auto weights = weights_of(lstm);
+  const auto x = at::randn({B, T, Din}), h0 = at::randn({B, H}), c0 = at::randn({B, H});
+  compat::set_autocast(c10::kCPU, true, at::kBFloat16);
+  const auto [y, h_last, c_last] = lstm_recurrence(x, h0, c0, weights);
+  compat::set_autocast(c10::kCPU, false, at::kBFloat16);
+
+  const auto rounded = [](const at::Tensor& t) { return t.detach().to(at::kBFloat16).to(at::kFloat); };
+  const auto x_gates = at::mm(x.view({B * T, Din}).to(at::kBFloat16), weights.w_ih.detach().t().to(at::kBFloat16))
+                           .to(at::kFloat)
+                           .view({B, T, 4 * H});
+  const auto bias = (weights.b_ih + weights.b_hh).detach();
+  auto h = h0, c = c0;
+  std::vector<at::Tensor> outputs;
+  for (int64_t t = 0; t < T; ++t) {
+    const auto gates = x_gates.select(1, t) + bias + at::mm(rounded(h), rounded(weights.w_hh).t());
+    const auto parts = gates.chunk(4, 1);
+    c = at::sigmoid(parts[1]) * c + at::sigmoid(parts[0]) * at::tanh(parts[2]);
+    h = at::sigmoid(parts[3]) * at::tanh(c);
+    outputs.push_back(h);
+  }
+  const auto y_ref = at::stack(outputs, 1);
+  EXPECT_TRUE(at::allclose(y, y_ref, 1e-4, 1e-5)) << (y - y_ref).abs().max();
+  EXPECT_TRUE(at::allclose(c_last, c, 1e-4, 1e-5)) << (c_last - c).abs().max();
+}
+
+// The gradients under bf16 autocast, whose products take dgates rounded to bf16 (written by the
+// cell's backward pass), against the fp32 ones: within bf16's precision, in fp32.
+TEST(LstmRecurrence, UnderBf16AutocastGradientsStayCloseToFp32) {
+  at::manual_seed(5);
+  const int64_t B = 6, T = 9, Din = 20, H = 48;
+  torch::nn::LSTM lstm(torch::nn::LSTMOptions(Din, H).batch_first(true));
+  const auto weights = weights_of(lstm);
+  const auto x = at::randn({B, T, Din}).requires_grad_();
+  const auto h0 = at::randn({B, H}).requires_grad_(), c0 = at::randn({B, H}).requires_grad_();
+  const auto w_out = at::randn({B, T, H}), w_c = at::randn({B, H});
+  const auto gradients = [&](bool bf16) {
+    compat::set_autocast(c10::kCPU, bf16, at::kBFloat16);
+    const auto [y, h, c] = lstm_recurrence(x, h0, c0, weights);
+    compat::set_autocast(c10::kCPU, false, at::kBFloat16);
+    return torch::autograd::grad({(y * w_out).sum() + (c * w_c).sum()},
+                                 {x, h0, c0, weights.w_ih, weights.w_hh, weights.b_ih});
+  };
+  const auto ours = gradients(true), fp32 = gradients(false);
+  const char* names[] = {"x", "h0", "c0", "w_ih", "w_hh", "b_ih"};
+  for (size_t i = 0; i < ours.size(); ++i) {
+    EXPECT_EQ(ours[i].scalar_type(), at::kFloat) << names[i];
+    const double scale = fp32[i].abs().max().item<double>();
+    EXPECT_LT((ours[i] - fp32[i]).abs().max().item<double>(), 1e-2 * scale) << names[i];
   }
 }
 

@@ -1,0 +1,72 @@
+// bf16_matmul_into against LibTorch's fp32 product of the same bf16 values: strided rows,
+// transposed views, accumulating or replacing, and that it leaves the rest of c alone.
+#include "mixseq/nn/bf16_matmul.h"
+
+#include <ATen/ATen.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+namespace mixseq {
+namespace {
+
+at::Tensor random_bf16(at::IntArrayRef sizes) { return at::randn(sizes).to(at::kBFloat16); }
+
+// fp32 sums of the same bf16 products; the order of the sums may differ.
+void expect_near_product(const at::Tensor& c, const at::Tensor& expected, const char* what) {
+  EXPECT_TRUE(at::allclose(c, expected, /*rtol=*/1e-5, /*atol=*/1e-4)) << what << ": " << (c - expected).abs().max();
+}
+
+TEST(Bf16Matmul, CallsOneDnnDirectlyWhereLibTorchLoadedLibdnnl) {
+  const bool loaded = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_NOLOAD) || dlopen("libdnnl.so.3", RTLD_NOW | RTLD_NOLOAD);
+  if (!loaded) GTEST_SKIP() << "this LibTorch does not link libdnnl dynamically";
+  EXPECT_TRUE(bf16_matmul_is_direct());
+}
+
+TEST(Bf16Matmul, EqualsTheFp32ProductOfTheBf16Values) {
+  at::manual_seed(1);
+  // M 32 x K 256 x N 1024: a GNMT step at the bench shape; the others odd sizes.
+  for (const auto& [M, K, N] : {std::tuple{32, 256, 1024}, std::tuple{5, 7, 3}, std::tuple{1, 33, 17}}) {
+    const auto a = random_bf16({M, K}), b = random_bf16({K, N});
+    const auto expected = at::mm(a.to(at::kFloat), b.to(at::kFloat));
+    auto c = at::full({M, N}, 7.0f);
+    bf16_matmul_into(a, b, c, /*accumulate=*/false);
+    expect_near_product(c, expected, "replacing");
+    bf16_matmul_into(a, b, c, /*accumulate=*/true);
+    expect_near_product(c, 2 * expected, "accumulating");
+  }
+}
+
+TEST(Bf16Matmul, ReadsStridedRowsAndTransposedViewsAndWritesOneStepOfABiggerTensor) {
+  at::manual_seed(2);
+  const int64_t B = 6, T = 4, K = 40, N = 24;
+  const auto steps = random_bf16({B, T, K});  // a = step 2 of every sentence: rows T * K apart
+  const auto weight = random_bf16({N, K});    // b = weightᵀ, a transposed view
+  const auto a = steps.select(1, 2), b = weight.t();
+  const auto expected = at::mm(a.to(at::kFloat), b.to(at::kFloat));
+
+  auto gates = at::randn({B, T, N});
+  const auto before = gates.clone();
+  auto step = gates.select(1, 2);  // [B, N], rows T * N apart
+  bf16_matmul_into(a, b, step, /*accumulate=*/true);
+  expect_near_product(gates.select(1, 2), before.select(1, 2) + expected, "strided");
+  for (const int64_t t : {0, 1, 3}) EXPECT_TRUE(at::equal(gates.select(1, t), before.select(1, t))) << t;
+
+  // A transposed a: the weight gradients' dgatesᵀ x.
+  const auto dgates = random_bf16({K, B});
+  auto c = at::empty({B, N});
+  bf16_matmul_into(dgates.t(), b, c, /*accumulate=*/false);
+  expect_near_product(c, at::mm(dgates.t().to(at::kFloat), b.to(at::kFloat)), "transposed a");
+}
+
+TEST(Bf16Matmul, RejectsOtherDtypesAndShapes) {
+  auto c = at::empty({2, 3});
+  EXPECT_ANY_THROW(bf16_matmul_into(at::randn({2, 4}), random_bf16({4, 3}), c, false));
+  EXPECT_ANY_THROW(bf16_matmul_into(random_bf16({2, 4}), random_bf16({5, 3}), c, false));
+  auto c_bf16 = at::empty({2, 3}, at::kBFloat16);
+  EXPECT_ANY_THROW(bf16_matmul_into(random_bf16({2, 4}), random_bf16({4, 3}), c_bf16, false));
+}
+
+}  // namespace
+}  // namespace mixseq
