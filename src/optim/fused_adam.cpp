@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "optim/closure_loss.h"
 #include "util/torch_compat.h"
 #include "util/vector_clones.h"
 
@@ -69,11 +70,7 @@ at::Tensor FusedAdam::step(LossClosure closure) {
       if (options.amsgrad() || !fusable(parameter)) return torch::optim::Adam::step(std::move(closure));
   }
   at::NoGradGuard no_grad;
-  at::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
+  const auto loss = closure_loss(closure);
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const torch::optim::AdamOptions&>(group.options());
     const auto [beta1, beta2] = options.betas();

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "mixseq/util/error.h"
+#include "optim/closure_loss.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -54,11 +55,7 @@ Lamb::Lamb(std::vector<at::Tensor> parameters, const LambOptions& defaults)
 
 at::Tensor Lamb::step(LossClosure closure) {
   at::NoGradGuard no_grad;
-  at::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
+  const auto loss = closure_loss(closure);
   for (auto& group : param_groups_) {
     const auto& options = static_cast<const LambOptions&>(group.options());
     const auto [beta1, beta2] = options.betas();
