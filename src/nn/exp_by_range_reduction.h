@@ -40,4 +40,12 @@ __attribute__((always_inline)) inline ExpMinusOneParts exp_minus_one_parts(float
   return {scale, scale * (r * q)};
 }
 
+// exp(x) for x clamped to [-87, 88], where 2^n is a normal float: exp(-87) is 1.6e-38, not 0.
+__attribute__((always_inline)) inline float exp_by_range_reduction(float x) {
+  x = x < -87.0f ? -87.0f : x;
+  x = x > 88.0f ? 88.0f : x;
+  const auto [scale, scaled_expm1_of_r] = exp_minus_one_parts(x);
+  return scaled_expm1_of_r + scale;
+}
+
 }  // namespace mixseq

@@ -14,13 +14,6 @@ namespace {
 
 constexpr int kLanes = 16;  // independent partial results, one AVX-512 register of floats
 
-__attribute__((always_inline)) inline float exp_by_range_reduction(float x) {
-  x = x < -87.0f ? -87.0f : x;  // keeps 2^n a normal float
-  x = x > 88.0f ? 88.0f : x;
-  const auto [scale, scaled_expm1_of_r] = exp_minus_one_parts(x);
-  return scaled_expm1_of_r + scale;
-}
-
 MIXSEQ_VECTOR_CLONES
 void max_and_sum(const float* z, int64_t n, float* max_out, float* sum_out) {
   float max[kLanes], sum[kLanes];

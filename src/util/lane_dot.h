@@ -2,19 +2,50 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace mixseq {
 
-// Sixteen running sums, one per lane, which the compiler keeps in vector registers: a single
-// accumulator would keep the loop scalar (its additions may not be reordered).
+// Sixteen lanes as one value of GCC's (and Clang's) vector extension: one AVX-512 register of
+// floats, two of AVX2, and so on down to the baseline, whatever copy util/vector_clones.h picks.
+template <typename scalar_t>
+struct Lanes {
+  typedef scalar_t type __attribute__((vector_size(16 * sizeof(scalar_t))));
+};
+
+// Vectors are passed by reference only: by value, their ABI would differ between the copies
+// util/vector_clones.h makes (Clang rejects it, GCC warns).
+template <typename scalar_t>
+__attribute__((always_inline)) inline void load_lanes(typename Lanes<scalar_t>::type& lanes, const scalar_t* p) {
+  std::memcpy(&lanes, p, sizeof lanes);  // unaligned load
+}
+
+// The lanes' sum, halves added pairwise: four shuffle-and-add steps, where an array of sixteen
+// partial sums becomes sixteen dependent scalar additions (through the stack), longer than the
+// products themselves at n = 64.
+template <typename scalar_t>
+__attribute__((always_inline)) inline scalar_t sum_lanes(const typename Lanes<scalar_t>::type& lanes) {
+  typename Lanes<scalar_t>::type v = lanes;
+  v += __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7);
+  v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3);
+  v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1);
+  v += __builtin_shufflevector(v, v, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+  return v[0];
+}
+
+// Sixteen running sums, one per lane: a single accumulator would keep the loop scalar (its
+// additions may not be reordered).
 template <typename scalar_t>
 __attribute__((always_inline)) inline scalar_t lane_dot(const scalar_t* a, const scalar_t* b, int64_t n) {
-  scalar_t lanes[16] = {};
+  typename Lanes<scalar_t>::type lanes = {};
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    for (int j = 0; j < 16; ++j) lanes[j] += a[i + j] * b[i + j];
-  scalar_t sum = 0;
-  for (scalar_t lane : lanes) sum += lane;
+  for (; i + 16 <= n; i += 16) {
+    typename Lanes<scalar_t>::type x, y;
+    load_lanes(x, a + i);
+    load_lanes(y, b + i);
+    lanes += x * y;
+  }
+  scalar_t sum = sum_lanes<scalar_t>(lanes);
   for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }

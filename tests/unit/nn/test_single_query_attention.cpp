@@ -28,7 +28,7 @@ at::Tensor gathered(const at::Tensor& stored, const at::Tensor& rows, int64_t le
 TEST(SingleQueryAttention, EqualsPlainAttentionWithPaddingAndWeights) {
   c10::NoGradGuard no_grad;
   at::manual_seed(1);
-  for (const int64_t width : {4, 16, 37, 64}) {
+  for (const int64_t width : {4, 16, 37, 64, 85}) {  // each of the kernel's column blocks (64, 16, 1)
     const int64_t batch = 3, heads = 2, length = 7;
     const auto q = at::randn({batch, heads, 1, width});
     const auto k = at::randn({batch, heads, length, width});
