@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,7 @@
 #include "mixseq/util/memory_usage.h"
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
+#include "mixseq/util/worker_threads.h"
 #include "operator_profile.h"
 #include "option_checks.h"
 
@@ -80,6 +82,7 @@ struct BenchArguments {
   std::string device = "auto";
   int64_t beam = 5;
   int64_t batches = 4;
+  int workers = 0;        // bench translate: batches decoded side by side (util/worker_threads.h); 0 = one per thread
   int64_t max_len = 30;
   double bucket_mb = 25;  // data-parallel only
   bool no_overlap = false;
@@ -325,8 +328,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   search.max_len_b = arguments.max_len;
   // Each reference's own search: MLPerf's GNMT adds a coverage penalty, fairseq's Transformer none.
   search.coverage_penalty = arguments.model == "gnmt" ? 0.1 : 0.0;
-  const auto run = [&] {
-    const auto batch = random_batch(arguments).to(device);
+  const auto run = [&](const TranslationBatch& batch) {
     const AutocastScope autocast(precision, device);
     beam_search(*model, batch.source, batch.source_lengths, search);
   };
@@ -336,31 +338,39 @@ int bench_translate(const BenchArguments& arguments, int threads) {
     QuantizationPlan plan;
     {
       const Calibration calibration(*model, defaults);
-      run();
+      run(random_batch(arguments).to(device));
       plan = make_quantization_plan(defaults, calibration);
     }
     apply_quantization_plan(*model, plan);
   }
-  run();  // warm-up
+  // As `translate` decodes a file: whole batches side by side, one per worker, each on its share
+  // of the threads. The profiler records the calling thread only, so --profile runs one.
+  const bool side_by_side = device.is_cpu() && arguments.profile_top == 0;
+  const int workers = side_by_side ? worker_count(arguments.workers, threads, std::numeric_limits<int>::max()) : 1;
+  const auto batch_count = arguments.batches * workers;
+  std::vector<TranslationBatch> batches;
+  for (int64_t i = 0; i < batch_count + workers; ++i) batches.push_back(random_batch(arguments).to(device));
+  run_on_workers(workers, workers, [&](int64_t i) { run(batches[static_cast<size_t>(batch_count + i)]); });  // warm-up
   synchronize(device);
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
   auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
-  for (int64_t i = 0; i < arguments.batches; ++i) run();
+  run_on_workers(batch_count, workers, [&](int64_t i) { run(batches[static_cast<size_t>(i)]); });
   synchronize(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const double sentences = static_cast<double>(arguments.batches * arguments.batch);
+  const double sentences = static_cast<double>(batch_count * arguments.batch);
   auto record = common_fields(arguments, *model, device, precision, threads);
   if (int8) record.update({{"precision", "int8"}, {"int8_engine", use_int8_engine()}});
   record.update({{"bench", "translate"},
                  {"beam", arguments.beam},
                  {"coverage_penalty", search.coverage_penalty},
                  {"max_len", arguments.max_len},
-                 {"batches", arguments.batches},
+                 {"batches", batch_count},
+                 {"workers", workers},
                  {"sent_per_s", sentences / seconds},
                  {"tok_per_s", sentences * arguments.max_len / seconds},
                  {"tok_per_s_counts", "output tokens"},
-                 {"ms_per_batch", seconds * 1e3 / arguments.batches},
+                 {"ms_per_batch", seconds * 1e3 * workers / batch_count},  // each batch's time on its worker
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
@@ -486,7 +496,12 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
   auto* translate = bench->add_subcommand("translate", "Beam search with </s> suppressed (fixed workload)");
   add_shape_options(translate, *arguments);
   translate->add_option("--beam", arguments->beam, "Beam size")->check(in_range(1, kMaxBeamSize))->capture_default_str();
-  translate->add_option("--batches", arguments->batches, "Timed batches")->check(at_least(1))->capture_default_str();
+  translate->add_option("--batches", arguments->batches, "Timed batches per worker")->check(at_least(1))->capture_default_str();
+  translate->add_option("--workers", arguments->workers,
+                        "Batches decoded side by side, each on its share of the threads (0: one per thread; "
+                        "1: one batch at a time on all threads; --profile runs one)")
+      ->check(at_least(0))
+      ->capture_default_str();
   translate->add_option("--max-len", arguments->max_len, "Output tokens per hypothesis")
       ->check(at_least(1))
       ->capture_default_str();

@@ -73,6 +73,11 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
   command->add_option("--max-tokens", arguments->options.max_tokens, "Source tokens per batch")
       ->check(at_least(1))
       ->capture_default_str();
+  command->add_option("--workers", arguments->options.workers,
+                      "CPU: batches decoded side by side, each on its share of the threads (0: one per thread; "
+                      "1: one batch at a time on all threads)")
+      ->check(at_least(0))
+      ->capture_default_str();
   command->add_option("--max-source-tokens", arguments->options.max_source_tokens,
                       "Longest source in tokens; a longer line is an error (0: no limit)")
       ->check(at_least(0))

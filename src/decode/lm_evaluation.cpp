@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "mixseq/data/lm_stream.h"
+#include "mixseq/nn/eval_mode_scope.h"
 
 namespace mixseq {
 
@@ -22,8 +23,7 @@ LmEvaluation evaluate_language_model(LanguageModelImpl& model, const std::vector
   stream_options.world_size = options.world_size;
   LmStream stream(tokens, stream_options);
 
-  const bool was_training = model.is_training();
-  model.eval();
+  const EvalModeScope eval_mode(model);
   torch::NoGradGuard no_grad;
   LmEvaluation result;
   auto nll_sum = torch::zeros({}, torch::dtype(torch::kDouble).device(device));
@@ -48,7 +48,6 @@ LmEvaluation evaluate_language_model(LanguageModelImpl& model, const std::vector
   }
   result.nll_sum = nll_sum.item<double>();
   result.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  model.train(was_training);
   return result;
 }
 

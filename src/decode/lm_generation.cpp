@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mixseq/nn/eval_mode_scope.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/random.h"
@@ -58,8 +59,7 @@ std::vector<int64_t> generate_tokens(LanguageModelImpl& model, const std::vector
                                      Precision precision) {
   check_options(options);
   MIXSEQ_CHECK(!prompt.empty(), "generate: the prompt is empty");
-  const bool was_training = model.is_training();
-  model.eval();
+  const EvalModeScope eval_mode(model);
   torch::NoGradGuard no_grad;
   PortableRandom random(options.seed);
   LmMemory memory;
@@ -87,7 +87,6 @@ std::vector<int64_t> generate_tokens(LanguageModelImpl& model, const std::vector
     if (options.stop_at_eos && next == kEosId) break;
     if (static_cast<int64_t>(generated.size()) < options.max_tokens) feed({next});
   }
-  model.train(was_training);
   return generated;
 }
 

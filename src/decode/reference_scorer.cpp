@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "mixseq/data/token_batching.h"
+#include "mixseq/nn/eval_mode_scope.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -34,8 +35,7 @@ std::vector<ReferenceScore> ReferenceScorer::score(const std::vector<std::string
   batching.shuffle = false;
   const auto plan = plan_epoch_batches(source_lengths, target_lengths, batching, /*epoch=*/1);
 
-  const bool was_training = model_.is_training();
-  model_.eval();
+  const EvalModeScope eval_mode(model_);
   at::NoGradGuard no_grad;
   for (const auto& batch : plan.batches) {
     const auto rows = static_cast<int64_t>(batch.size());
@@ -68,7 +68,6 @@ std::vector<ReferenceScore> ReferenceScorer::score(const std::vector<std::string
     for (int64_t row = 0; row < rows; ++row)
       results[batch[row]] = {sums[row].item<double>(), target_lengths[batch[row]]};
   }
-  model_.train(was_training);
   return results;
 }
 

@@ -4,9 +4,13 @@
 #include <torch/utils.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "mixseq/data/token_batching.h"
+#include "mixseq/nn/eval_mode_scope.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/threads.h"
+#include "mixseq/util/worker_threads.h"
 
 namespace mixseq {
 
@@ -21,14 +25,22 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(const std::vector
   std::vector<int64_t> lengths(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) lengths[i] = static_cast<int64_t>(sources[i].size()) + 1;  // + </s>
 
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  const int threads = device_.is_cpu() ? adapt_threads_to_load() : 1;
+  const int wanted_workers = device_.is_cpu() ? worker_count(options.workers, threads, lengths.size()) : 1;
   BatchingOptions batching;
-  batching.max_tokens = std::max(options.max_tokens, *std::max_element(lengths.begin(), lengths.end()));
+  batching.max_tokens = std::max(options.max_tokens, longest);
+  if (wanted_workers > 1) {  // a batch for every worker: smaller batches lose less than an idle core
+    const int64_t total = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
+    batching.max_tokens = std::max(longest, std::min(batching.max_tokens, (total + wanted_workers - 1) / wanted_workers));
+  }
   batching.shuffle = false;
   const auto plan = plan_epoch_batches(lengths, {}, batching, /*epoch=*/1);
 
-  const bool was_training = model_.is_training();
-  model_.eval();
-  for (const auto& batch : plan.batches) {
+  const EvalModeScope eval_mode(model_);
+  const auto& batches = plan.batches;
+  const auto decode_batch = [&](int64_t index) {
+    const auto& batch = batches[static_cast<size_t>(index)];
     int64_t width = 0;
     for (const int64_t i : batch) width = std::max(width, lengths[i]);
     auto source = at::full({static_cast<int64_t>(batch.size()), width}, kPadId, at::kLong);  // [B, S]
@@ -43,8 +55,9 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(const std::vector
     const AutocastScope autocast(precision_, device_);
     auto hypotheses = beam_search(model_, source.to(device_), source_lengths.to(device_), options.search);
     for (size_t row = 0; row < batch.size(); ++row) results[batch[row]] = std::move(hypotheses[row]);
-  }
-  model_.train(was_training);
+  };
+  const auto count = static_cast<int64_t>(batches.size());
+  run_on_workers(count, worker_count(wanted_workers, threads, count), decode_batch);
   return results;
 }
 

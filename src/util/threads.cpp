@@ -27,11 +27,6 @@ void set_openblas_threads(int threads) {
     setter(threads);
 }
 
-void set_intra_op_threads(int threads) {
-  at::set_num_threads(threads);
-  set_openblas_threads(threads);
-}
-
 // cgroup v2's "cpu.max": "<quota> <period>" or "max <period>". 0 when there is no quota.
 int cgroup_cpu_quota() {
   std::ifstream file("/sys/fs/cgroup/cpu.max");
@@ -78,6 +73,8 @@ struct LoadFollower {
   double last_own = 0;
 };
 LoadFollower follower;
+
+thread_local int fixed_worker_threads = 0;  // > 0 on a worker thread: its count, left alone
 
 constexpr auto kMeasurementInterval = std::chrono::milliseconds(300);
 
@@ -133,7 +130,19 @@ int configure_threads(int requested, int local_ranks) {
   return threads;
 }
 
+void set_intra_op_threads(int threads) {
+  at::set_num_threads(threads);
+  set_openblas_threads(threads);
+}
+
+void fix_worker_threads(int threads) {
+  at::get_num_threads();  // LibTorch's first call on a thread applies the process-wide default: not after ours
+  at::set_num_threads(threads);
+  fixed_worker_threads = threads;
+}
+
 int adapt_threads_to_load() {
+  if (fixed_worker_threads > 0) return fixed_worker_threads;
   if (!follower.enabled) return follower.threads;
   const auto now = std::chrono::steady_clock::now();
   if (now - follower.last_wall < kMeasurementInterval) return follower.threads;

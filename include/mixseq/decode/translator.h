@@ -1,9 +1,10 @@
 // Translator: text in, text out. It segments each source line with the model's tokenizer,
 // maps pieces to ids, batches sentences of similar length (up to max_tokens source tokens a
 // batch), runs beam search (decode/beam_search.h) and turns the best ids back into text,
-// returning results in input order. It owns nothing but references: the model, vocabulary
-// and tokenizer must outlive it. Not thread-safe (the model's state is shared); use one
-// Translator per thread.
+// returning results in input order. On the CPU, batches are decoded side by side on worker
+// threads (TranslateOptions::workers). It owns nothing but references: the model, vocabulary
+// and tokenizer must outlive it. Not thread-safe (it switches the model to eval mode and back);
+// use one Translator per thread.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,10 @@ struct TranslateOptions {
   // CTranslate2's max_input_length does. 0 = no limit.
   int64_t max_source_tokens = 1024;
   bool truncate_long_sources = false;
+  // Batches decoded side by side, each on its own thread with its share of the CPU threads
+  // (util/worker_threads.h); 0 = one per thread when there are that many batches, 1 = one
+  // batch at a time on all threads. CPU only: a GPU decodes one batch at a time.
+  int workers = 0;
 };
 
 struct TextHypothesis {

@@ -38,4 +38,13 @@ int configure_threads(int requested, int local_ranks = 1);
 // count in use. Cheap enough to call per decoding step (a clock read between measurements).
 int adapt_threads_to_load();
 
+// LibTorch's and OpenBLAS's intra-op count: this thread's, and the process-wide default that
+// new threads start from. Load following goes on from it.
+void set_intra_op_threads(int threads);
+
+// For a worker thread (util/worker_threads.h): fixes this thread's intra-op count, which
+// adapt_threads_to_load then returns unchanged. OpenBLAS follows the calling thread's OpenMP
+// count, so its process-wide setting is left as it is.
+void fix_worker_threads(int threads);
+
 }  // namespace mixseq
