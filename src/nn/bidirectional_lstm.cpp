@@ -42,12 +42,13 @@ BidirectionalLstmImpl::BidirectionalLstmImpl(const BidirectionalLstmOptions& opt
                                              product_view(lstm_, "weight_ih_l0_reverse", "bias_ih_l0_reverse"))),
       reverse_hidden_product_(register_module("reverse_hidden_product",
                                               product_view(lstm_, "weight_hh_l0_reverse", "bias_hh_l0_reverse"))),
-      reverse_cell_(register_module("reverse_cell", QuantizableLstmCell())) {}
+      reverse_cell_(register_module("reverse_cell", QuantizableLstmCell())),
+      concat_(register_module("concat", QuantizationPoint())) {}
 
 bool BidirectionalLstmImpl::by_products() const {
   for (const auto* product : {&input_product_, &hidden_product_, &reverse_input_product_, &reverse_hidden_product_})
     if ((*product)->quantization().precision != LinearPrecision::kFloat || (*product)->observed()) return true;
-  return cell_->active() || reverse_cell_->active();
+  return cell_->active() || reverse_cell_->active() || concat_->active();
 }
 
 torch::Tensor BidirectionalLstmImpl::forward(const torch::Tensor& x, const torch::Tensor& lengths) {
@@ -97,7 +98,7 @@ torch::Tensor BidirectionalLstmImpl::forward_by_directions(const torch::Tensor& 
   const auto backward_output = gather(run(true, gather(x, reverse)), reverse);          // [B, S, H]
   const auto keep = (at::arange(x.size(1), lengths_here.options()).unsqueeze(0) < lengths_here.unsqueeze(1))
                         .unsqueeze(2).to(forward_output.scalar_type());                  // [B, S, 1]
-  return at::cat({forward_output, backward_output}, /*dim=*/2) * keep;                  // [B, S, 2H]
+  return concat_(at::cat({forward_output, backward_output}, /*dim=*/2)) * keep;         // [B, S, 2H]
 }
 
 }  // namespace mixseq

@@ -10,8 +10,9 @@
 // Quantizable like nn/quantizable_lstm.h, per direction: the gate products are QuantizableLinear
 // views of the LSTM's own weights, "input_product" and "hidden_product" (forward direction),
 // "reverse_input_product" and "reverse_hidden_product" (backward), and the cell arithmetic is
-// "cell" and "reverse_cell" (nn/quantizable_lstm_cell.h). None registers parameters: the
-// checkpoint keys stay lstm.*. While any of them is quantized or observed, each direction runs
+// "cell" and "reverse_cell" (nn/quantizable_lstm_cell.h), and the two directions' concatenation
+// is the point "concat". None registers parameters: the checkpoint keys stay lstm.*. While any
+// of them is quantized or observed, each direction runs
 // step by step over the padded batch, the backward one over every sentence reversed within its
 // length. In float on the CPU each direction runs nn/lstm_recurrence.h over the same reversed
 // batch (its backward pass is the fast one); elsewhere the packed fused LSTM runs.
@@ -27,6 +28,7 @@
 #include "mixseq/nn/lstm_recurrence.h"
 #include "mixseq/nn/quantizable_linear.h"
 #include "mixseq/nn/quantizable_lstm_cell.h"
+#include "mixseq/nn/quantization_point.h"
 
 namespace mixseq {
 
@@ -45,7 +47,7 @@ class BidirectionalLstmImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& lengths);
 
  private:
-  bool by_products() const;  // whether a product or a cell point is quantized or observed
+  bool by_products() const;  // whether a product or a point is quantized or observed
   LstmWeights direction_weights(const std::string& suffix) const;  // "" forward, "_reverse" backward
   torch::Tensor forward_packed(const torch::Tensor& x, const torch::Tensor& lengths);  // LibTorch's LSTM
   // Each direction over the padded batch, the backward one over every sentence reversed within
@@ -59,6 +61,7 @@ class BidirectionalLstmImpl : public torch::nn::Module {
   QuantizableLinear reverse_input_product_;   // backward direction
   QuantizableLinear reverse_hidden_product_;
   QuantizableLstmCell reverse_cell_;
+  QuantizationPoint concat_;  // [forward, backward] outputs, before the padding is zeroed
 };
 TORCH_MODULE(BidirectionalLstm);
 

@@ -5,6 +5,7 @@
 #include <torch/nn/modules/embedding.h>
 
 #include <string>
+#include <vector>
 
 #include "mixseq/nn/bahdanau_attention.h"
 #include "mixseq/nn/bidirectional_lstm.h"
@@ -133,6 +134,27 @@ TEST(BidirectionalLstm, StepLoopMatchesTheFloatLayerAndQuantizesBothDirections) 
   EXPECT_EQ(calls, 1);
   EXPECT_TRUE(at::allclose(stepped, packed, 1e-5, 1e-6)) << (stepped - packed).abs().max();
   reverse_product.set_observer({});
+
+  // The concatenation's point sees both directions side by side.
+  torch::Tensor concat;
+  child<QuantizationPointImpl>(*lstm, "concat").set_observer([&](const torch::Tensor& t) { concat = t; });
+  const auto observed = lstm(x, lengths);
+  ASSERT_TRUE(concat.defined());
+  EXPECT_EQ(concat.sizes(), (std::vector<int64_t>{3, 5, 12}));
+  EXPECT_TRUE(at::allclose(concat.select(0, 0), packed.select(0, 0), 1e-5, 1e-6)) << "row 0 has no padding";
+  EXPECT_TRUE(at::allclose(observed, packed, 1e-5, 1e-6));
+  child<QuantizationPointImpl>(*lstm, "concat").set_observer({});
+  // Its grid alone rounds the layer's output (within a step: the step loop differs from the
+  // packed layer by ~1e-6), and the padding stays exactly 0.
+  const auto grid = range_grid(-4, 4, false);
+  child<QuantizationPointImpl>(*lstm, "concat").set_grid(grid);
+  const auto rounded = lstm(x, lengths);
+  const auto expected =
+      at::fake_quantize_per_tensor_affine(packed, grid.scale.item<double>(), grid.zero_point.item<int64_t>(), 0, 255);
+  EXPECT_TRUE(at::allclose(rounded, expected, 0, grid.scale.item<double>() + 1e-6));
+  EXPECT_GT((rounded - packed).abs().max().item<double>(), 1e-4);
+  EXPECT_TRUE(at::equal(rounded.select(0, 1).slice(0, 2), at::zeros({3, 12})));
+  child<QuantizationPointImpl>(*lstm, "concat").set_grid({});
 
   // Both directions' points quantized: the result moves by little, padding stays exactly 0.
   quantize_every_point(*lstm);

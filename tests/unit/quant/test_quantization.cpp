@@ -141,10 +141,12 @@ TEST(Calibration, WatchesTheQuantizedLayersWhileItLives) {
                                       "decoder_layers.layers.0.hidden_product", "classifier"}));
   EXPECT_EQ(names_of<QuantizableEmbeddingImpl>(*model), std::vector<std::string>{"embedding"});
   const auto points = names_of<QuantizationPointImpl>(*model);
-  // 10 per LSTM cell (2 in the bidirectional layer, 3 unidirectional), 6 in the attention, the
-  // decoder stack's concat (no residual add with 1 layer per stack).
-  EXPECT_EQ(points.size(), 5 * 10 + 6 + 1u);
-  for (const char* name : {"encoder_bi_lstm.reverse_cell.tanh_c", "decoder_lstm.cell.gates", "attention.score_sum",
+  // 10 per LSTM cell (2 in the bidirectional layer, 3 unidirectional), the bidirectional
+  // layer's concat, 6 in the attention, the decoder stack's concat (no residual add with 1
+  // layer per stack).
+  EXPECT_EQ(points.size(), 5 * 10 + 1 + 6 + 1u);
+  for (const char* name : {"encoder_bi_lstm.reverse_cell.tanh_c", "encoder_bi_lstm.concat", "decoder_lstm.cell.gates",
+                           "attention.score_sum",
                            "attention.normalized_v", "attention.weights", "decoder_layers.concat_0"})
     EXPECT_NE(std::find(points.begin(), points.end(), name), points.end()) << name;
   const auto config = parse_quantization_config("layers: [{pattern: \"*_product\", keep_float: true}]", "q");
