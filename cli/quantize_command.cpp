@@ -146,7 +146,8 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
       ->check(in_range(1, kMaxBeamSize))
       ->capture_default_str();
   table.add(command, [=] {
-    const auto config = arguments->config.empty() ? QuantizationConfig{} : read_quantization_config(arguments->config);
+    const auto config = arguments->config.empty() ? parse_quantization_config("", "the default settings")
+                                                  : read_quantization_config(arguments->config);
     const torch::Device cpu(torch::kCPU);
     auto trained = load_trained_model(arguments->checkpoint, cpu);
     auto sources = read_lines(arguments->calib);

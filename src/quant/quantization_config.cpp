@@ -37,6 +37,11 @@ void LayerQuantizationSettings::visit(ConfigVisitor& v) {
   v.field("percentile", percentile, "for clip: percentile");
 }
 
+std::vector<LayerQuantizationOverride> builtin_layer_overrides() {
+  return {{"classifier", "clip: none", "built-in default (the output layer)"},
+          {"output_projection", "clip: none", "built-in default (the output layer)"}};
+}
+
 LayerQuantizationSettings QuantizationConfig::settings_for(const std::string& name) const {
   LayerQuantizationSettings settings = defaults;
   for (const auto& entry : layers) {

@@ -8,7 +8,7 @@
 //     - {pattern: "attention.*", clip: none}
 //     - {pattern: classifier, keep_float: true}
 //
-// Layer names are the module paths of the model's quantizable linear layers, the checkpoint
+// The file's entries come after builtin_layer_overrides() (below). Layer names are the module paths of the model's quantizable linear layers, the checkpoint
 // keys without ".weight" ("classifier", "attention.query_proj", "decoder_layers.0.ffn..."), and
 // in mode: simulated also of its embeddings ("embedding") and quantization points
 // ("attention.scores", "decoder_lstm.cell.sigmoid_f", "encoder_layers.residual_add_1"; see
@@ -44,10 +44,16 @@ struct LayerQuantizationOverride {
   std::string source;   // where the entry is, for errors ("quant.yaml layers[1]")
 };
 
+// Built-in overrides that come before a file's `layers:` (which may change them again): the
+// output layer (GNMT's "classifier", the Transformer's "output_projection") keeps its full
+// input range, clip: none. Clipping it cost the Multi30k Transformer 2.3 BLEU in int8 (25.2
+// against 27.5 in fp32; 27.1 unclipped), as clipping the classifier did in Distiller's GNMT.
+std::vector<LayerQuantizationOverride> builtin_layer_overrides();
+
 struct QuantizationConfig {
   std::string mode = "int8";  // int8 or simulated
   LayerQuantizationSettings defaults;
-  std::vector<LayerQuantizationOverride> layers;
+  std::vector<LayerQuantizationOverride> layers = builtin_layer_overrides();
 
   // The settings of the layer `name`: the defaults, then every matching override in order.
   LayerQuantizationSettings settings_for(const std::string& name) const;

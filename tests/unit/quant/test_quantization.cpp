@@ -66,7 +66,10 @@ TEST(QuantizationConfig, OverridesApplyInOrderOverTheDefaults) {
   const auto classifier = config.settings_for("classifier");
   EXPECT_EQ(classifier.bits, 16);
   EXPECT_FALSE(classifier.weight_per_channel);
-  EXPECT_EQ(classifier.clip, "avg");
+  EXPECT_EQ(classifier.clip, "none");  // the built-in override of the output layer, kept by the file's entry
+  EXPECT_EQ(config.settings_for("output_projection").clip, "none");
+  const auto clipped = parse_quantization_config("layers: [{pattern: classifier, clip: percentile}]", "q.yaml");
+  EXPECT_EQ(clipped.settings_for("classifier").clip, "percentile");  // a file's entry comes after it
   const auto other = config.settings_for("decoder_layers.0.fc1");
   EXPECT_EQ(other.clip, "avg");
   EXPECT_TRUE(other.weight_per_channel);
