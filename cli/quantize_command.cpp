@@ -33,6 +33,7 @@
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "option_checks.h"
+#include "search_flags.h"
 
 namespace mixseq::cli {
 
@@ -47,7 +48,8 @@ struct QuantizeArguments {
   std::string search_src;      // validation sources for the per-layer search; "" = no search
   std::string search_ref;      // their references
   double search_budget = 0.2;  // BLEU the search may lose against the float model
-  TranslateOptions options;
+  SearchFlags search;          // the checkpoint's validation_search, as translate resolves it
+  TranslateOptions options;    // its search is resolved from `search` and the checkpoint
 };
 
 // Megabytes of the parameters at the bits of their layers: the quantized layers' own weights and
@@ -141,15 +143,14 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
   command->add_option("--search-budget", arguments->search_budget, "BLEU the search may lose against float")
       ->check(at_least(0))
       ->capture_default_str();
-  command->add_option("--beam-size", arguments->options.search.beam_size,
-                      "Beam of the calibration and search translations")
-      ->check(in_range(1, kMaxBeamSize))
-      ->capture_default_str();
+  arguments->search.add_to(*command);  // the calibration's and the search's beam search, as translate's
   table.add(command, [=] {
     const auto config = arguments->config.empty() ? parse_quantization_config("", "the default settings")
                                                   : read_quantization_config(arguments->config);
     const torch::Device cpu(torch::kCPU);
     auto trained = load_trained_model(arguments->checkpoint, cpu);
+    arguments->options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoint);
+    check_beam_search_options(arguments->options.search, trained.model->vocab_size());
     auto sources = read_lines(arguments->calib);
     if (static_cast<int64_t>(sources.size()) > arguments->calib_lines) sources.resize(arguments->calib_lines);
 

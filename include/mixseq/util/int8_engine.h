@@ -17,6 +17,9 @@ namespace mixseq {
 // Throws mixseq::Error listing the engines there are when none of them can run int8.
 at::QEngine choose_int8_engine(const std::vector<at::QEngine>& supported);
 
+// Whether this LibTorch has an engine that choose_int8_engine would take.
+bool int8_engine_available();
+
 // Selects choose_int8_engine's choice for this LibTorch (idempotent) and returns its name
 // ("ONEDNN", "FBGEMM").
 const char* use_int8_engine();

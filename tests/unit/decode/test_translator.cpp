@@ -2,7 +2,6 @@
 #include "mixseq/decode/translator.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
@@ -14,6 +13,7 @@
 #include "mixseq/quant/quantization_config.h"
 #include "mixseq/quant/quantization_plan.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/int8_engine.h"
 
 namespace mixseq {
 namespace {
@@ -98,11 +98,7 @@ TEST(TranslatorWorkers, SideBySideBatchesGiveOneAtATimesTranslationsInInputOrder
 }
 
 TEST(TranslatorWorkers, Int8ModelIsSharedSafelyByTheWorkers) {
-  const auto& engines = at::globalContext().supportedQEngines();
-  if (std::count(engines.begin(), engines.end(), at::QEngine::ONEDNN) +
-          std::count(engines.begin(), engines.end(), at::QEngine::FBGEMM) ==
-      0)
-    GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   auto model = random_transformer();
   const QuantizationConfig defaults;
   QuantizationPlan plan;

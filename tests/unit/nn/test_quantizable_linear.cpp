@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/int8_engine.h"
 
 namespace mixseq {
 namespace {
@@ -16,11 +17,6 @@ QuantizationGrid range_grid(double lo, double hi, int64_t bits, bool symmetric) 
   return make_quantization_grid(at::scalar_tensor(lo), at::scalar_tensor(hi), bits, symmetric);
 }
 
-bool has_int8_engine() {
-  const auto& engines = at::globalContext().supportedQEngines();
-  return std::count(engines.begin(), engines.end(), at::QEngine::ONEDNN) +
-             std::count(engines.begin(), engines.end(), at::QEngine::FBGEMM) > 0;
-}
 
 TEST(QuantizableLinear, FloatIsTorchLinearBitForBit) {
   for (const bool with_bias : {true, false}) {
@@ -120,7 +116,7 @@ TEST_P(QuantizedLinearGrid, SimulatedIsCloseToFloatAndInt8EqualsSimulatedWithinO
   EXPECT_LT((simulated - reference).abs().max().item<double>(), 4 * out_step);
   EXPECT_GT((simulated - reference).abs().max().item<double>(), 0.0) << "the simulation must round";
 
-  if (!has_int8_engine()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   linear->set_quantization(calibrated(linear, x, c, LinearPrecision::kInt8));
   const auto int8 = linear(x);
   ASSERT_EQ(int8.sizes(), reference.sizes());
@@ -132,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(Grids, QuantizedLinearGrid,
                                            LinearCase{true, false}));
 
 TEST(QuantizableLinear, Int8RejectsAnAsymmetricWeightGridWithTheFix) {
-  if (!has_int8_engine()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   QuantizableLinear linear(torch::nn::LinearOptions(4, 3));
   LinearQuantization q;
   q.precision = LinearPrecision::kInt8;

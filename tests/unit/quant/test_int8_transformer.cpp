@@ -9,15 +9,11 @@
 #include "mixseq/quant/calibration.h"
 #include "mixseq/quant/quantization_config.h"
 #include "mixseq/quant/quantization_plan.h"
+#include "mixseq/util/int8_engine.h"
 
 namespace mixseq {
 namespace {
 
-bool has_int8_engine() {
-  const auto& engines = at::globalContext().supportedQEngines();
-  return std::count(engines.begin(), engines.end(), at::QEngine::ONEDNN) +
-             std::count(engines.begin(), engines.end(), at::QEngine::FBGEMM) > 0;
-}
 
 TransformerModel tiny_tied_transformer() {
   TransformerConfig config;
@@ -50,7 +46,7 @@ QuantizationPlan output_projection_plan(TransformerModel& model, const std::stri
 }
 
 TEST(Int8Transformer, TiedOutputProjectionIsQuantizableAndEqualsSimulatedWithinOneStep) {
-  if (!has_int8_engine()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   auto model = tiny_tied_transformer();
   const auto names = quantizable_layer_names(*model);
   EXPECT_NE(std::find(names.begin(), names.end(), "output_projection"), names.end());

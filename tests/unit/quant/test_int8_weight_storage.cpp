@@ -14,6 +14,7 @@
 #include "mixseq/quant/calibration.h"
 #include "mixseq/quant/quantized_model.h"
 #include "mixseq/train/train_config.h"
+#include "mixseq/util/int8_engine.h"
 #include "test_support.h"
 
 namespace mixseq {
@@ -21,11 +22,6 @@ namespace {
 
 constexpr int64_t kVocabSize = 40;
 
-bool has_int8_engine() {
-  const auto& engines = at::globalContext().supportedQEngines();
-  return std::count(engines.begin(), engines.end(), at::QEngine::ONEDNN) +
-             std::count(engines.begin(), engines.end(), at::QEngine::FBGEMM) > 0;
-}
 
 CheckpointContents contents_of(TrainConfig config) {  // by value: fields() is not const
   CheckpointContents contents;
@@ -82,7 +78,7 @@ TrainConfig gnmt_config() {
 }
 
 TEST(Int8WeightStorage, GnmtLoadsToTheSameOutputsFromAFileSmallerBy3BytesAWeight) {
-  if (!has_int8_engine()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   test::TempDir dir;
   const auto saved = quantize_and_save(gnmt_config(), dir);
   const auto today = load_translation_model(saved.today, torch::kCPU);
@@ -104,7 +100,7 @@ TEST(Int8WeightStorage, GnmtLoadsToTheSameOutputsFromAFileSmallerBy3BytesAWeight
 }
 
 TEST(Int8WeightStorage, ATiedOutputProjectionKeepsTheFloatEmbedding) {
-  if (!has_int8_engine()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   TrainConfig config;
   config.model.arch = "transformer";
   config.model.transformer.embed_dim = 16;
@@ -126,7 +122,7 @@ TEST(Int8WeightStorage, ATiedOutputProjectionKeepsTheFloatEmbedding) {
 // The loaded model runs the stored grids, not grids recomputed from the dequantized weights
 // (which here happen to come out equal): scales given to the plan are the ones its layers use.
 TEST(Int8WeightStorage, ThePlanRunsTheStoredScales) {
-  if (!has_int8_engine()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   test::TempDir dir;
   const auto saved = quantize_and_save(gnmt_config(), dir);
   auto int8 = load_translation_model(saved.int8, torch::kCPU);
@@ -144,7 +140,7 @@ TEST(Int8WeightStorage, ThePlanRunsTheStoredScales) {
 }
 
 TEST(Int8WeightStorage, AChangedPlanThatNoLongerCoversAStoredWeightIsAnError) {
-  if (!has_int8_engine()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
+  if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   test::TempDir dir;
   const auto saved = quantize_and_save(gnmt_config(), dir);
   auto int8 = load_translation_model(saved.int8, torch::kCPU);
