@@ -151,6 +151,10 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
     auto trained = load_trained_model(arguments->checkpoint, cpu);
     arguments->options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoint);
     check_beam_search_options(arguments->options.search, trained.model->vocab_size());
+    const auto& settings = arguments->options.search;
+    log_info("quantize: calibration and search translate with beam ", settings.beam_size, ", length penalty ",
+             settings.length_penalty, ", coverage penalty ", settings.coverage_penalty,
+             " (the checkpoint's validation_search, as translate; its search flags override it)");
     auto sources = read_lines(arguments->calib);
     if (static_cast<int64_t>(sources.size()) > arguments->calib_lines) sources.resize(arguments->calib_lines);
 

@@ -14,7 +14,7 @@ work=$2
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work"
 
-"$mixseq" synth -o "$work/raw" --train-size 4000 --valid-size 100 --test-size 200
+"$mixseq" synth -o "$work/raw" --train-size 4000 --valid-size 100 --test-size 600
 "$mixseq" bpe learn -i "$work/raw/train.en" -i "$work/raw/train.de" -s 400 -o "$work/raw/codes.bpe"
 "$mixseq" prepare --train "$work/raw/train" --valid "$work/raw/valid" -o "$work/data" \
   --tokenizer "bpe:$work/raw/codes.bpe" >/dev/null
@@ -37,6 +37,9 @@ float_bleu=$(bleu_of "$work/run/checkpoint_best.pt" float)
 
 "$mixseq" quantize -c "$work/run/checkpoint_best.pt" --calib "$work/raw/valid.en" -o "$work/int8.pt" \
   2>"$work/quantize.int8.log" || { tail -20 "$work/quantize.int8.log"; exit 1; }
+# Calibration translates as translate does: with the run's validation_search (beam 4, no coverage penalty).
+grep -q "translate with beam 4, length penalty 0.6, coverage penalty 0 (the checkpoint's" "$work/quantize.int8.log" ||
+  { echo "FAIL: calibration did not use the checkpoint's search settings:"; grep "translate with" "$work/quantize.int8.log"; exit 1; }
 grep -q "33 of 33 linear layers, 0 of 2 embeddings, 0 of [0-9]* points quantized (int8;" "$work/quantize.int8.log" ||
   { echo "FAIL: expected all 33 linear layers in int8:"; tail -5 "$work/quantize.int8.log"; exit 1; }
 int8_bleu=$(bleu_of "$work/int8.pt" int8)
