@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -80,9 +81,20 @@ class SplitPreparer {
         chunk.push_back(std::move(pair));
       }
       more = static_cast<int64_t>(chunk.size()) == kChunkLines;
+      // A fatal problem is kept per pair and the first in file order raised, whatever thread
+      // met one first: the error names the first bad line, as a serial pass would.
+      std::vector<std::exception_ptr> errors(chunk.size());
       at::parallel_for(0, static_cast<int64_t>(chunk.size()), 16, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) examine(chunk[i], files, parallel);
+        for (int64_t i = begin; i < end; ++i) {
+          try {
+            examine(chunk[i], files, parallel);
+          } catch (...) {
+            errors[i] = std::current_exception();
+          }
+        }
       });
+      for (const auto& error : errors)
+        if (error) std::rethrow_exception(error);
       for (auto& pair : chunk) {
         ++report.lines;
         if (!pair.problem.empty()) {

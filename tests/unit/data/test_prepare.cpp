@@ -1,7 +1,11 @@
 #include "mixseq/data/prepare.h"
 
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
 
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/util/error.h"
@@ -109,6 +113,23 @@ TEST(Prepare, RejectsBadInputWithFileAndLine) {
 
   options.train_prefix = dir.path("missing");
   EXPECT_NE(error_of([&] { prepare_corpus(options); }).find("missing.en"), std::string::npos);
+}
+
+TEST(Prepare, NamesTheFirstMalformedLineWhateverThreadMeetsOneFirst) {
+  TempDir dir;
+  auto options = parallel_options(dir);
+  std::vector<std::string> source(200, "a"), target(200, "x");
+  source[98] = "b\xC3";   // line 99, the end of the first thread's share
+  target[100] = "y\xC3";  // line 101, the start of the second's: usually met first
+  write_lines(dir.path("train.en"), source);
+  write_lines(dir.path("train.de"), target);
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  for (int round = 0; round < 5; ++round) {
+    const auto message = error_of([&] { prepare_corpus(options); });
+    EXPECT_NE(message.find(dir.path("train.en") + ":99: malformed UTF-8"), std::string::npos) << message;
+  }
+  at::set_num_threads(threads);
 }
 
 TEST(Prepare, DetectsDatasetsOfAnotherVocabulary) {
