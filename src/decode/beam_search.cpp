@@ -8,6 +8,7 @@
 #include <limits>
 #include <utility>
 
+#include "mixseq/decode/beam_candidates.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/threads.h"
@@ -53,33 +54,41 @@ torch::Tensor upload(const std::vector<int64_t>& values, const torch::Device& de
   return host.to(device, at::kLong, /*non_blocking=*/false, /*copy=*/true);
 }
 
-// Log-probabilities of the next token in fp32 (logits may be bf16/fp16 under autocast), with
-// the search's constraints: never <pad> or <s>; no </s> before min_len or with suppress_eos;
-// nothing but </s> for a sentence at its max_len (fairseq). Each sentence owns
-// `rows_per_sentence` consecutive rows.
-torch::Tensor next_log_probs(const DecoderStep& out, int64_t step, const std::vector<LiveSentence>& live,
-                             int64_t rows_per_sentence, int64_t vocab_size, const BeamSearchOptions& o) {
-  const int64_t rows = static_cast<int64_t>(live.size()) * rows_per_sentence;
-  MIXSEQ_CHECK(out.logits.dim() == 2 && out.logits.size(0) == rows && out.logits.size(1) == vocab_size,
-               "Seq2SeqModel::step returned logits of shape ", out.logits.sizes(), "; expected [", rows, ", ",
+// The best `count` continuations of each live sentence's `beams` rows: [n, count] scores (each
+// row's score plus the step's log-probability in fp32; logits may be bf16/fp16 under autocast)
+// and their indices beam·V + token. The search's constraints: never <pad> or <s>; no </s> before
+// min_len or with suppress_eos; nothing but </s> for a sentence at its max_len (fairseq).
+std::tuple<torch::Tensor, torch::Tensor> step_candidates(const DecoderStep& out, int64_t step,
+                                                         const std::vector<LiveSentence>& live,
+                                                         const torch::Tensor& scores, int64_t beams, int64_t count,
+                                                         int64_t vocab_size, const BeamSearchOptions& o) {
+  const auto n = static_cast<int64_t>(live.size());
+  MIXSEQ_CHECK(out.logits.dim() == 2 && out.logits.size(0) == n * beams && out.logits.size(1) == vocab_size,
+               "Seq2SeqModel::step returned logits of shape ", out.logits.sizes(), "; expected [", n * beams, ", ",
                vocab_size, "] (rows fed, vocab_size())");
-  auto lprobs = at::log_softmax(out.logits.to(at::kFloat), -1);  // [R, V]
+  ContinuationRules rules;
+  rules.eos_allowed = !o.suppress_eos && step >= o.min_len;
+  if (!o.suppress_eos)
+    for (const auto& sentence : live) rules.only_eos.push_back(is_last_step(step, sentence, o));
+  if (out.logits.device().is_cpu()) return best_continuations(out.logits, scores, beams, count, rules);
+
+  // Elsewhere (GPU) through LibTorch's ops, by the same rules.
+  auto lprobs = at::log_softmax(out.logits.to(at::kFloat), -1);  // [n·K, V]
   lprobs.select(1, kPadId).fill_(-kInf);
   lprobs.select(1, kBosId).fill_(-kInf);
-  if (o.suppress_eos || step < o.min_len) lprobs.select(1, kEosId).fill_(-kInf);
-  if (o.suppress_eos) return lprobs;
-
+  if (!rules.eos_allowed) lprobs.select(1, kEosId).fill_(-kInf);
   std::vector<int64_t> forced;
-  for (size_t j = 0; j < live.size(); ++j)
-    if (is_last_step(step, live[j], o))
-      for (int64_t r = 0; r < rows_per_sentence; ++r) forced.push_back(static_cast<int64_t>(j) * rows_per_sentence + r);
+  for (int64_t j = 0; j < static_cast<int64_t>(rules.only_eos.size()); ++j)
+    if (rules.only_eos[j])
+      for (int64_t r = 0; r < beams; ++r) forced.push_back(j * beams + r);
   if (!forced.empty()) {
     const auto index = upload(forced, lprobs.device());                // [F]
     const auto eos = lprobs.index_select(0, index).select(1, kEosId);  // [F]
     lprobs.index_fill_(0, index, -kInf);
     lprobs.select(1, kEosId).index_copy_(0, index, eos);
   }
-  return lprobs;
+  const auto [best, indices] = (scores.unsqueeze(1) + lprobs).view({n, beams * vocab_size}).topk(count);
+  return {best, indices};
 }
 
 // The step's attention in fp32, for the coverage penalty.
@@ -113,9 +122,9 @@ std::vector<std::vector<Hypothesis>> greedy_search(Seq2SeqModelImpl& model, cons
     adapt_threads_to_load();
     const int64_t n = static_cast<int64_t>(live.size());
     const DecoderStep out = model.step(*state, tokens);
-    const auto lprobs = next_log_probs(out, step, live, 1, V, o);  // [n, V]
-    const auto [best, token] = lprobs.max(1);                       // [n], [n]
-    log_prob = log_prob + best;                                     // [n]
+    const auto [best, best_token] = step_candidates(out, step, live, log_prob, 1, 1, V, o);  // [n, 1]
+    const auto token = best_token.flatten();                                                  // [n]
+    log_prob = best.flatten();                                                                // [n]
     std::vector<torch::Tensor> to_host = {token.to(at::kDouble), log_prob.to(at::kDouble)};
     if (use_coverage) {
       coverage = coverage + step_attention(out, n, S, o);                             // [n, S]
@@ -192,9 +201,8 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
     adapt_threads_to_load();
     const int64_t n = static_cast<int64_t>(live.size());
     const DecoderStep out = model.step(*state, tokens);
-    const auto lprobs = next_log_probs(out, step, live, K, V, o);  // [n·K, V]
     // 2K candidates: at most K of them end in </s> (one per beam), so K others can go on.
-    const auto [cand_scores, cand_index] = (scores.unsqueeze(1) + lprobs).view({n, K * V}).topk(2 * K);  // [n, 2K]
+    const auto [cand_scores, cand_index] = step_candidates(out, step, live, scores, K, 2 * K, V, o);  // [n, 2K]
     std::vector<torch::Tensor> to_host = {cand_scores.flatten().to(at::kDouble), cand_index.flatten().to(at::kDouble)};
     if (use_coverage) {
       coverage = coverage + step_attention(out, n * K, S, o);                            // [n·K, S]
