@@ -22,22 +22,33 @@ torch::Tensor new_storage(const torch::Tensor& like, int64_t rows, int64_t capac
 
 }  // namespace
 
-void IncrementalKeyValueCache::append(const torch::Tensor& keys, const torch::Tensor& values) {
-  MIXSEQ_CHECK(keys.dim() == 4 && keys.sizes() == values.sizes(),
-               "IncrementalKeyValueCache: keys and values must be [B, H, T, Dh] alike, got ", keys.sizes(), " and ",
-               values.sizes());
+void IncrementalKeyValueCache::append(const KeyValueCache& step) {
+  const auto& keys = step.keys;
+  const auto& values = step.values;
+  MIXSEQ_CHECK(keys.dim() == 4 && keys.sizes() == values.sizes() && keys.scalar_type() == values.scalar_type() &&
+                   !step.rows.defined(),
+               "IncrementalKeyValueCache: keys and values must be [B, H, T, Dh] alike, without rows, got ",
+               keys.sizes(), " and ", values.sizes());
   const int64_t batch = keys.size(0), added = keys.size(2);
   if (empty()) {
     keys_ = keys;
     values_ = values;
     rows_ = torch::Tensor();
+    key_grid_ = step.key_grid;
+    value_grid_ = step.value_grid;
     batch_ = batch;
     length_ = added;
     return;
   }
-  MIXSEQ_CHECK(batch == batch_ && keys.size(1) == keys_.size(1) && keys.size(3) == keys_.size(3),
-               "IncrementalKeyValueCache: appending ", keys.sizes(), " to a cache of ", batch_, " rows of [",
-               keys_.size(1), ", ", length_, ", ", keys_.size(3), "]");
+  MIXSEQ_CHECK(batch == batch_ && keys.size(1) == keys_.size(1) && keys.size(3) == keys_.size(3) &&
+                   keys.scalar_type() == keys_.scalar_type(),
+               "IncrementalKeyValueCache: appending ", keys.sizes(), " ", keys.scalar_type(), " to a cache of ", batch_,
+               " rows of [", keys_.size(1), ", ", length_, ", ", keys_.size(3), "] ", keys_.scalar_type());
+  MIXSEQ_CHECK(!step.holds_codes() || (step.key_grid.scale == key_grid_.scale &&
+                                       step.key_grid.zero_point == key_grid_.zero_point &&
+                                       step.value_grid.scale == value_grid_.scale &&
+                                       step.value_grid.zero_point == value_grid_.zero_point),
+               "IncrementalKeyValueCache: codes appended on another grid than the stored ones");
   reserve(batch, length_ + added);
   keys_.narrow(0, 0, batch).narrow(2, length_, added).copy_(keys);
   values_.narrow(0, 0, batch).narrow(2, length_, added).copy_(values);
@@ -58,7 +69,7 @@ void IncrementalKeyValueCache::select(const torch::Tensor& rows) {
 KeyValueCache IncrementalKeyValueCache::materialized() const {
   if (!rows_.defined()) {
     return {keys_.narrow(0, 0, batch_).narrow(2, 0, length_), values_.narrow(0, 0, batch_).narrow(2, 0, length_),
-            /*rows=*/torch::Tensor()};
+            /*rows=*/torch::Tensor(), key_grid_, value_grid_};
   }
   using at::indexing::TensorIndex;
   const auto rows = rows_.narrow(1, 0, length_);                             // [B, t]
@@ -66,7 +77,7 @@ KeyValueCache IncrementalKeyValueCache::materialized() const {
   const auto gather = [&](const torch::Tensor& stored) {                     // -> [B, H, t, Dh]
     return stored.transpose(1, 2).index({TensorIndex(rows), TensorIndex(positions)}).transpose(1, 2);
   };
-  return {gather(keys_), gather(values_), /*rows=*/torch::Tensor()};
+  return {gather(keys_), gather(values_), /*rows=*/torch::Tensor(), key_grid_, value_grid_};
 }
 
 void IncrementalKeyValueCache::reserve(int64_t batch, int64_t length) {

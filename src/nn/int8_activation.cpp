@@ -46,20 +46,45 @@ torch::Tensor quantize_activation(const torch::Tensor& x, double scale, int64_t 
   return q;
 }
 
-torch::Tensor dequantize_activation(const torch::Tensor& q) {
-  MIXSEQ_CHECK(q.device().is_cpu() && q.scalar_type() == at::kQUInt8 && q.qscheme() == at::kPerTensorAffine,
-               "dequantize_activation: a per-tensor quint8 CPU tensor is needed, got ", q.scalar_type(), " on ",
-               q.device());
-  const auto in = q.contiguous();
-  auto x = at::empty(in.sizes(), in.options().dtype(at::kFloat));
-  const auto* src = reinterpret_cast<const uint8_t*>(in.data_ptr<c10::quint8>());
+namespace {
+
+torch::Tensor dequantized(const uint8_t* src, const torch::Tensor& like, const CodeGrid& grid) {
+  auto x = at::empty(like.sizes(), like.options().dtype(at::kFloat));
   float* dst = x.data_ptr<float>();
-  const auto scale = static_cast<float>(in.q_scale());
-  const auto zero_point = static_cast<int32_t>(in.q_zero_point());
-  at::parallel_for(0, in.numel(), kGrain, [&](int64_t begin, int64_t end) {
-    dequantize_loop(src + begin, dst + begin, end - begin, scale, zero_point);
+  at::parallel_for(0, like.numel(), kGrain, [&](int64_t begin, int64_t end) {
+    dequantize_loop(src + begin, dst + begin, end - begin, grid.scale, grid.zero_point);
   });
   return x;
+}
+
+void check_per_tensor_quint8(const torch::Tensor& q, const char* caller) {
+  MIXSEQ_CHECK(q.device().is_cpu() && q.scalar_type() == at::kQUInt8 && q.qscheme() == at::kPerTensorAffine, caller,
+               ": a per-tensor quint8 CPU tensor is needed, got ", q.scalar_type(), " on ", q.device());
+}
+
+CodeGrid grid_of(const torch::Tensor& q) {
+  return {static_cast<float>(q.q_scale()), static_cast<int32_t>(q.q_zero_point())};
+}
+
+}  // namespace
+
+torch::Tensor dequantize_activation(const torch::Tensor& q) {
+  check_per_tensor_quint8(q, "dequantize_activation");
+  const auto in = q.contiguous();
+  return dequantized(reinterpret_cast<const uint8_t*>(in.data_ptr<c10::quint8>()), in, grid_of(in));
+}
+
+std::tuple<torch::Tensor, CodeGrid> activation_codes(const torch::Tensor& q) {
+  check_per_tensor_quint8(q, "activation_codes");
+  return {q.int_repr(), grid_of(q)};
+}
+
+torch::Tensor dequantize_codes(const torch::Tensor& codes, const CodeGrid& grid) {
+  MIXSEQ_CHECK(codes.device().is_cpu() && codes.scalar_type() == at::kByte,
+               "dequantize_codes: uint8 codes on the CPU are needed, got ", codes.scalar_type(), " on ",
+               codes.device());
+  const auto in = codes.contiguous();
+  return dequantized(in.data_ptr<uint8_t>(), in, grid);
 }
 
 }  // namespace mixseq

@@ -11,7 +11,12 @@ void KeyValueCache::select(const torch::Tensor& selected) {
 
 KeyValueCache KeyValueCache::materialized() const {
   if (!rows.defined()) return *this;
-  return {keys.index_select(0, rows), values.index_select(0, rows), torch::Tensor()};
+  return {keys.index_select(0, rows), values.index_select(0, rows), torch::Tensor(), key_grid, value_grid};
+}
+
+KeyValueCache KeyValueCache::in_float() const {
+  if (!holds_codes()) return *this;
+  return {dequantize_codes(keys, key_grid), dequantize_codes(values, value_grid), rows, CodeGrid{}, CodeGrid{}};
 }
 
 }  // namespace mixseq

@@ -38,7 +38,15 @@ torch::Tensor MultiheadAttentionImpl::split_heads(const torch::Tensor& x) const 
 }
 
 KeyValueCache MultiheadAttentionImpl::project_key_value(const torch::Tensor& x) {
-  return {split_heads(k_proj_(x)), split_heads(v_proj_(x)), /*rows=*/torch::Tensor()};  // each [B, H, S, Dh]
+  return {split_heads(k_proj_(x)), split_heads(v_proj_(x)), /*rows=*/torch::Tensor(), CodeGrid{}, CodeGrid{}};  // [B, H, S, Dh]
+}
+
+KeyValueCache MultiheadAttentionImpl::project_key_value_for_steps(const torch::Tensor& x) {
+  if (!k_proj_->runs_int8() || !v_proj_->runs_int8() || k_proj_->observed() || v_proj_->observed())
+    return project_key_value(x);
+  const auto [keys, key_grid] = k_proj_->forward_codes(x);        // [B, S, D] uint8
+  const auto [values, value_grid] = v_proj_->forward_codes(x);    // [B, S, D] uint8
+  return {split_heads(keys), split_heads(values), /*rows=*/torch::Tensor(), key_grid, value_grid};
 }
 
 bool MultiheadAttentionImpl::takes_single_query_kernel(const torch::Tensor& q, const torch::Tensor& keys,
@@ -70,11 +78,11 @@ std::tuple<torch::Tensor, torch::Tensor> MultiheadAttentionImpl::attend(const to
   if (takes_single_query_kernel(q, key_value.keys, key_value.values)) {  // one query sees every key: causal or not
     const int64_t length = key_value.keys.size(2);
     const auto rows = key_value.rows.defined() ? key_value.rows.unsqueeze(1).expand({q.size(0), length}) : key_value.rows;
-    std::tie(y, weights) =
-        single_query_attention(q, key_value.keys, key_value.values, rows, length, key_padding_mask, need_weights);
+    std::tie(y, weights) = single_query_attention(q, key_value.keys, key_value.values, rows, length, key_padding_mask,
+                                                  need_weights, key_value.key_grid, key_value.value_grid);
     return {merged_output(query, y), weights};
   }
-  const auto full = key_value.materialized();  // [B, H, S, Dh]
+  const auto full = key_value.materialized().in_float();  // [B, H, S, Dh]
   if (need_weights || scores_->active() || weights_->active() || context_->active()) {
     std::tie(y, weights) = plain_attention(q, full.keys, full.values, key_padding_mask, causal, dropout_p,
                                            AttentionPoints{scores_.get(), weights_.get(), context_.get()});
@@ -93,7 +101,8 @@ torch::Tensor MultiheadAttentionImpl::forward_incremental(const torch::Tensor& q
   }
   const auto y = std::get<0>(single_query_attention(q, cache.stored_keys(), cache.stored_values(), cache.rows(),
                                                     cache.length(), /*key_padding_mask=*/torch::Tensor(),
-                                                    /*need_weights=*/false));  // [B, H, 1, Dh]
+                                                    /*need_weights=*/false, cache.key_grid(),
+                                                    cache.value_grid()));  // [B, H, 1, Dh]
   return merged_output(query, y);
 }
 

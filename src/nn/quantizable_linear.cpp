@@ -103,20 +103,32 @@ torch::Tensor QuantizableLinearImpl::forward(const torch::Tensor& x) {  // x: [.
       y = quantize_dequantize(at::linear(qx, simulated_weight_, b), quantization_.output);
       break;
     }
-    case LinearPrecision::kInt8: {
-      MIXSEQ_CHECK(x.device().is_cpu(), "int8 linear runs on the CPU only; got input on ", x.device());
-      const auto& w = *int8_weight_;
-      const auto rows = x.to(at::kFloat).reshape({-1, x.size(-1)});                                       // [R, K]
-      const auto qx = quantize_activation(rows, w.input_scale, w.input_zero_point);                       // [R, K]
-      const auto qy = quantized_linear(qx, w.packed, w.output_scale, w.output_zero_point);                // [R, N]
-      auto shape = x.sizes().vec();
-      shape.back() = weight.size(0);
-      y = dequantize_activation(qy).view(shape);  // [..., N]
+    case LinearPrecision::kInt8:
+      y = dequantize_activation(int8_product(x)).view(output_shape(x));  // [..., N]
       break;
-    }
   }
   if (observer_) observer_(x, y);
   return y;
+}
+
+std::tuple<torch::Tensor, CodeGrid> QuantizableLinearImpl::forward_codes(const torch::Tensor& x) {
+  MIXSEQ_CHECK(runs_int8() && !observer_, "forward_codes: the layer must run in int8, unobserved");
+  auto [codes, grid] = activation_codes(int8_product(x));
+  return {codes.view(output_shape(x)), grid};
+}
+
+at::Tensor QuantizableLinearImpl::int8_product(const torch::Tensor& x) const {  // x [..., K] -> quint8 [R, N]
+  MIXSEQ_CHECK(x.device().is_cpu(), "int8 linear runs on the CPU only; got input on ", x.device());
+  const auto& w = *int8_weight_;
+  const auto rows = x.to(at::kFloat).reshape({-1, x.size(-1)});                  // [R, K]
+  const auto qx = quantize_activation(rows, w.input_scale, w.input_zero_point);  // [R, K]
+  return quantized_linear(qx, w.packed, w.output_scale, w.output_zero_point);    // [R, N]
+}
+
+std::vector<int64_t> QuantizableLinearImpl::output_shape(const torch::Tensor& x) const {
+  auto shape = x.sizes().vec();
+  shape.back() = weight.size(0);
+  return shape;
 }
 
 }  // namespace mixseq

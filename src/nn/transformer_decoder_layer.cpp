@@ -26,7 +26,7 @@ TransformerDecoderLayerImpl::TransformerDecoderLayerImpl(const TransformerLayerO
       ffn_residual_add_(register_module("ffn_residual_add", QuantizationPoint())) {}
 
 KeyValueCache TransformerDecoderLayerImpl::project_encoder_output(const torch::Tensor& encoder_output) {
-  return encoder_attn_->project_key_value(encoder_output);  // each [B, H, S, Dh]
+  return encoder_attn_->project_key_value_for_steps(encoder_output);  // each [B, H, S, Dh]
 }
 
 std::tuple<torch::Tensor, torch::Tensor> TransformerDecoderLayerImpl::forward(const torch::Tensor& x,
@@ -35,8 +35,7 @@ std::tuple<torch::Tensor, torch::Tensor> TransformerDecoderLayerImpl::forward(co
                                                                               const torch::Tensor& source_pad_mask,
                                                                               bool need_weights) {
   const auto self_attention = [&](const torch::Tensor& y) {  // y [B, T, D]
-    const auto projected = self_attn_->project_key_value(y);  // each [B, H, T, Dh]
-    self_cache.append(projected.keys, projected.values);
+    self_cache.append(self_attn_->project_key_value_for_steps(y));  // each [B, H, T, Dh]
     // The target is right-padded: causality alone keeps real positions off the padding.
     return self_attn_->forward_incremental(y, self_cache);
   };

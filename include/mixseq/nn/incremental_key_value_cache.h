@@ -22,8 +22,9 @@ class IncrementalKeyValueCache {
   bool empty() const { return length_ == 0; }
   int64_t length() const { return length_; }  // t, the positions fed
 
-  // keys, values [B, H, T, Dh]: positions t .. t + T - 1 of the current B rows.
-  void append(const torch::Tensor& keys, const torch::Tensor& values);
+  // step.keys, step.values [B, H, T, Dh] (without rows): positions t .. t + T - 1 of the
+  // current B rows; float, or uint8 codes on the same grids at every step.
+  void append(const KeyValueCache& step);
 
   // rows [B'] int64: row i becomes the former row rows[i]. Nothing to do while empty.
   void select(const torch::Tensor& rows);
@@ -36,12 +37,15 @@ class IncrementalKeyValueCache {
   const torch::Tensor& stored_keys() const { return keys_; }
   const torch::Tensor& stored_values() const { return values_; }
   const torch::Tensor& rows() const { return rows_; }
+  const CodeGrid& key_grid() const { return key_grid_; }  // where storage holds uint8 codes
+  const CodeGrid& value_grid() const { return value_grid_; }
 
  private:
   void reserve(int64_t batch, int64_t length);  // storage for `batch` rows and `length` positions
 
   torch::Tensor keys_, values_;  // [R, H, C, Dh]
   torch::Tensor rows_;           // [B, C] int64, or undefined
+  CodeGrid key_grid_, value_grid_;
   int64_t batch_ = 0;            // B
   int64_t length_ = 0;           // t <= C
 };

@@ -14,6 +14,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <tuple>
 
 namespace mixseq {
 
@@ -22,5 +23,18 @@ torch::Tensor quantize_activation(const torch::Tensor& x, double scale, int64_t 
 
 // q: a per-tensor quint8 CPU tensor -> float of the same shape.
 torch::Tensor dequantize_activation(const torch::Tensor& q);
+
+// The grid of an activation kept as plain uint8 codes (a uint8 tensor, which every ATen op
+// takes, unlike quint8): value = (code - zero_point) * scale, in float as dequantize_activation.
+struct CodeGrid {
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+};
+
+// q: a per-tensor quint8 CPU tensor -> its codes as uint8 of the same shape, and their grid.
+std::tuple<torch::Tensor, CodeGrid> activation_codes(const torch::Tensor& q);
+
+// codes: uint8 on the CPU, any shape and strides -> float, equal to dequantize_activation's.
+torch::Tensor dequantize_codes(const torch::Tensor& codes, const CodeGrid& grid);
 
 }  // namespace mixseq

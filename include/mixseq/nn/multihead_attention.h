@@ -39,6 +39,9 @@ class MultiheadAttentionImpl : public torch::nn::Module {
 
   // x [B, S, D] -> keys and values [B, H, S, Dh].
   KeyValueCache project_key_value(const torch::Tensor& x);
+  // The same for a decoder's steps: where k_proj and v_proj run in int8, the keys and values
+  // stay uint8 codes (nn/key_value_cache.h), which every attention here reads.
+  KeyValueCache project_key_value_for_steps(const torch::Tensor& x);
 
   // query [B, T, D] attends over key_value (from project_key_value); key_padding_mask [B, S]
   // bool (true at padding) or undefined; causal as in scaled_dot_product_attention.h.

@@ -24,7 +24,10 @@
 
 #include <functional>
 #include <memory>
+#include <tuple>
+#include <vector>
 
+#include "mixseq/nn/int8_activation.h"
 #include "mixseq/nn/quantization_grid.h"
 
 namespace mixseq {
@@ -49,6 +52,13 @@ class QuantizableLinearImpl : public torch::nn::Module {
 
   torch::Tensor forward(const torch::Tensor& x);  // [..., K] -> [..., N]
 
+  // Whether forward runs the int8 product (and so forward_codes can).
+  bool runs_int8() const { return quantization_.precision == LinearPrecision::kInt8; }
+  // An int8 layer's result left on its output grid, as uint8 codes [..., N], for a consumer that
+  // reads codes itself (a decoding step's attention keys and values, nn/key_value_cache.h): a
+  // quarter of the bytes, and dequantize_codes gives forward's result bit for bit.
+  std::tuple<torch::Tensor, CodeGrid> forward_codes(const torch::Tensor& x);
+
   // Switches to `quantization`'s precision; the quantized precisions round the weight now (kInt8
   // also checks for 8 bits and a symmetric weight grid, and packs it), so later weight changes
   // need another call. Throws mixseq::Error
@@ -66,6 +76,9 @@ class QuantizableLinearImpl : public torch::nn::Module {
 
  private:
   struct Int8Weight;  // the prepacked weight (LibTorch's LinearPackedParamsBase)
+
+  torch::Tensor int8_product(const torch::Tensor& x) const;        // x [..., K] -> quint8 [R, N]
+  std::vector<int64_t> output_shape(const torch::Tensor& x) const;  // [..., N]
 
   LinearQuantization quantization_;
   torch::Tensor simulated_weight_;  // kSimulated: the weight rounded to its grid once, [N, K]

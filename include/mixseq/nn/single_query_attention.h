@@ -16,13 +16,16 @@
 #include <cstdint>
 #include <tuple>
 
+#include "mixseq/nn/int8_activation.h"
+
 namespace mixseq {
 
 // Whether single_query_attention computes this step: one query (q [B, H, 1, Dh]), fp32, on the
-// CPU, with no gradient to keep.
+// CPU, with no gradient to keep, over float keys and values or uint8 codes of them.
 bool takes_single_query_attention(const torch::Tensor& q, const torch::Tensor& keys, const torch::Tensor& values);
 
-// q [B, H, 1, Dh]; keys and values [R, H, >= S, Dh] with a contiguous last dimension; rows
+// q [B, H, 1, Dh]; keys and values [R, H, >= S, Dh] with a contiguous last dimension, float or
+// uint8 codes on key_grid and value_grid (read as dequantize_codes reads them); rows
 // undefined (row b reads row b, R >= B) or [B, >= S] int64 (any strides; a row's map may be
 // one index expanded); S positions are attended;
 // key_padding_mask [B, S] bool (true at padding) or undefined. Every row must keep a key.
@@ -32,6 +35,7 @@ bool takes_single_query_attention(const torch::Tensor& q, const torch::Tensor& k
 std::tuple<torch::Tensor, torch::Tensor> single_query_attention(const torch::Tensor& q, const torch::Tensor& keys,
                                                                 const torch::Tensor& values, const torch::Tensor& rows,
                                                                 int64_t length, const torch::Tensor& key_padding_mask,
-                                                                bool need_weights);
+                                                                bool need_weights, const CodeGrid& key_grid = {},
+                                                                const CodeGrid& value_grid = {});
 
 }  // namespace mixseq

@@ -121,6 +121,11 @@ TEST_P(QuantizedLinearGrid, SimulatedIsCloseToFloatAndInt8EqualsSimulatedWithinO
   const auto int8 = linear(x);
   ASSERT_EQ(int8.sizes(), reference.sizes());
   EXPECT_LE((int8 - simulated).abs().max().item<double>(), out_step * (1 + 1e-4));
+  // Its codes, as a decoder keeps keys and values, are the same result bit for bit.
+  const auto [codes, grid] = linear->forward_codes(x);
+  ASSERT_EQ(codes.scalar_type(), at::kByte);
+  EXPECT_TRUE(at::equal(dequantize_codes(codes, grid), int8));
+  EXPECT_FLOAT_EQ(grid.scale, static_cast<float>(out_step));
 }
 
 INSTANTIATE_TEST_SUITE_P(Grids, QuantizedLinearGrid,
@@ -140,6 +145,12 @@ TEST(QuantizableLinear, Int8RejectsAnAsymmetricWeightGridWithTheFix) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("weight_symmetric: true"), std::string::npos) << e.what();
   }
+}
+
+TEST(QuantizableLinear, ForwardCodesNeedsAnInt8Layer) {
+  QuantizableLinear linear(torch::nn::LinearOptions(4, 3));
+  EXPECT_FALSE(linear->runs_int8());
+  EXPECT_THROW(linear->forward_codes(at::randn({2, 4})), Error);
 }
 
 TEST(QuantizableLinear, ObserverSeesInputAndOutput) {

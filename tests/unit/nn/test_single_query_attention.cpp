@@ -9,6 +9,7 @@
 #include "mixseq/nn/key_value_cache.h"
 #include "mixseq/nn/scaled_dot_product_attention.h"
 #include "mixseq/nn/single_query_attention.h"
+#include "mixseq/util/error.h"
 
 namespace mixseq {
 namespace {
@@ -94,7 +95,7 @@ TEST(SingleQueryAttention, ReadsAnExpandedRowMap) {
 TEST(KeyValueCache, SelectComposesTheRowMapAndMaterializesTheRows) {
   const auto keys = at::randn({3, 2, 4, 5});
   const auto values = at::randn({3, 2, 4, 5});
-  KeyValueCache cache{keys, values, at::Tensor()};
+  KeyValueCache cache{keys, values, at::Tensor(), CodeGrid{}, CodeGrid{}};
   EXPECT_TRUE(cache.materialized().keys.is_same(keys));  // no map: nothing copied
   cache.select(at::tensor({2, 2, 0, 1}, at::kLong));
   cache.select(at::tensor({3, 0, 1}, at::kLong));  // rows 1, 2, 2 of the keys
@@ -129,7 +130,7 @@ TEST(IncrementalKeyValueCache, MaterializesWhatConcatenationAndSelectionGive) {
     const int64_t added = step == 0 ? 2 : 1;
     const auto new_keys = at::randn({batch, added, heads, width}).transpose(1, 2);  // as split_heads leaves them
     const auto new_values = at::randn({batch, added, heads, width}).transpose(1, 2);
-    cache.append(new_keys, new_values);
+    cache.append({new_keys, new_values, at::Tensor(), CodeGrid{}, CodeGrid{}});
     keys = keys.defined() ? at::cat({keys, new_keys}, 2) : new_keys;
     values = values.defined() ? at::cat({values, new_values}, 2) : new_values;
     if (step % 3 == 1) {
@@ -154,12 +155,70 @@ TEST(IncrementalKeyValueCache, MaterializesWhatConcatenationAndSelectionGive) {
   }
 }
 
+// An int8 decoder's keys and values as uint8 codes: the kernel reads them as dequantize_codes
+// gives them, for every column block of the kernel, through a row map and with padding.
+TEST(SingleQueryAttention, ReadsCodesAsTheirDequantizedFloats) {
+  c10::NoGradGuard no_grad;
+  at::manual_seed(6);
+  const CodeGrid key_grid{0.031f, 131}, value_grid{0.017f, 122};
+  for (const int64_t width : {4, 16, 37, 64, 85}) {
+    const int64_t stored_rows = 3, heads = 2, capacity = 9, length = 7;
+    const auto key_codes = at::randint(256, {stored_rows, capacity, heads, width}, at::kByte).transpose(1, 2);
+    const auto value_codes = at::randint(256, {stored_rows, capacity, heads, width}, at::kByte).transpose(1, 2);
+    const auto rows = at::randint(stored_rows, {4, capacity}, at::kLong);
+    const auto q = at::randn({4, heads, 1, width});
+    auto pad = at::zeros({4, length}, at::kBool);
+    pad[1].slice(0, 5).fill_(true);
+    const auto keys = dequantize_codes(key_codes, key_grid), values = dequantize_codes(value_codes, value_grid);
+    const auto [expected, expected_weights] = single_query_attention(q, keys, values, rows, length, pad, true);
+    const auto [output, weights] =
+        single_query_attention(q, key_codes, value_codes, rows, length, pad, true, key_grid, value_grid);
+    const std::string name = "Dh=" + std::to_string(width);
+    EXPECT_TRUE(at::equal(output, expected)) << name << (output - expected).abs().max();
+    EXPECT_TRUE(at::equal(weights, expected_weights)) << name;
+  }
+}
+
+TEST(KeyValueCache, DequantizesCodesAfterSelection) {
+  const CodeGrid key_grid{0.5f, 3}, value_grid{0.25f, 200};
+  const auto keys = at::randint(256, {3, 2, 4, 5}, at::kByte);
+  const auto values = at::randint(256, {3, 2, 4, 5}, at::kByte);
+  KeyValueCache cache{keys, values, at::Tensor(), key_grid, value_grid};
+  ASSERT_TRUE(cache.holds_codes());
+  cache.select(at::tensor({2, 0}, at::kLong));
+  const auto full = cache.materialized().in_float();
+  EXPECT_FALSE(full.holds_codes());
+  EXPECT_TRUE(at::equal(full.keys, (keys.index_select(0, at::tensor({2, 0}, at::kLong)).to(at::kInt) - 3).to(at::kFloat) * 0.5f));
+  EXPECT_TRUE(at::equal(full.values, (values.index_select(0, at::tensor({2, 0}, at::kLong)).to(at::kInt) - 200).to(at::kFloat) * 0.25f));
+}
+
+TEST(IncrementalKeyValueCache, KeepsCodesOnOneGrid) {
+  const CodeGrid key_grid{0.5f, 3}, value_grid{0.25f, 200};
+  const auto step = [](int64_t added) { return at::randint(256, {2, added, 4, 3}, at::kByte).transpose(1, 2); };
+  IncrementalKeyValueCache cache;
+  const auto first_keys = step(1), first_values = step(1);
+  cache.append({first_keys, first_values, at::Tensor(), key_grid, value_grid});
+  const auto second_keys = step(1), second_values = step(1);
+  cache.append({second_keys, second_values, at::Tensor(), key_grid, value_grid});
+  cache.select(at::tensor({1, 1, 0}, at::kLong));
+  const auto current = cache.materialized();
+  ASSERT_TRUE(current.holds_codes());
+  EXPECT_EQ(current.key_grid.zero_point, 3);
+  EXPECT_TRUE(at::equal(current.keys, at::cat({first_keys, second_keys}, 2).index_select(0, at::tensor({1, 1, 0}, at::kLong))));
+  EXPECT_TRUE(at::equal(current.values, at::cat({first_values, second_values}, 2).index_select(0, at::tensor({1, 1, 0}, at::kLong))));
+  EXPECT_THROW(cache.append({step(1).narrow(0, 0, 1).repeat({3, 1, 1, 1}), step(1).narrow(0, 0, 1).repeat({3, 1, 1, 1}),
+                             at::Tensor(), CodeGrid{0.5f, 4}, value_grid}),
+               Error);
+  EXPECT_THROW(cache.append({at::randn({3, 4, 1, 3}), at::randn({3, 4, 1, 3}), at::Tensor(), CodeGrid{}, CodeGrid{}}),
+               Error);
+}
+
 // Training appends a whole target once: the cache keeps the projections, copying nothing.
 TEST(IncrementalKeyValueCache, FirstAppendKeepsTheTensors) {
   const auto keys = at::randn({2, 5, 4, 3}).transpose(1, 2);
   const auto values = at::randn({2, 4, 5, 3});
   IncrementalKeyValueCache cache;
-  cache.append(keys, values);
+  cache.append({keys, values, at::Tensor(), CodeGrid{}, CodeGrid{}});
   EXPECT_EQ(cache.materialized().keys.data_ptr(), keys.data_ptr());
   EXPECT_EQ(cache.materialized().values.data_ptr(), values.data_ptr());
   EXPECT_FALSE(cache.rows().defined());
