@@ -2,13 +2,16 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/int8_engine.h"
+#include "mixseq/util/mixed_precision.h"
 
 namespace mixseq {
 namespace {
@@ -151,6 +154,36 @@ TEST(QuantizableLinear, ForwardCodesNeedsAnInt8Layer) {
   QuantizableLinear linear(torch::nn::LinearOptions(4, 3));
   EXPECT_FALSE(linear->runs_int8());
   EXPECT_THROW(linear->forward_codes(at::randn({2, 4})), Error);
+}
+
+// On two threads a bf16 product of 300 rows goes through rows padded to 320 (oneDNN's split of
+// some row counts between threads, src/nn/quantizable_linear.cpp): the same values and gradients
+// as one thread's unpadded product, within bf16's rounding.
+TEST(QuantizableLinear, Bf16RowsPaddedOnTwoThreadsGiveTheSameValuesAndGradients) {
+  at::manual_seed(8);
+  QuantizableLinear linear(torch::nn::LinearOptions(64, 48));
+  const auto x = at::randn({3, 100, 64});
+  const auto run = [&](int threads) {
+    const int before = at::get_num_threads();
+    at::set_num_threads(threads);
+    linear->zero_grad();
+    auto input = x.clone().requires_grad_();
+    torch::Tensor y;
+    {
+      AutocastScope autocast(Precision::kBf16, torch::Device(torch::kCPU));
+      y = linear(input);
+    }
+    (y.to(at::kFloat) * at::linspace(-1, 1, 48)).sum().backward();
+    at::set_num_threads(before);
+    return std::make_tuple(y.to(at::kFloat), input.grad(), linear->weight.grad().clone(), linear->bias.grad().clone());
+  };
+  const auto [y1, gx1, gw1, gb1] = run(1);
+  const auto [y2, gx2, gw2, gb2] = run(2);
+  ASSERT_EQ(y2.sizes(), y1.sizes());
+  EXPECT_TRUE(at::allclose(y2, y1, 1e-2, 1e-2)) << (y2 - y1).abs().max();
+  EXPECT_TRUE(at::allclose(gx2, gx1, 1e-2, 1e-2)) << (gx2 - gx1).abs().max();
+  EXPECT_TRUE(at::allclose(gw2, gw1, 2e-2, 2e-2)) << (gw2 - gw1).abs().max();
+  EXPECT_TRUE(at::allclose(gb2, gb1, 1e-4, 1e-4)) << (gb2 - gb1).abs().max();
 }
 
 TEST(QuantizableLinear, ObserverSeesInputAndOutput) {
