@@ -54,7 +54,7 @@ bool pads_bf16_rows(const torch::Tensor& x, int64_t rows) {
 }
 
 torch::Tensor float_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  const int64_t rows = x.dim() == 0 ? 1 : x.numel() / std::max<int64_t>(1, x.size(-1));
+  const int64_t rows = x.numel() / std::max<int64_t>(1, x.size(-1));
   if (!pads_bf16_rows(x, rows)) return at::linear(x, weight, bias);
   // In bf16 first (autocast would cast it anyway), so that the padding copies half the bytes.
   const auto padded =

@@ -61,17 +61,10 @@ __attribute__((always_inline)) inline float stored_value(const uint8_t* p, const
 template <typename Stored>
 __attribute__((always_inline)) inline float stored_dot(const float* q, const Stored* key, int64_t n,
                                                        const CodeGrid& grid) {
-  Lanes<float>::type lanes = {};
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    Lanes<float>::type x, y;
-    load_lanes(x, q + i);
-    load_stored(y, key + i, grid);
-    lanes += x * y;
-  }
-  float sum = sum_lanes<float>(lanes);
-  for (; i < n; ++i) sum += q[i] * stored_value(key + i, grid);
-  return sum;
+  return lane_dot(
+      q, key, n,
+      [&](Lanes<float>::type& lanes, const Stored* p) __attribute__((always_inline)) { load_stored(lanes, p, grid); },
+      [&](const Stored* p) __attribute__((always_inline)) { return stored_value(p, grid); });
 }
 
 // (row, head) pairs [begin, end); scores has room for S floats.

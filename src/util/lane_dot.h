@@ -34,20 +34,33 @@ __attribute__((always_inline)) inline scalar_t sum_lanes(const typename Lanes<sc
 }
 
 // Sixteen running sums, one per lane: a single accumulator would keep the loop scalar (its
-// additions may not be reordered).
-template <typename scalar_t>
-__attribute__((always_inline)) inline scalar_t lane_dot(const scalar_t* a, const scalar_t* b, int64_t n) {
+// additions may not be reordered). b's elements come through `load` (sixteen into lanes) and
+// `value` (one), so that b may be stored otherwise than as scalar_t (int8 codes dequantized in
+// registers, nn/single_query_attention.cpp).
+template <typename scalar_t, typename stored_t, typename LoadLanes, typename LoadOne>
+__attribute__((always_inline)) inline scalar_t lane_dot(const scalar_t* a, const stored_t* b, int64_t n,
+                                                        const LoadLanes& load, const LoadOne& value) {
   typename Lanes<scalar_t>::type lanes = {};
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     typename Lanes<scalar_t>::type x, y;
     load_lanes(x, a + i);
-    load_lanes(y, b + i);
+    load(y, b + i);
     lanes += x * y;
   }
   scalar_t sum = sum_lanes<scalar_t>(lanes);
-  for (; i < n; ++i) sum += a[i] * b[i];
+  for (; i < n; ++i) sum += a[i] * value(b + i);
   return sum;
+}
+
+template <typename scalar_t>
+__attribute__((always_inline)) inline scalar_t lane_dot(const scalar_t* a, const scalar_t* b, int64_t n) {
+  return lane_dot(
+      a, b, n,
+      [](typename Lanes<scalar_t>::type& lanes, const scalar_t* p) __attribute__((always_inline)) {
+        load_lanes(lanes, p);
+      },
+      [](const scalar_t* p) __attribute__((always_inline)) { return *p; });
 }
 
 }  // namespace mixseq
