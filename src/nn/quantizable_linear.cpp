@@ -1,17 +1,14 @@
 #include "mixseq/nn/quantizable_linear.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/quantized/PackedParams.h>
 #include <torch/nn/modules/linear.h>
 
-#include <algorithm>
-
+#include "mixseq/nn/bf16_row_block_linear.h"
 #include "mixseq/nn/int8_activation.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/int8_engine.h"
-#include "util/torch_compat.h"
 
 namespace mixseq {
 
@@ -41,27 +38,9 @@ at::Tensor quantized_linear(const at::Tensor& x, const PackedWeight& weight, dou
   return op.call(x, weight, output_scale, output_zero_point);
 }
 
-// oneDNN 2.6's bf16 product (Debian's LibTorch, AMX) shares some row counts badly between two
-// threads: [992, 256] x [256, 1024] takes 682 us on two threads against 447 us on one, where 960
-// and 1024 rows take 227-232 us; 992 rows is the bench's batch of 32 sentences x 31 positions
-// (docs/benchmarks.md, "bf16 and oneDNN's row split"). About 7% of row counts above 1,000 do so;
-// multiples of 64 did not, but for 3,840 of the 128 up to 8,192. So on the CPU, with more than
-// one thread, a bf16 product pads its rows to a multiple of 64 (zeros, cut off after).
-bool pads_bf16_rows(const torch::Tensor& x, int64_t rows) {
-  if (!x.is_cpu() || rows < 256 || rows % 64 == 0 || at::get_num_threads() < 2) return false;
-  return x.scalar_type() == at::kBFloat16 || (compat::is_autocast_enabled(c10::DeviceType::CPU) &&
-                                              compat::autocast_dtype(c10::DeviceType::CPU) == at::kBFloat16);
-}
-
+// On two or more threads a bf16 product runs in row blocks that oneDNN shares well between them.
 torch::Tensor float_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  const int64_t rows = x.numel() / std::max<int64_t>(1, x.size(-1));
-  if (!pads_bf16_rows(x, rows)) return at::linear(x, weight, bias);
-  // In bf16 first (autocast would cast it anyway), so that the padding copies half the bytes.
-  const auto padded =
-      at::constant_pad_nd(x.reshape({rows, x.size(-1)}).to(at::kBFloat16), {0, 0, 0, 64 - rows % 64});  // [R', K]
-  auto shape = x.sizes().vec();
-  shape.back() = weight.size(0);
-  return at::linear(padded, weight, bias).narrow(0, 0, rows).view(shape);  // [..., N]
+  return takes_bf16_row_blocks(x) ? bf16_row_block_linear(x, weight, bias) : at::linear(x, weight, bias);
 }
 
 // A per-tensor activation grid as quint8: a symmetric grid's q in [-127, 127] moves up by 128.

@@ -159,7 +159,7 @@ TEST(QuantizableLinear, ForwardCodesNeedsAnInt8Layer) {
 // On two threads a bf16 product of 300 rows goes through rows padded to 320 (oneDNN's split of
 // some row counts between threads, src/nn/quantizable_linear.cpp): the same values and gradients
 // as one thread's unpadded product, within bf16's rounding.
-TEST(QuantizableLinear, Bf16RowsPaddedOnTwoThreadsGiveTheSameValuesAndGradients) {
+TEST(QuantizableLinear, Bf16OnTwoThreadsGivesOneThreadsValuesAndGradients) {
   at::manual_seed(8);
   QuantizableLinear linear(torch::nn::LinearOptions(64, 48));
   const auto x = at::randn({3, 100, 64});

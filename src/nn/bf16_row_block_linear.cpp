@@ -1,0 +1,84 @@
+#include "mixseq/nn/bf16_row_block_linear.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <algorithm>
+
+#include "util/torch_compat.h"
+
+namespace mixseq {
+namespace {
+
+constexpr int64_t kRowBlock = 64;
+
+// out = a b (+ bias) for rows [0, R0) and [R0, R) apart, R0 the largest multiple of 64; out [R, N].
+void product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias, at::Tensor& out) {
+  const int64_t rows = a.size(0), head = rows - rows % kRowBlock;
+  for (const auto& [begin, count] : {std::pair{int64_t{0}, head}, std::pair{head, rows - head}}) {
+    if (count == 0) continue;
+    auto block = out.narrow(0, begin, count);  // contiguous: whole rows
+    if (bias.defined()) {
+      at::addmm_out(block, bias, a.narrow(0, begin, count), b);
+    } else {
+      at::mm_out(block, a.narrow(0, begin, count), b);
+    }
+  }
+}
+
+class Bf16RowBlockLinear : public torch::autograd::Function<Bf16RowBlockLinear> {
+ public:
+  // x [R, K] any float dtype, weight [N, K], bias [N] or undefined -> bf16 [R, N].
+  // (The bias comes as an optional: autograd's apply cannot take an undefined tensor.)
+  static torch::Tensor forward(torch::autograd::AutogradContext* context, const torch::Tensor& x,
+                               const torch::Tensor& weight, const c10::optional<torch::Tensor>& bias) {
+    const auto x16 = x.to(at::kBFloat16).contiguous();
+    const auto weight16 = weight.to(at::kBFloat16);
+    auto y = at::empty({x.size(0), weight.size(0)}, x16.options());
+    product_in_row_blocks(x16, weight16.t(), bias ? bias->to(at::kBFloat16) : torch::Tensor(), y);
+    context->save_for_backward({x16, weight16});
+    context->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
+    context->saved_data["weight_dtype"] = static_cast<int64_t>(weight.scalar_type());
+    if (bias) context->saved_data["bias_dtype"] = static_cast<int64_t>(bias->scalar_type());
+    return y;
+  }
+
+  // In bf16 as autocast's backward is, each gradient then cast to its input's dtype.
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
+                                                 torch::autograd::variable_list gradients) {
+    const auto saved = context->get_saved_variables();
+    const auto& x16 = saved[0];
+    const auto& weight16 = saved[1];
+    const auto grad = gradients[0].to(at::kBFloat16).contiguous();  // [R, N]
+    const auto dtype = [&](const char* key) { return static_cast<at::ScalarType>(context->saved_data[key].toInt()); };
+    torch::Tensor grad_x, grad_weight, grad_bias;
+    if (context->needs_input_grad(0)) {
+      grad_x = at::empty_like(x16);
+      product_in_row_blocks(grad, weight16, torch::Tensor(), grad_x);
+      grad_x = grad_x.to(dtype("x_dtype"));
+    }
+    if (context->needs_input_grad(1)) grad_weight = grad.t().mm(x16).to(dtype("weight_dtype"));  // rows: N
+    const bool has_bias = context->saved_data.count("bias_dtype");  // else autograd knows two inputs only
+    if (has_bias && context->needs_input_grad(2)) grad_bias = grad.sum(0).to(dtype("bias_dtype"));
+    return {grad_x, grad_weight, grad_bias};
+  }
+};
+
+}  // namespace
+
+bool takes_bf16_row_blocks(const torch::Tensor& x) {
+  const int64_t rows = x.numel() / std::max<int64_t>(1, x.size(-1));
+  if (!x.is_cpu() || rows < 256 || rows % kRowBlock == 0 || at::get_num_threads() < 2) return false;
+  return x.scalar_type() == at::kBFloat16 || (compat::is_autocast_enabled(c10::DeviceType::CPU) &&
+                                              compat::autocast_dtype(c10::DeviceType::CPU) == at::kBFloat16);
+}
+
+torch::Tensor bf16_row_block_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  auto shape = x.sizes().vec();
+  shape.back() = weight.size(0);
+  const auto optional_bias = bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt;
+  return Bf16RowBlockLinear::apply(x.reshape({-1, x.size(-1)}), weight, optional_bias).view(shape);  // [..., N]
+}
+
+}  // namespace mixseq
