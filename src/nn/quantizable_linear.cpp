@@ -5,7 +5,7 @@
 #include <ATen/native/quantized/PackedParams.h>
 #include <torch/nn/modules/linear.h>
 
-#include "mixseq/nn/bf16_row_block_linear.h"
+#include "mixseq/nn/cpu_bf16_linear.h"
 #include "mixseq/nn/int8_activation.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/int8_engine.h"
@@ -38,9 +38,9 @@ at::Tensor quantized_linear(const at::Tensor& x, const PackedWeight& weight, dou
   return op.call(x, weight, output_scale, output_zero_point);
 }
 
-// On two or more threads a bf16 product runs in row blocks that oneDNN shares well between them.
+// A bf16 product on the CPU: see nn/cpu_bf16_linear.h for why not at::linear under autocast.
 torch::Tensor float_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  return takes_bf16_row_blocks(x) ? bf16_row_block_linear(x, weight, bias) : at::linear(x, weight, bias);
+  return takes_cpu_bf16_linear(x) ? cpu_bf16_linear(x, weight, bias) : at::linear(x, weight, bias);
 }
 
 // A per-tensor activation grid as quint8: a symmetric grid's q in [-127, 127] moves up by 128.

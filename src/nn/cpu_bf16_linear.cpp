@@ -1,11 +1,10 @@
-#include "mixseq/nn/bf16_row_block_linear.h"
+#include "mixseq/nn/cpu_bf16_linear.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include <algorithm>
-
+#include "mixseq/nn/bf16_matmul.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -13,9 +12,12 @@ namespace {
 
 constexpr int64_t kRowBlock = 64;
 
-// out = a b (+ bias) for rows [0, R0) and [R0, R) apart, R0 the largest multiple of 64; out [R, N].
+// out = a b (+ bias), bf16 [R, N]: on two or more threads, when R >= 256 is not a multiple of 64,
+// as rows [0, R0) and [R0, R) apart, R0 the largest multiple of 64 (see the header).
 void product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias, at::Tensor& out) {
-  const int64_t rows = a.size(0), head = rows - rows % kRowBlock;
+  const int64_t rows = a.size(0);
+  const bool split = rows >= 256 && rows % kRowBlock != 0 && at::get_num_threads() >= 2;
+  const int64_t head = split ? rows - rows % kRowBlock : rows;
   for (const auto& [begin, count] : {std::pair{int64_t{0}, head}, std::pair{head, rows - head}}) {
     if (count == 0) continue;
     auto block = out.narrow(0, begin, count);  // contiguous: whole rows
@@ -27,7 +29,7 @@ void product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const at::T
   }
 }
 
-class Bf16RowBlockLinear : public torch::autograd::Function<Bf16RowBlockLinear> {
+class CpuBf16Linear : public torch::autograd::Function<CpuBf16Linear> {
  public:
   // x [R, K] any float dtype, weight [N, K], bias [N] or undefined -> bf16 [R, N].
   // (The bias comes as an optional: autograd's apply cannot take an undefined tensor.)
@@ -44,7 +46,7 @@ class Bf16RowBlockLinear : public torch::autograd::Function<Bf16RowBlockLinear> 
     return y;
   }
 
-  // In bf16 as autocast's backward is, each gradient then cast to its input's dtype.
+  // fp32 gradients straight from oneDNN's GEMM in fp32; a bf16 input's in bf16, as autocast's.
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
                                                  torch::autograd::variable_list gradients) {
     const auto saved = context->get_saved_variables();
@@ -54,11 +56,20 @@ class Bf16RowBlockLinear : public torch::autograd::Function<Bf16RowBlockLinear> 
     const auto dtype = [&](const char* key) { return static_cast<at::ScalarType>(context->saved_data[key].toInt()); };
     torch::Tensor grad_x, grad_weight, grad_bias;
     if (context->needs_input_grad(0)) {
-      grad_x = at::empty_like(x16);
-      product_in_row_blocks(grad, weight16, torch::Tensor(), grad_x);
-      grad_x = grad_x.to(dtype("x_dtype"));
+      if (dtype("x_dtype") == at::kFloat) {
+        grad_x = at::empty(x16.sizes(), x16.options().dtype(at::kFloat));
+        bf16_matmul_into(grad, weight16, grad_x, /*accumulate=*/false);
+      } else {
+        grad_x = at::empty_like(x16);
+        product_in_row_blocks(grad, weight16, torch::Tensor(), grad_x);
+        grad_x = grad_x.to(dtype("x_dtype"));
+      }
     }
-    if (context->needs_input_grad(1)) grad_weight = grad.t().mm(x16).to(dtype("weight_dtype"));  // rows: N
+    if (context->needs_input_grad(1)) {
+      grad_weight = at::empty(weight16.sizes(), weight16.options().dtype(at::kFloat));  // [N, K]
+      bf16_matmul_into(grad.t(), x16, grad_weight, /*accumulate=*/false);
+      grad_weight = grad_weight.to(dtype("weight_dtype"));
+    }
     const bool has_bias = context->saved_data.count("bias_dtype");  // else autograd knows two inputs only
     if (has_bias && context->needs_input_grad(2)) grad_bias = grad.sum(0).to(dtype("bias_dtype"));
     return {grad_x, grad_weight, grad_bias};
@@ -67,18 +78,17 @@ class Bf16RowBlockLinear : public torch::autograd::Function<Bf16RowBlockLinear> 
 
 }  // namespace
 
-bool takes_bf16_row_blocks(const torch::Tensor& x) {
-  const int64_t rows = x.numel() / std::max<int64_t>(1, x.size(-1));
-  if (!x.is_cpu() || rows < 256 || rows % kRowBlock == 0 || at::get_num_threads() < 2) return false;
+bool takes_cpu_bf16_linear(const torch::Tensor& x) {
+  if (!x.is_cpu()) return false;
   return x.scalar_type() == at::kBFloat16 || (compat::is_autocast_enabled(c10::DeviceType::CPU) &&
                                               compat::autocast_dtype(c10::DeviceType::CPU) == at::kBFloat16);
 }
 
-torch::Tensor bf16_row_block_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+torch::Tensor cpu_bf16_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   auto shape = x.sizes().vec();
   shape.back() = weight.size(0);
   const auto optional_bias = bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt;
-  return Bf16RowBlockLinear::apply(x.reshape({-1, x.size(-1)}), weight, optional_bias).view(shape);  // [..., N]
+  return CpuBf16Linear::apply(x.reshape({-1, x.size(-1)}), weight, optional_bias).view(shape);  // [..., N]
 }
 
 }  // namespace mixseq
