@@ -5,6 +5,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "gradient_check.h"
 #include "test_support.h"
 
@@ -70,6 +72,34 @@ TEST(HashedDropout, KeepsTheDtype) {
   const auto y = hashed_dropout(x, 0.5, true);
   EXPECT_EQ(y.scalar_type(), at::kBFloat16);
   EXPECT_TRUE(at::allclose(y.masked_select(y != 0).to(at::kFloat), (x.masked_select(y != 0) * 2).to(at::kFloat)));
+}
+
+// bf16 runs through fp32 chunks: its output and mask are the fp32 kernel's, rounded, for every
+// element (sizes across chunk and thread boundaries, with relu, negative zeros and a NaN).
+TEST(HashedDropout, Bf16IsTheFp32KernelRounded) {
+  for (const int64_t n : {int64_t{1}, int64_t{511}, int64_t{513}, int64_t{40000}}) {
+    for (const bool relu : {false, true}) {
+      SCOPED_TRACE(testing::Message() << n << " elements, relu " << relu);
+      auto x = at::randn({n}).to(at::kBFloat16);
+      x[0] = -0.0;
+      if (n > 2) x[n / 2] = std::numeric_limits<float>::quiet_NaN();
+      const auto drop = [&](const at::Tensor& input) {
+        at::manual_seed(21);
+        return hashed_dropout_with_mask(relu ? at::relu(input) : input, 0.3);
+      };
+      const auto [y16, mask16] = drop(x);
+      const auto [y32, mask32] = drop(x.to(at::kFloat));
+      EXPECT_TRUE(at::equal(mask16, mask32.to(at::kBFloat16)));
+      EXPECT_TRUE(at::equal(y16.isnan(), y32.isnan()));
+      EXPECT_TRUE(at::equal(y16.nan_to_num(), y32.to(at::kBFloat16).nan_to_num()));
+    }
+  }
+  const auto x = at::randn({3000}).to(at::kBFloat16);
+  at::manual_seed(5);
+  const auto fused = hashed_relu_dropout(x, 0.2, true);
+  at::manual_seed(5);
+  const auto fused32 = hashed_relu_dropout(x.to(at::kFloat), 0.2, true);
+  EXPECT_TRUE(at::equal(fused, fused32.to(at::kBFloat16)));
 }
 
 }  // namespace
