@@ -4,7 +4,10 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <cstring>
+
 #include "mixseq/nn/bf16_matmul.h"
+#include "mixseq/nn/bf16_rows.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -12,17 +15,44 @@ namespace {
 
 constexpr int64_t kRowBlock = 64;
 
-// out = a b (+ bias), bf16 [R, N]: on two or more threads, when R >= 256 is not a multiple of 64,
-// as rows [0, R0) and [R0, R) apart, R0 the largest multiple of 64 (see the header).
+// t in bf16, contiguous. LibTorch 1.13 converts fp32 one element at a time (25 us for a
+// [256, 256] weight, 44 us for [992, 256] inputs); here in SIMD registers (nn/bf16_rows.h), the
+// same values.
+at::Tensor contiguous_bf16(const at::Tensor& t) {
+  if (t.scalar_type() != at::kFloat) return t.to(at::kBFloat16).contiguous();
+  const auto source = t.contiguous();
+  auto out = at::empty(source.sizes(), source.options().dtype(at::kBFloat16));
+  const float* in = source.data_ptr<float>();
+  auto* rounded = out.data_ptr<at::BFloat16>();
+  at::parallel_for(0, source.numel(), 16384, [&](int64_t begin, int64_t end) {
+    narrow_row(in + begin, end - begin, rounded + begin);
+  });
+  return out;
+}
+
+// out's rows = bias [N], out [R, N] contiguous: row copies, where addmm's broadcast copy of the
+// bias took 43 us for [960, 256] bf16.
+void fill_rows(at::Tensor& out, const at::Tensor& bias) {
+  const int64_t width = out.size(1);
+  const auto* source = bias.data_ptr<at::BFloat16>();
+  auto* rows = out.data_ptr<at::BFloat16>();
+  at::parallel_for(0, out.size(0), 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) std::memcpy(rows + r * width, source, width * sizeof(at::BFloat16));
+  });
+}
+
+// out = a b (+ bias), bf16 [R, N] contiguous: on two or more threads, when R >= 256 is not a
+// multiple of 64, as rows [0, R0) and [R0, R) apart, R0 the largest multiple of 64 (see the header).
 void product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias, at::Tensor& out) {
   const int64_t rows = a.size(0);
+  if (bias.defined()) fill_rows(out, bias);
   const bool split = rows >= 256 && rows % kRowBlock != 0 && at::get_num_threads() >= 2;
   const int64_t head = split ? rows - rows % kRowBlock : rows;
   for (const auto& [begin, count] : {std::pair{int64_t{0}, head}, std::pair{head, rows - head}}) {
     if (count == 0) continue;
     auto block = out.narrow(0, begin, count);  // contiguous: whole rows
     if (bias.defined()) {
-      at::addmm_out(block, bias, a.narrow(0, begin, count), b);
+      at::addmm_out(block, block, a.narrow(0, begin, count), b);  // adds to the bias in place
     } else {
       at::mm_out(block, a.narrow(0, begin, count), b);
     }
@@ -35,10 +65,10 @@ class CpuBf16Linear : public torch::autograd::Function<CpuBf16Linear> {
   // (The bias comes as an optional: autograd's apply cannot take an undefined tensor.)
   static torch::Tensor forward(torch::autograd::AutogradContext* context, const torch::Tensor& x,
                                const torch::Tensor& weight, const c10::optional<torch::Tensor>& bias) {
-    const auto x16 = x.to(at::kBFloat16).contiguous();
-    const auto weight16 = weight.to(at::kBFloat16);
+    const auto x16 = contiguous_bf16(x);
+    const auto weight16 = contiguous_bf16(weight);
     auto y = at::empty({x.size(0), weight.size(0)}, x16.options());
-    product_in_row_blocks(x16, weight16.t(), bias ? bias->to(at::kBFloat16) : torch::Tensor(), y);
+    product_in_row_blocks(x16, weight16.t(), bias ? contiguous_bf16(*bias) : torch::Tensor(), y);
     context->save_for_backward({x16, weight16});
     context->saved_data["x_dtype"] = static_cast<int64_t>(x.scalar_type());
     context->saved_data["weight_dtype"] = static_cast<int64_t>(weight.scalar_type());
