@@ -137,6 +137,87 @@ class HashedDropout : public torch::autograd::Function<HashedDropout> {
   }
 };
 
+// The residual add: y = x + branch * keep, keep the same draw as hashed_dropout(branch)'s.
+MIXSEQ_VECTOR_CLONES
+void add_dropped_floats(const float* __restrict x, const float* __restrict branch, float* __restrict y, int64_t first,
+                        int64_t n, uint64_t seed, uint32_t threshold, float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const auto bits = static_cast<uint32_t>(splitmix64(seed, static_cast<uint64_t>(first + i)) >> 32);
+    y[i] = x[i] + branch[i] * (bits >= threshold ? scale : 0.0f);
+  }
+}
+
+// Its backward for the branch: out = grad * keep, the draw recomputed rather than stored.
+MIXSEQ_VECTOR_CLONES
+void scale_kept_floats(const float* __restrict grad, float* __restrict out, int64_t first, int64_t n, uint64_t seed,
+                       uint32_t threshold, float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const auto bits = static_cast<uint32_t>(splitmix64(seed, static_cast<uint64_t>(first + i)) >> 32);
+    out[i] = grad[i] * (bits >= threshold ? scale : 0.0f);
+  }
+}
+
+// x + hashed_dropout(branch) in one pass: x and the output fp32, the branch fp32 or bf16 (widened
+// in chunks; its dropped values are not rounded to bf16 before the add).
+class ResidualDropout : public torch::autograd::Function<ResidualDropout> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* context, const torch::Tensor& x,
+                               const torch::Tensor& branch, double p) {
+    const auto residual = x.contiguous(), added = branch.contiguous();
+    auto y = at::empty_like(residual, at::MemoryFormat::Contiguous);
+    const uint64_t seed = next_seed();
+    const auto threshold = static_cast<uint32_t>(std::min(std::ldexp(p, 32), 4294967295.0));
+    const auto scale = static_cast<float>(1.0 / (1.0 - p));
+    const float* in = residual.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    const bool bf16 = added.scalar_type() == at::kBFloat16;
+    at::parallel_for(0, y.numel(), 16384, [&](int64_t begin, int64_t end) {
+      if (!bf16) {
+        add_dropped_floats(in + begin, added.data_ptr<float>() + begin, out + begin, begin, end - begin, seed,
+                           threshold, scale);
+        return;
+      }
+      constexpr int64_t kChunk = 512;
+      float chunk[kChunk];
+      for (int64_t i = begin; i < end; i += kChunk) {
+        const int64_t count = std::min(kChunk, end - i);
+        widen_row(added.data_ptr<at::BFloat16>() + i, count, chunk);
+        add_dropped_floats(in + i, chunk, out + i, i, count, seed, threshold, scale);
+      }
+    });
+    context->saved_data["seed"] = static_cast<int64_t>(seed);
+    context->saved_data["threshold"] = static_cast<int64_t>(threshold);
+    context->saved_data["scale"] = static_cast<double>(scale);
+    context->saved_data["bf16"] = bf16;
+    return y;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
+                                                 torch::autograd::variable_list gradients) {
+    const auto grad = gradients[0].contiguous();
+    const auto seed = static_cast<uint64_t>(context->saved_data["seed"].toInt());
+    const auto threshold = static_cast<uint32_t>(context->saved_data["threshold"].toInt());
+    const auto scale = static_cast<float>(context->saved_data["scale"].toDouble());
+    const bool bf16 = context->saved_data["bf16"].toBool();
+    auto grad_branch = at::empty_like(grad, grad.options().dtype(bf16 ? at::kBFloat16 : at::kFloat));
+    const float* in = grad.data_ptr<float>();
+    at::parallel_for(0, grad.numel(), 16384, [&](int64_t begin, int64_t end) {
+      if (!bf16) {
+        scale_kept_floats(in + begin, grad_branch.data_ptr<float>() + begin, begin, end - begin, seed, threshold, scale);
+        return;
+      }
+      constexpr int64_t kChunk = 512;
+      float chunk[kChunk];
+      for (int64_t i = begin; i < end; i += kChunk) {
+        const int64_t count = std::min(kChunk, end - i);
+        scale_kept_floats(in + i, chunk, i, count, seed, threshold, scale);
+        narrow_row(chunk, count, grad_branch.data_ptr<at::BFloat16>() + i);
+      }
+    });
+    return {gradients[0], grad_branch, torch::Tensor()};
+  }
+};
+
 void check_probability(double p) {
   MIXSEQ_CHECK(p >= 0.0 && p < 1.0, "dropout probability must be in [0, 1), got ", p);
 }
@@ -154,6 +235,16 @@ std::pair<torch::Tensor, torch::Tensor> hashed_dropout_with_mask(const torch::Te
   check_probability(p);
   MIXSEQ_CHECK(x.device().is_cpu(), "hashed_dropout_with_mask runs on the CPU, got a tensor on ", x.device());
   return output_and_mask(x, p, /*relu=*/false);
+}
+
+torch::Tensor residual_dropout(const torch::Tensor& x, const torch::Tensor& branch, double p, bool training) {
+  check_probability(p);
+  const bool fused = training && p > 0.0 && x.device().is_cpu() && branch.device().is_cpu() &&
+                     x.scalar_type() == at::kFloat &&
+                     (branch.scalar_type() == at::kFloat || branch.scalar_type() == at::kBFloat16) &&
+                     x.sizes() == branch.sizes();
+  if (!fused) return x + hashed_dropout(branch, p, training);
+  return ResidualDropout::apply(x, branch, p);
 }
 
 torch::Tensor hashed_relu_dropout(const torch::Tensor& x, double p, bool training) {

@@ -8,8 +8,8 @@ torch::Tensor residual_sublayer(const torch::Tensor& x, torch::nn::LayerNorm& no
                                 bool normalize_before,
                                 const std::function<torch::Tensor(const torch::Tensor&)>& sublayer,
                                 QuantizationPointImpl* sum) {
-  if (normalize_before) return through(sum, x + hashed_dropout(sublayer(norm(x)), dropout, training));
-  return norm(through(sum, x + hashed_dropout(sublayer(x), dropout, training)));
+  if (normalize_before) return through(sum, residual_dropout(x, sublayer(norm(x)), dropout, training));
+  return norm(through(sum, residual_dropout(x, sublayer(x), dropout, training)));
 }
 
 }  // namespace mixseq

@@ -24,6 +24,12 @@ namespace mixseq {
 // x [...] (any floating dtype) -> [...]; p in [0, 1).
 torch::Tensor hashed_dropout(const torch::Tensor& x, double p, bool training);
 
+// x + hashed_dropout(branch, p, training), the residual add of a sublayer. On the CPU in training,
+// for an fp32 x and an fp32 or bf16 branch, one pass forward and one backward that recomputes the
+// draws (nothing kept but the seed; the same draws as hashed_dropout's under the same seed), the
+// dropped branch added in fp32 without a rounding to the branch's dtype. Otherwise those two ops.
+torch::Tensor residual_dropout(const torch::Tensor& x, const torch::Tensor& branch, double p, bool training);
+
 // hashed_dropout(relu(x), p, training) in one pass forward and one backward (the feed-forward network's
 // inner activation).
 torch::Tensor hashed_relu_dropout(const torch::Tensor& x, double p, bool training);

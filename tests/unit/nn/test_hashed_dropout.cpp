@@ -102,5 +102,44 @@ TEST(HashedDropout, Bf16IsTheFp32KernelRounded) {
   EXPECT_TRUE(at::equal(fused, fused32.to(at::kBFloat16)));
 }
 
+// The fused residual add draws as hashed_dropout does under the same seed; a bf16 branch is
+// widened and dropped in fp32. Backward: the gradient itself for x, times the mask for the branch.
+TEST(ResidualDropout, IsXPlusTheDroppedBranchWithItsGradients) {
+  for (const auto dtype : {at::kFloat, at::kBFloat16}) {
+    SCOPED_TRACE(testing::Message() << dtype);
+    const auto x = at::randn({7, 3001}).requires_grad_();
+    const auto branch = at::randn({7, 3001}).to(dtype).requires_grad_();
+    at::manual_seed(9);
+    const auto y = residual_dropout(x, branch, 0.25, /*training=*/true);
+    at::manual_seed(9);
+    const auto mask = hashed_dropout_with_mask(at::ones({7, 3001}), 0.25).second;  // fp32 {0, 1 / 0.75}
+    EXPECT_EQ(y.scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::equal(y, x + branch.to(at::kFloat) * mask));
+    if (dtype == at::kFloat) {
+      at::manual_seed(9);
+      EXPECT_TRUE(at::equal(y, x + hashed_dropout(branch, 0.25, true)));
+    }
+    const auto g = at::randn({7, 3001});
+    y.backward(g);
+    EXPECT_TRUE(at::equal(x.grad(), g));
+    EXPECT_EQ(branch.grad().scalar_type(), dtype);
+    EXPECT_TRUE(at::equal(branch.grad(), (g * mask).to(dtype)));
+  }
+}
+
+TEST(ResidualDropout, IsThePlainSumInEvaluationAndKeepsGradientsOtherwise) {
+  const auto x = at::randn({4, 6}), branch = at::randn({4, 6});
+  EXPECT_TRUE(at::equal(residual_dropout(x, branch, 0.5, /*training=*/false), x + branch));
+  EXPECT_TRUE(at::equal(residual_dropout(x, branch, 0.0, true), x + branch));
+  const auto xd = at::randn({3, 5}, at::kDouble).requires_grad_();  // fp64: the unfused ops
+  const auto bd = at::randn({3, 5}, at::kDouble).requires_grad_();
+  const auto weighting = at::randn({3, 5}, at::kDouble);
+  const auto loss = [&] {
+    at::manual_seed(4);
+    return (residual_dropout(xd, bd, 0.4, true) * weighting).sum();
+  };
+  test::expect_gradients_match_finite_differences(loss, {{"x", xd}, {"branch", bd}});
+}
+
 }  // namespace
 }  // namespace mixseq
