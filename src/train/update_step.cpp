@@ -44,7 +44,10 @@ UpdateResult UpdateStep::run(int64_t micro_batches, const ForwardLoss& forward_l
     result.grad_norm = clip_gradient_norm(parameters_, clipping_);
     optimizer_.step();
   }
-  optimizer_.zero_grad();
+  // Gradients back to none, as fairseq and PyTorch 2 leave them (LibTorch 1.13's zero_grad fills
+  // them with zeros): the next backward's gradients are kept as computed rather than added into
+  // zeros, a fill and an add per parameter, and a parameter no batch reached is not stepped.
+  for (auto& parameter : parameters_) parameter.mutable_grad().reset();
   return result;
 }
 

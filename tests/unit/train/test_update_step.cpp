@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/optim/adam.h>
 #include <torch/optim/sgd.h>
 
 #include "test_support.h"
@@ -43,8 +45,27 @@ TEST(UpdateStep, AccumulatesMicroBatchesPerTargetOfTheUpdate) {
   EXPECT_EQ(result.target_tokens, 3);
   EXPECT_EQ(result.source_tokens, 20);
   EXPECT_NEAR(result.loss.item<double>(), (before.matmul(torch::cat(task.inputs).t())).sum().item<double>(), 1e-5);
-  const auto left = task.model->weight.grad();
-  EXPECT_TRUE(!left.defined() || left.abs().sum().item<double>() == 0);  // zeroed for the next update
+  EXPECT_FALSE(task.model->weight.grad().defined());  // released for the next update
+}
+
+// As in fairseq: a parameter no micro-batch of an update reached keeps its value, even under
+// Adam with momentum from earlier updates (zeroed gradients would have stepped it).
+TEST(UpdateStep, LeavesAParameterNoBatchReachedAsItIs) {
+  torch::nn::Linear used(torch::nn::LinearOptions(3, 1)), sometimes(torch::nn::LinearOptions(3, 1));
+  torch::nn::Sequential model(used, sometimes);
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(0.1));
+  UpdateStep step(*model, optimizer, no_clipping(), LossScalerOptions{}, Precision::kFp32, torch::kCPU);
+  const auto x = torch::tensor({{1.0f, 2.0f, 3.0f}});
+  const auto loss_of = [&](bool both) {
+    const auto loss = used->forward(x).sum() + (both ? sometimes->forward(x).sum() : torch::zeros({}));
+    return LossSums{loss, loss.detach(), 1, 1};
+  };
+  step.run(1, [&](int64_t) { return loss_of(true); }, 1);
+  const auto after_first = sometimes->weight.detach().clone();
+  const auto used_before = used->weight.detach().clone();
+  step.run(1, [&](int64_t) { return loss_of(false); }, 1);
+  EXPECT_TRUE(torch::equal(sometimes->weight.detach(), after_first));
+  EXPECT_FALSE(torch::equal(used->weight.detach(), used_before));
 }
 
 // fp16: gradients that overflow once scaled skip the step and halve the loss scale.
