@@ -5,8 +5,9 @@
 //
 // Clip the true gradients: after the all-reduce across ranks and after
 // DynamicLossScaler::unscale_, before the optimizer step (loss_scaler.h shows the order). The
-// work is LibTorch's torch::nn::utils::clip_grad_norm_ (the same arithmetic as PyTorch's:
-// factor max_norm / (norm + 1e-6), applied only when below 1).
+// arithmetic is PyTorch's: factor max_norm / (norm + 1e-6), applied only when below 1. fp32
+// gradients on the CPU take two passes of mixseq's own (the squares summed in fp64 per block);
+// others LibTorch's torch::nn::utils::clip_grad_norm_.
 #pragma once
 
 #include <ATen/core/Tensor.h>
