@@ -66,7 +66,7 @@ fi
 if [[ " $conditions " == *" loaded "* ]]; then
   taskset -c 0 sh -c 'while :; do :; done' &
   busy=$!
-  trap 'kill $busy 2>/dev/null' EXIT
+  trap 'kill $busy 2>/dev/null || true' EXIT
   sleep 1
   for ((i = 0; i < rounds; ++i)); do round loaded; done
   kill $busy

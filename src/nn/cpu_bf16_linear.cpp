@@ -4,6 +4,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "mixseq/nn/bf16_matmul.h"
@@ -41,13 +42,15 @@ void fill_rows(at::Tensor& out, const at::Tensor& bias) {
   });
 }
 
-// out = a b (+ bias), bf16 [R, N] contiguous: on two or more threads, when R >= 256 is not a
-// multiple of 64, as rows [0, R0) and [R0, R) apart, R0 the largest multiple of 64 (see the header).
+// Whether oneDNN's matmul gets `rows` as two blocks (see the header).
+bool splits_rows(int64_t rows) { return rows >= 256 && rows % kRowBlock != 0 && at::get_num_threads() >= 2; }
+
+// out = a b (+ bias), bf16 [R, N] contiguous: when splits_rows(R), as rows [0, R0) and [R0, R)
+// apart, R0 the largest multiple of 64.
 void product_in_row_blocks(const at::Tensor& a, const at::Tensor& b, const at::Tensor& bias, at::Tensor& out) {
   const int64_t rows = a.size(0);
   if (bias.defined()) fill_rows(out, bias);
-  const bool split = rows >= 256 && rows % kRowBlock != 0 && at::get_num_threads() >= 2;
-  const int64_t head = split ? rows - rows % kRowBlock : rows;
+  const int64_t head = splits_rows(rows) ? rows - rows % kRowBlock : rows;
   for (const auto& [begin, count] : {std::pair{int64_t{0}, head}, std::pair{head, rows - head}}) {
     if (count == 0) continue;
     auto block = out.narrow(0, begin, count);  // contiguous: whole rows
@@ -109,9 +112,13 @@ class CpuBf16Linear : public torch::autograd::Function<CpuBf16Linear> {
 }  // namespace
 
 bool takes_cpu_bf16_linear(const torch::Tensor& x) {
-  if (!x.is_cpu()) return false;
-  return x.scalar_type() == at::kBFloat16 || (compat::is_autocast_enabled(c10::DeviceType::CPU) &&
-                                              compat::autocast_dtype(c10::DeviceType::CPU) == at::kBFloat16);
+  const bool bf16 = x.scalar_type() == at::kBFloat16 || (compat::is_autocast_enabled(c10::DeviceType::CPU) &&
+                                                         compat::autocast_dtype(c10::DeviceType::CPU) == at::kBFloat16);
+  if (!x.is_cpu() || !bf16) return false;
+  // Without gradients (translation) autocast's at::linear keeps each weight's bf16 copy for the
+  // whole autocast region, a search's every step; here weights are cast at each call. So then
+  // only row counts that oneDNN would split badly come here.
+  return at::GradMode::is_enabled() || splits_rows(x.numel() / std::max<int64_t>(1, x.size(-1)));
 }
 
 torch::Tensor cpu_bf16_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {

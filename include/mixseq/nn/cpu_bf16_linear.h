@@ -20,8 +20,9 @@
 
 namespace mixseq {
 
-// Whether x's product with a linear layer's weight is a bf16 product on the CPU: x bf16, or CPU
-// autocast on in bf16.
+// Whether x's product with a linear layer's weight should come here: a bf16 product on the CPU
+// (x bf16, or CPU autocast on in bf16), with gradients to compute or a row count that oneDNN
+// splits badly (without gradients autocast's at::linear keeps its weights' bf16 copies).
 bool takes_cpu_bf16_linear(const torch::Tensor& x);
 
 // x [..., K], weight [N, K], bias [N] or undefined -> bf16 [..., N]. Differentiable; each gradient

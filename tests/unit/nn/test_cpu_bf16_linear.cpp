@@ -113,13 +113,20 @@ TEST(CpuBf16Linear, LeavesInputsWithoutGradientsAlone) {
   expect_close_to_exact(weight.grad(), exact_product(at::ones({8, 300}), x));
 }
 
-TEST(CpuBf16Linear, TakenForBf16ProductsOnTheCpu) {
+TEST(CpuBf16Linear, TakenForBf16ProductsOnTheCpuWithGradientsOrSplitRows) {
+  ThreadCount two(2);
   const auto x = at::randn({3, 8});
   EXPECT_FALSE(takes_cpu_bf16_linear(x));  // fp32
   EXPECT_TRUE(takes_cpu_bf16_linear(x.to(at::kBFloat16)));
   AutocastScope autocast(Precision::kBf16, torch::Device(torch::kCPU));
   EXPECT_TRUE(takes_cpu_bf16_linear(x));
   EXPECT_TRUE(takes_cpu_bf16_linear(x.view({3, 1, 8})));
+  at::NoGradGuard no_gradients;
+  EXPECT_FALSE(takes_cpu_bf16_linear(x));
+  EXPECT_FALSE(takes_cpu_bf16_linear(at::randn({320, 8})));  // a multiple of 64
+  EXPECT_TRUE(takes_cpu_bf16_linear(at::randn({30, 11, 8})));  // 330 rows
+  ThreadCount one(1);
+  EXPECT_FALSE(takes_cpu_bf16_linear(at::randn({30, 11, 8})));
 }
 
 }  // namespace
