@@ -37,22 +37,28 @@ uint64_t next_seed() {
   return generator->random64();
 }
 
+// An element is kept when the top 32 bits of its hash are at least p * 2^32.
+uint32_t keep_threshold(double p) { return static_cast<uint32_t>(std::min(std::ldexp(p, 32), 4294967295.0)); }
+
+inline bool kept(uint64_t seed, int64_t index, uint32_t threshold) {
+  return static_cast<uint32_t>(splitmix64(seed, static_cast<uint64_t>(index)) >> 32) >= threshold;
+}
+
 struct DropoutDraw {
   uint64_t seed;
-  uint32_t threshold;  // p * 2^32
+  uint32_t threshold;  // keep_threshold(p)
   bool relu;
 };
 
-// An element is kept when the top 32 bits of its hash are at least `threshold` (and, with relu,
-// when x > 0): y = x * mask and mask in {0, scale}, for the elements first .. first + n - 1.
+// y = x * mask and mask in {0, scale} for the elements first .. first + n - 1, an element kept
+// when its draw is (and, with relu, when x > 0).
 template <typename scalar_t>
 void drop_elements(const scalar_t* x, scalar_t* y, scalar_t* mask, int64_t first, int64_t n, const DropoutDraw& draw,
                    at::opmath_type<scalar_t> scale) {
   using math_t = at::opmath_type<scalar_t>;
   for (int64_t i = 0; i < n; ++i) {
-    const auto bits = static_cast<uint32_t>(splitmix64(draw.seed, static_cast<uint64_t>(first + i)) >> 32);
     const auto value = static_cast<math_t>(x[i]);
-    const math_t keep = bits >= draw.threshold && (!draw.relu || value > math_t(0)) ? scale : math_t(0);
+    const math_t keep = kept(draw.seed, first + i, draw.threshold) && (!draw.relu || value > math_t(0)) ? scale : math_t(0);
     mask[i] = static_cast<scalar_t>(keep);
     y[i] = static_cast<scalar_t>(value * keep);
   }
@@ -62,8 +68,7 @@ template <bool relu>
 void drop_float_loop(const float* __restrict x, float* __restrict y, float* __restrict mask, int64_t first, int64_t n,
                      uint64_t seed, uint32_t threshold, float scale) {
   for (int64_t i = 0; i < n; ++i) {
-    const auto bits = static_cast<uint32_t>(splitmix64(seed, static_cast<uint64_t>(first + i)) >> 32);
-    const float keep = bits >= threshold && (!relu || x[i] > 0.0f) ? scale : 0.0f;
+    const float keep = kept(seed, first + i, threshold) && (!relu || x[i] > 0.0f) ? scale : 0.0f;
     mask[i] = keep;
     y[i] = x[i] * keep;
   }
@@ -97,7 +102,7 @@ void drop_bf16(const c10::BFloat16* x, c10::BFloat16* y, c10::BFloat16* mask, in
 
 template <typename scalar_t>
 void dropout_kernel(const scalar_t* x, scalar_t* y, scalar_t* mask, int64_t n, double p, bool relu) {
-  const DropoutDraw draw{next_seed(), static_cast<uint32_t>(std::min(std::ldexp(p, 32), 4294967295.0)), relu};
+  const DropoutDraw draw{next_seed(), keep_threshold(p), relu};
   const auto scale = static_cast<at::opmath_type<scalar_t>>(1.0 / (1.0 - p));
   at::parallel_for(0, n, 16384, [&](int64_t begin, int64_t end) {
     if constexpr (std::is_same_v<scalar_t, float>) {
@@ -142,8 +147,7 @@ MIXSEQ_VECTOR_CLONES
 void add_dropped_floats(const float* __restrict x, const float* __restrict branch, float* __restrict y, int64_t first,
                         int64_t n, uint64_t seed, uint32_t threshold, float scale) {
   for (int64_t i = 0; i < n; ++i) {
-    const auto bits = static_cast<uint32_t>(splitmix64(seed, static_cast<uint64_t>(first + i)) >> 32);
-    y[i] = x[i] + branch[i] * (bits >= threshold ? scale : 0.0f);
+    y[i] = x[i] + branch[i] * (kept(seed, first + i, threshold) ? scale : 0.0f);
   }
 }
 
@@ -152,8 +156,7 @@ MIXSEQ_VECTOR_CLONES
 void scale_kept_floats(const float* __restrict grad, float* __restrict out, int64_t first, int64_t n, uint64_t seed,
                        uint32_t threshold, float scale) {
   for (int64_t i = 0; i < n; ++i) {
-    const auto bits = static_cast<uint32_t>(splitmix64(seed, static_cast<uint64_t>(first + i)) >> 32);
-    out[i] = grad[i] * (bits >= threshold ? scale : 0.0f);
+    out[i] = grad[i] * (kept(seed, first + i, threshold) ? scale : 0.0f);
   }
 }
 
@@ -166,7 +169,7 @@ class ResidualDropout : public torch::autograd::Function<ResidualDropout> {
     const auto residual = x.contiguous(), added = branch.contiguous();
     auto y = at::empty_like(residual, at::MemoryFormat::Contiguous);
     const uint64_t seed = next_seed();
-    const auto threshold = static_cast<uint32_t>(std::min(std::ldexp(p, 32), 4294967295.0));
+    const auto threshold = keep_threshold(p);
     const auto scale = static_cast<float>(1.0 / (1.0 - p));
     const float* in = residual.data_ptr<float>();
     float* out = y.data_ptr<float>();
