@@ -188,9 +188,8 @@ class ResidualDropout : public torch::autograd::Function<ResidualDropout> {
         add_dropped_floats(in + i, chunk, out + i, i, count, seed, threshold, scale);
       }
     });
-    context->saved_data["seed"] = static_cast<int64_t>(seed);
-    context->saved_data["threshold"] = static_cast<int64_t>(threshold);
-    context->saved_data["scale"] = static_cast<double>(scale);
+    context->saved_data["seed"] = static_cast<int64_t>(seed);  // backward draws again from it
+    context->saved_data["p"] = p;
     context->saved_data["bf16"] = bf16;
     return y;
   }
@@ -199,8 +198,9 @@ class ResidualDropout : public torch::autograd::Function<ResidualDropout> {
                                                  torch::autograd::variable_list gradients) {
     const auto grad = gradients[0].contiguous();
     const auto seed = static_cast<uint64_t>(context->saved_data["seed"].toInt());
-    const auto threshold = static_cast<uint32_t>(context->saved_data["threshold"].toInt());
-    const auto scale = static_cast<float>(context->saved_data["scale"].toDouble());
+    const double p = context->saved_data["p"].toDouble();
+    const auto threshold = keep_threshold(p);
+    const auto scale = static_cast<float>(1.0 / (1.0 - p));
     const bool bf16 = context->saved_data["bf16"].toBool();
     auto grad_branch = at::empty_like(grad, grad.options().dtype(bf16 ? at::kBFloat16 : at::kFloat));
     const float* in = grad.data_ptr<float>();
