@@ -18,7 +18,7 @@
 
 #include "mixseq/text/bpe_applier.h"
 #include "mixseq/text/bpe_learner.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/line_reader.h"
 
 namespace {

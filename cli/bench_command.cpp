@@ -7,6 +7,9 @@
 //   mixseq bench train --model transformer_xl --vocab 2000 --n-layer 4 --d-model 256 --n-head 8 --d-head 32
 //                      --d-inner 1024 --tgt-len 64 --mem-len 64 --batch 16 --steps 10 --precision fp32
 //   mixseq bench eval --model transformer_xl ... --eval-tgt-len 64 --mem-len 128
+//   mixseq bench train --model transformer --model.transformer.normalize_before true --model.transformer.dropout 0.3
+// Any key of a training config's model section (--model.<key> VALUE, configs/*.yaml) applies after
+// the shape flags, so an architecture needs no bench code of its own to be measured at any shape.
 // Each prints one JSON line. Training steps are whole updates: forward, loss, backward, clipping,
 // Adam. Translation suppresses </s>, so every hypothesis runs --max-len steps: a fixed workload.
 // Training tok/s counts source + target tokens for GNMT (as NVIDIA's GNMT does) and target tokens
@@ -30,11 +33,13 @@
 #include <vector>
 
 #include "commands.h"
+#include "config_arguments.h"
 #include "mixseq/data/translation_batch.h"
 #include "mixseq/decode/beam_search.h"
 #include "mixseq/distributed/gradient_reducer.h"
 #include "mixseq/distributed/launch_environment.h"
 #include "mixseq/distributed/process_group.h"
+#include "mixseq/models/language_model_loss.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/optim/optimizer.h"
@@ -87,6 +92,7 @@ struct BenchArguments {
   double bucket_mb = 25;  // data-parallel only
   bool no_overlap = false;
   int64_t profile_top = 0;  // print the N operators with the most self time; 0 = no profiling
+  std::vector<ConfigOverride> model_overrides;  // --model.<key> VALUE: any key of the training config's model section
 };
 
 ModelConfig model_config(const BenchArguments& arguments) {
@@ -111,11 +117,14 @@ ModelConfig model_config(const BenchArguments& arguments) {
   xl.mem_len = arguments.mem_len;
   xl.clamp_len = arguments.clamp_len;
   xl.same_length = arguments.same_length;
+  // Then the training config's own keys (--model.transformer.dropout 0.3, --model.arch ...), so that
+  // every architecture the registry builds can be measured at any shape without bench flags of its own.
+  apply_config_overrides(arguments.model_overrides, [&](ConfigVisitor& v) { v.section("model", config); });
   return config;
 }
 
 bool is_language_model(const BenchArguments& arguments) {
-  return model_family(arguments.model) == ModelFamily::kLanguageModel;  // throws for an unknown --model
+  return model_family(arguments.model) == kLanguageModelFamily;  // throws for an unknown --model
 }
 
 bool counts_target_tokens_only(const BenchArguments& arguments) {
@@ -212,11 +221,10 @@ TrainWorkload language_model_workload(const BenchArguments& arguments, Precision
   workload.model = model;
   workload.forward_loss = [=](int64_t) {
     const int64_t first = (*step)++ * length;
-    const AutocastScope autocast(precision, device);
-    auto out = model->forward(streams.narrow(1, first, length), streams.narrow(1, first + 1, length), *memory);
-    *memory = std::move(out.memory);
-    const auto loss = out.nll.sum();
-    return LossSums{loss, loss.detach(), out.nll.numel(), 0};
+    auto loss = language_model_loss(*model, streams.narrow(1, first, length), streams.narrow(1, first + 1, length),
+                                    *memory, precision, device);
+    *memory = std::move(loss.memory);
+    return LossSums{loss.nll_sum, loss.nll_sum.detach(), loss.targets, 0};
   };
   workload.rank_update_tokens = arguments.batch * length;
   workload.max_norm = 0.25;         // the reference's --clip
@@ -383,8 +391,8 @@ int bench_translate(const BenchArguments& arguments, int threads) {
 // streams with the memory carried, the NLL summed (read back once at the end).
 int bench_eval(const BenchArguments& arguments, int threads) {
   MIXSEQ_CHECK(is_language_model(arguments), "bench eval measures a language model's evaluation, and --model ",
-               arguments.model, " is a ", model_family_name(model_family(arguments.model)),
-               "; use bench translate, or --model ", model_architectures(ModelFamily::kLanguageModel).front());
+               arguments.model, " is a ", model_family_description(model_family(arguments.model)),
+               "; use bench translate, or --model ", model_architectures(kLanguageModelFamily).front());
   const auto device = resolve_device(arguments.device, "--device");
   const auto precision = resolve_precision(arguments.precision, device);
   configure_precision(precision, device);
@@ -401,10 +409,10 @@ int bench_eval(const BenchArguments& arguments, int threads) {
   const auto run = [&] {
     adapt_threads_to_load();
     const int64_t first = segment++ * length;
-    const AutocastScope autocast(precision, device);
-    auto out = model->forward(streams.narrow(1, first, length), streams.narrow(1, first + 1, length), memory);
-    memory = std::move(out.memory);
-    return out.nll.sum();
+    auto loss = language_model_loss(*model, streams.narrow(1, first, length), streams.narrow(1, first + 1, length),
+                                    memory, precision, device);
+    memory = std::move(loss.memory);
+    return loss.nll_sum;
   };
   for (int64_t i = 0; i < arguments.warmup_steps; ++i) run();
   synchronize(device);
@@ -523,9 +531,17 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
     command->add_option("--profile", arguments->profile_top,
                         "Also print the N operators with the most self time (LibTorch's profiler; slows the run)")
         ->check(at_least(0));
-  table.add(train, [=] { return bench_train(*arguments, at::get_num_threads()); });
-  table.add(translate, [=] { return bench_translate(*arguments, at::get_num_threads()); });
-  table.add(eval, [=] { return bench_eval(*arguments, at::get_num_threads()); });
+  // Beside its flags, each takes the model section's keys of a training config: --model.<key> VALUE.
+  const auto with_model_keys = [=, &table](int (*bench)(const BenchArguments&, int)) {
+    return [=, &table] {
+      arguments->model_overrides = parse_config_overrides(table.extra_arguments());
+      arguments->model = model_config(*arguments).arch;  // --model.arch names it too
+      return bench(*arguments, at::get_num_threads());
+    };
+  };
+  table.add_with_overrides(train, with_model_keys(bench_train));
+  table.add_with_overrides(translate, with_model_keys(bench_translate));
+  table.add_with_overrides(eval, with_model_keys(bench_eval));
 }
 
 }  // namespace mixseq::cli

@@ -19,7 +19,7 @@
 #include "mixseq/text/bpe_learner.h"
 #include "mixseq/text/chrf.h"
 #include "mixseq/text/word_counts.h"
-#include "mixseq/train/trainer.h"
+#include "mixseq/train/training_tasks.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
@@ -109,14 +109,14 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
     // Starting over is the demo's to do in its own folder only: a --train.run_dir pointing
     // elsewhere is protected like any other run folder.
     const bool own_run_dir = config.train.run_dir == demo_config(dir).train.run_dir;
-    const auto summary = train_translation_model(config, own_run_dir ? RunStart::kOverwrite : RunStart::kNew);
+    const auto summary = train_model(config, own_run_dir ? RunStart::kOverwrite : RunStart::kNew);
     if (summary.stop_signal != 0) {  // a half-trained model is not worth translating with
       log_info("demo: stopped by signal ", summary.stop_signal, " during training, after ", summary.steps,
                " updates");
       return 128 + summary.stop_signal;
     }
     log_info("demo: 4/5 trained ", summary.steps, " updates in ", summary.seconds, " s, best validation BLEU ",
-             summary.best_bleu);
+             summary.best_score);
 
     const auto device = resolve_device(config.train.device, "--train.device");
     auto trained = load_trained_model(best_checkpoint_path(config.train.run_dir), device);

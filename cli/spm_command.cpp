@@ -11,7 +11,7 @@
 #include "commands.h"
 #include "mixseq/text/sentencepiece_tokenizer.h"
 #include "mixseq/text/sentencepiece_train.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"

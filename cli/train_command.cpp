@@ -10,9 +10,8 @@
 #include "commands.h"
 #include "config_arguments.h"
 #include "mixseq/models/checkpoint.h"
-#include "mixseq/models/registry.h"
-#include "mixseq/train/language_model_trainer.h"
-#include "mixseq/train/trainer.h"
+#include "mixseq/train/training_tasks.h"
+#include "mixseq/util/config_keys.h"
 #include "mixseq/util/log.h"
 
 namespace mixseq::cli {
@@ -28,17 +27,31 @@ struct TrainArguments {
   RunStart start() const { return resume ? RunStart::kResume : overwrite ? RunStart::kOverwrite : RunStart::kNew; }
 };
 
+// The keys the user set, in the config file and on the command line: none may be one that only
+// another task than model.arch's reads (train/training_tasks.h).
+void check_set_keys(const TrainConfig& config, const std::string& config_path,
+                    const std::vector<ConfigOverride>& overrides) {
+  std::vector<ConfigKeyPlace> keys;
+  if (!config_path.empty()) keys = config_keys_in_file(config_path);
+  for (const auto& entry : overrides) keys.push_back({entry.path, "--" + entry.path});
+  check_task_settings(config.model.arch, keys);
+}
+
 TrainConfig resolve_config(const TrainArguments& arguments, const std::vector<ConfigOverride>& overrides) {
   TrainConfig config;
   if (!arguments.config_path.empty()) read_config_file(arguments.config_path, config.fields());
   apply_config_overrides(overrides, config.fields());
   const auto last = last_checkpoint_path(config.train.run_dir);
-  if (!arguments.resume || !std::filesystem::exists(last)) return config;
+  if (!arguments.resume || !std::filesystem::exists(last)) {
+    check_set_keys(config, arguments.config_path, overrides);
+    return config;
+  }
   // A resumed run continues with the configuration it was started with; only the
   // command-line overrides (e.g. a larger train.max_epochs) change it.
   TrainConfig stored;
   read_config_yaml(read_checkpoint_contents(last).config_yaml, last + " (stored config)", stored.fields());
   apply_config_overrides(overrides, stored.fields());
+  check_set_keys(stored, "", overrides);
   return stored;
 }
 
@@ -58,13 +71,10 @@ void add_train_command(CLI::App& app, CommandTable& table) {
   table.add_with_overrides(command, [=, &table] {
     const auto config = resolve_config(*arguments, parse_config_overrides(table.extra_arguments()));
     if (arguments->print_config) {
-      TrainConfig printable = config;
-      std::cout << config_to_yaml(printable.fields());
+      std::cout << task_config_yaml(config);
       return 0;
     }
-    const bool language_model = model_family(config.model.arch) == ModelFamily::kLanguageModel;
-    const auto summary = language_model ? train_language_model(config, arguments->start())
-                                        : train_translation_model(config, arguments->start());
+    const auto summary = train_model(config, arguments->start());
     if (summary.stop_signal != 0) {
       // Not 0: a script or scheduler must see that the run did not finish.
       log_info("train: stopped by signal ", summary.stop_signal, " at update ", summary.steps, "; ",
@@ -72,15 +82,13 @@ void add_train_command(CLI::App& app, CommandTable& table) {
       return 128 + summary.stop_signal;
     }
     const std::string early = summary.out_of_patience ? " (stopped early: train.patience)" : "";
-    if (language_model)
-      log_info("train: done", early, ": ", summary.steps, " updates, ", summary.epochs, " epochs, last validation loss ",
-               summary.last_valid_loss, ", ", summary.seconds, " s");
-    else
-      log_info("train: done", early, ": ", summary.steps, " updates, ", summary.epochs, " epochs, best validation BLEU ",
-               summary.best_bleu, ", ", summary.seconds, " s");
+    const std::string best = summary.metric == "loss" ? str_cat("last validation loss ", summary.last_valid_loss)
+                                                      : str_cat("best validation ", summary.metric == "bleu" ? "BLEU" : summary.metric, " ", summary.best_score);
+    log_info("train: done", early, ": ", summary.steps, " updates, ", summary.epochs, " epochs, ", best, ", ",
+             summary.seconds, " s");
     // As NVIDIA's benchmark mode: a run that set a target and missed it has failed.
-    MIXSEQ_CHECK(config.train.target_bleu == 0 || summary.reached_target_bleu, "train: validation BLEU never reached ",
-                 "train.target_bleu ", config.train.target_bleu, " (best ", summary.best_bleu, ")");
+    MIXSEQ_CHECK(config.train.target_bleu == 0 || summary.reached_target, "train: validation BLEU never reached ",
+                 "train.target_bleu ", config.train.target_bleu, " (best ", summary.best_score, ")");
     return 0;
   });
 }

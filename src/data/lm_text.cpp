@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/line_reader.h"
 
 namespace mixseq {

@@ -13,7 +13,7 @@
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/data/token_dataset.h"
 #include "mixseq/text/tokenizer.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "mixseq/data/lm_stream.h"
+#include "mixseq/models/language_model_loss.h"
 #include "mixseq/nn/eval_mode_scope.h"
 
 namespace mixseq {
@@ -34,14 +35,10 @@ LmEvaluation evaluate_language_model(LanguageModelImpl& model, const std::vector
     if (!segment) break;
     const auto segment_started = Clock::now();
     const auto input = segment->input.to(device), target = segment->target.to(device);  // [B, T]
-    LmOutput output;
-    {
-      const AutocastScope autocast(precision, device);
-      output = model.forward(input, target, memory);
-    }
-    nll_sum += output.nll.sum().to(torch::kDouble);
-    memory = std::move(output.memory);
-    result.tokens += target.numel();
+    auto loss = language_model_loss(model, input, target, memory, precision, device);
+    nll_sum += loss.nll_sum.to(torch::kDouble);
+    memory = std::move(loss.memory);
+    result.tokens += loss.targets;
     if (device.is_cuda()) nll_sum.item<double>();  // wait for the device: the latency is the segment's
     result.segment_milliseconds.push_back(
         std::chrono::duration<double, std::milli>(Clock::now() - segment_started).count());

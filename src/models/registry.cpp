@@ -1,10 +1,9 @@
-// The only place that names every architecture (style R3).
+// The only place that names every architecture and model family (style R3).
 #include "mixseq/models/registry.h"
 
 #include <functional>
 #include <map>
 #include <string>
-#include <variant>
 
 #include "mixseq/models/gnmt.h"
 #include "mixseq/models/transformer.h"
@@ -14,25 +13,25 @@
 namespace mixseq {
 namespace {
 
-using Seq2SeqBuilder = std::function<Seq2SeqModel(const ModelConfig&, int64_t vocab_size)>;
-using LanguageModelBuilder = std::function<LanguageModel(const ModelConfig&, int64_t vocab_size)>;
-// The builder's type is the family: the alternatives are in ModelFamily's order.
-using ModelBuilder = std::variant<Seq2SeqBuilder, LanguageModelBuilder>;
-static_assert(static_cast<int>(ModelFamily::kSeq2Seq) == 0 && static_cast<int>(ModelFamily::kLanguageModel) == 1);
-
-const std::map<std::string, ModelBuilder> kModelRegistry = {
-    {"gnmt", Seq2SeqBuilder([](const ModelConfig& c, int64_t vocab_size) {
-       return GnmtModel(c.gnmt, vocab_size).ptr();
-     })},
-    {"transformer", Seq2SeqBuilder([](const ModelConfig& c, int64_t vocab_size) {
-       return TransformerModel(c.transformer, vocab_size).ptr();
-     })},
-    {"transformer_xl", LanguageModelBuilder([](const ModelConfig& c, int64_t vocab_size) {
-       return TransformerXlModel(c.transformer_xl, vocab_size).ptr();
-     })},
+// A family's name -> how messages call it.
+const std::map<std::string, std::string> kModelFamilies = {
+    {kSeq2SeqFamily, "sequence-to-sequence (translation) model"},
+    {kLanguageModelFamily, "language model"},
 };
 
-ModelFamily family_of(const ModelBuilder& builder) { return static_cast<ModelFamily>(builder.index()); }
+struct Architecture {
+  std::string family;  // a key of kModelFamilies
+  std::function<std::shared_ptr<torch::nn::Module>(const ModelConfig&, int64_t vocab_size)> build;
+};
+
+const std::map<std::string, Architecture> kArchitectures = {
+    {"gnmt", {kSeq2SeqFamily, [](const ModelConfig& c, int64_t vocab) { return GnmtModel(c.gnmt, vocab).ptr(); }}},
+    {"transformer",
+     {kSeq2SeqFamily, [](const ModelConfig& c, int64_t vocab) { return TransformerModel(c.transformer, vocab).ptr(); }}},
+    {"transformer_xl", {kLanguageModelFamily, [](const ModelConfig& c, int64_t vocab) {
+                          return TransformerXlModel(c.transformer_xl, vocab).ptr();
+                        }}},
+};
 
 std::string join(const std::vector<std::string>& names) {
   std::string joined;
@@ -40,54 +39,61 @@ std::string join(const std::vector<std::string>& names) {
   return joined.empty() ? "none yet" : joined;
 }
 
-const ModelBuilder& find_builder(const std::string& arch) {
-  const auto it = kModelRegistry.find(arch);
-  if (it != kModelRegistry.end()) return it->second;
-  std::vector<std::string> known;
-  for (const auto& [name, builder] : kModelRegistry) known.push_back(name);
-  throw Error(str_cat("unknown model.arch '", arch, "'; known: ", join(known)));
+const Architecture& find_architecture(const std::string& arch) {
+  const auto it = kArchitectures.find(arch);
+  if (it != kArchitectures.end()) return it->second;
+  throw Error(str_cat("unknown model.arch '", arch, "'; known: ", join(architecture_names())));
 }
 
-template <typename Builder>
-const Builder& builder_of_family(const std::string& arch, ModelFamily wanted) {
-  const ModelBuilder& builder = find_builder(arch);
-  const auto* of_family = std::get_if<Builder>(&builder);
-  MIXSEQ_CHECK(of_family != nullptr, "model.arch '", arch, "' is a ", model_family_name(family_of(builder)),
-               ", but a ", model_family_name(wanted), " is needed here; architectures of that family: ",
-               join(model_architectures(wanted)));
-  return *of_family;
+// The architecture as `Family`'s interface, or an error naming both families.
+template <typename Family>
+std::shared_ptr<Family> build_of_family(const ModelConfig& config, int64_t vocab_size, const std::string& family) {
+  const Architecture& architecture = find_architecture(config.arch);
+  MIXSEQ_CHECK(architecture.family == family, "model.arch '", config.arch, "' is a ",
+               model_family_description(architecture.family), ", but a ", model_family_description(family),
+               " is needed here; architectures of that family: ", join(model_architectures(family)));
+  auto model = std::dynamic_pointer_cast<Family>(architecture.build(config, vocab_size));
+  MIXSEQ_CHECK(model != nullptr, "model.arch '", config.arch, "' does not implement the ",
+               model_family_description(family), " interface its registry row promises");
+  return model;
 }
 
 }  // namespace
 
-std::string model_family_name(ModelFamily family) {
-  return family == ModelFamily::kSeq2Seq ? "sequence-to-sequence (translation) model" : "language model";
-}
-
 const std::vector<std::string>& architecture_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;
-    for (const auto& [name, builder] : kModelRegistry) all.push_back(name);
+    for (const auto& [name, architecture] : kArchitectures) all.push_back(name);
     return all;
   }();
   return names;
 }
 
-ModelFamily model_family(const std::string& arch) { return family_of(find_builder(arch)); }
+std::string model_family(const std::string& arch) { return find_architecture(arch).family; }
 
-std::vector<std::string> model_architectures(ModelFamily family) {
+std::string model_family_description(const std::string& family) {
+  const auto it = kModelFamilies.find(family);
+  MIXSEQ_CHECK(it != kModelFamilies.end(), "unknown model family '", family, "'");
+  return it->second;
+}
+
+std::vector<std::string> model_architectures(const std::string& family) {
   std::vector<std::string> names;
-  for (const auto& [name, builder] : kModelRegistry)
-    if (family_of(builder) == family) names.push_back(name);
+  for (const auto& [name, architecture] : kArchitectures)
+    if (architecture.family == family) names.push_back(name);
   return names;
 }
 
+std::shared_ptr<torch::nn::Module> build_model(const ModelConfig& config, int64_t vocab_size) {
+  return find_architecture(config.arch).build(config, vocab_size);
+}
+
 Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size) {
-  return builder_of_family<Seq2SeqBuilder>(config.arch, ModelFamily::kSeq2Seq)(config, vocab_size);
+  return build_of_family<Seq2SeqModelImpl>(config, vocab_size, kSeq2SeqFamily);
 }
 
 LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size) {
-  return builder_of_family<LanguageModelBuilder>(config.arch, ModelFamily::kLanguageModel)(config, vocab_size);
+  return build_of_family<LanguageModelImpl>(config, vocab_size, kLanguageModelFamily);
 }
 
 }  // namespace mixseq

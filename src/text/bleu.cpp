@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "mixseq/text/lowercase.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/error.h"
 #include "text/reference_streams.h"
 

@@ -14,7 +14,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/output_file.h"

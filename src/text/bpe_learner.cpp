@@ -12,7 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 

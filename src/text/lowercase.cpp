@@ -3,7 +3,7 @@
 #include <unicode/locid.h>
 #include <unicode/unistr.h>
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {

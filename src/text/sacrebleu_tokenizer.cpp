@@ -5,7 +5,7 @@
 #include <array>
 #include <utility>
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
 

@@ -1,6 +1,6 @@
 #include "subword_nmt_text.h"
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 
 namespace mixseq {
 

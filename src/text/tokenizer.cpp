@@ -6,7 +6,7 @@
 
 #include "mixseq/text/bpe_tokenizer.h"
 #include "mixseq/text/sentencepiece_tokenizer.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {

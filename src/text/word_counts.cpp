@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/output_file.h"
 #include "subword_nmt_text.h"

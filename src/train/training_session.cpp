@@ -98,21 +98,6 @@ std::string read_whole_file(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Checkpoint contents besides the tensors: the config, vocabulary and tokenizer model, so the
-// checkpoint alone can translate.
-CheckpointContents describe_run(const std::string& config_yaml, const std::string& data_dir,
-                                const PreparedData& data) {
-  CheckpointContents contents;
-  contents.config_yaml = config_yaml;
-  contents.vocabulary_text = read_whole_file(data_dir + "/vocab.txt");
-  contents.vocabulary_fingerprint = vocabulary_fingerprint(data.vocabulary());
-  const std::string& tokenizer_spec = data.tokenizer();
-  const auto colon = tokenizer_spec.find(':');
-  contents.tokenizer_kind = tokenizer_spec.substr(0, colon);
-  if (colon != std::string::npos) contents.tokenizer_model = read_whole_file(tokenizer_spec.substr(colon + 1));
-  return contents;
-}
-
 // A vocabulary of the same size but other pieces would load without a shape error and train
 // every embedding on the wrong piece: the fingerprints of the token lists must agree.
 // (Version 1 checkpoints have no fingerprint.)
@@ -172,12 +157,26 @@ TrainingSession::TrainingSession(const TrainOptions& options, const DistributedC
   watch_stop_signals();
 }
 
-void TrainingSession::begin(const std::string& config_yaml, const std::string& data_dir, const PreparedData& data,
-                            torch::nn::Module& model, torch::optim::Optimizer& optimizer, UpdateStep& update_step) {
+CheckpointContents describe_prepared_data(const std::string& data_dir, const PreparedData& data) {
+  CheckpointContents contents;
+  contents.vocabulary_text = read_whole_file(data_dir + "/vocab.txt");
+  contents.vocabulary_fingerprint = vocabulary_fingerprint(data.vocabulary());
+  const std::string& tokenizer_spec = data.tokenizer();
+  const auto colon = tokenizer_spec.find(':');
+  contents.tokenizer_kind = tokenizer_spec.substr(0, colon);
+  if (colon != std::string::npos) contents.tokenizer_model = read_whole_file(tokenizer_spec.substr(colon + 1));
+  return contents;
+}
+
+void TrainingSession::begin(const std::string& config_yaml, const std::string& data_dir,
+                            const CheckpointContents& data_description, torch::nn::Module& model,
+                            torch::optim::Optimizer& optimizer, UpdateStep& update_step) {
   model_ = &model;
   optimizer_ = &optimizer;
   update_step_ = &update_step;
-  contents_ = describe_run(config_yaml, data_dir, data);
+  contents_ = data_description;
+  contents_.config_yaml = config_yaml;
+  contents_.progress = TrainingProgress{};
   TrainingProgress& progress = contents_.progress;
   const std::string last_path = last_checkpoint_path(options_.run_dir);
   if (run_plan_.resume) {

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "mixseq/util/config_keys.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/nearest_name.h"
 
@@ -255,7 +256,100 @@ class YamlWriter : public ConfigVisitor {
   YAML::Emitter out_;
 };
 
+// A YamlWriter that leaves out the fields and sections at some dotted paths.
+class ExcludingYamlWriter : public YamlWriter {
+ public:
+  explicit ExcludingYamlWriter(const std::vector<std::string>& excluded) : excluded_(excluded) {}
+
+  void field(const char* key, int64_t& value, const char* help) override { pass(key, value, help); }
+  void field(const char* key, double& value, const char* help) override { pass(key, value, help); }
+  void field(const char* key, bool& value, const char* help) override { pass(key, value, help); }
+  void field(const char* key, std::string& value, const char* help) override { pass(key, value, help); }
+  void field(const char* key, std::vector<double>& value, const char* help) override { pass(key, value, help); }
+  void field(const char* key, std::vector<int64_t>& value, const char* help) override { pass(key, value, help); }
+  void choice(const char* key, std::string& value, const std::vector<std::string>& choices,
+              const char* help) override {
+    if (!left_out(key)) YamlWriter::choice(key, value, choices, help);
+  }
+
+ protected:
+  void enter(const char* key) override {
+    if (skipped_depth_ > 0 || left_out(key)) {
+      ++skipped_depth_;
+    } else {
+      YamlWriter::enter(key);
+    }
+    prefix_.emplace_back(key);
+  }
+  void leave() override {
+    prefix_.pop_back();
+    if (skipped_depth_ > 0) {
+      --skipped_depth_;
+    } else {
+      YamlWriter::leave();
+    }
+  }
+
+ private:
+  bool left_out(const char* key) const { return skipped_depth_ > 0 || within_any(join_path(prefix_, key), excluded_); }
+  template <typename T>
+  void pass(const char* key, T& value, const char* help) {
+    if (!left_out(key)) YamlWriter::field(key, value, help);
+  }
+
+  const std::vector<std::string>& excluded_;
+  std::vector<std::string> prefix_;
+  int skipped_depth_ = 0;  // > 0 inside a section that is left out
+};
+
+// Every leaf key a YAML map sets, with its dotted path and line.
+void list_set_keys(const YAML::Node& map, const std::string& prefix, const std::string& source,
+                   std::vector<ConfigKeyPlace>& keys) {
+  for (const auto& entry : map) {
+    const std::string path = prefix + entry.first.as<std::string>();
+    if (entry.second.IsMap()) {
+      list_set_keys(entry.second, path + ".", source, keys);
+    } else {
+      keys.push_back({path, str_cat(source, ":", entry.first.Mark().line + 1)});
+    }
+  }
+}
+
 }  // namespace
+
+bool within_any(const std::string& path, const std::vector<std::string>& prefixes) {
+  for (const auto& prefix : prefixes)
+    if (path == prefix || (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 &&
+                           path[prefix.size()] == '.'))
+      return true;
+  return false;
+}
+
+std::string config_to_yaml_excluding(const ConfigFields& fields, const std::vector<std::string>& excluded) {
+  ExcludingYamlWriter writer(excluded);
+  fields(writer);
+  return writer.finish();
+}
+
+std::vector<ConfigKeyPlace> config_keys_in_yaml(const std::string& yaml, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw Error(str_cat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
+  }
+  std::vector<ConfigKeyPlace> keys;
+  if (root && root.IsMap()) list_set_keys(root, "", source, keys);
+  return keys;
+}
+
+std::vector<ConfigKeyPlace> config_keys_in_file(const std::string& path) {
+  std::ifstream in(path);
+  MIXSEQ_CHECK(in.is_open() && !std::filesystem::is_directory(path), "cannot open config file '", path, "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return config_keys_in_yaml(text.str(), path);
+}
 
 namespace {
 

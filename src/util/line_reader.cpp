@@ -7,7 +7,7 @@
 #include <iostream>
 #include <vector>
 
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 
 namespace mixseq {
 

@@ -35,6 +35,28 @@ assert 3.0 < evaluation["loss"] < 5.0, evaluation  # about log(50) = 3.9 for an 
 assert len(profile) == 3 and all(p["bench"] == "profile" for p in profile), profile
 PY
 
+# Any key of the training config's model section sets the shape, after the bench's own flags: a
+# Transformer's feed-forward width by --model.transformer.ffn_dim is the --ffn one; --model.arch
+# names the architecture as --model does; keys outside the model section are refused.
+small=(--threads 1 bench train --model transformer --vocab 50 --d-model 16 --heads 2 --layers 1 --batch 2 --seq-len 4
+       --steps 1 --warmup-steps 0)
+"$mixseq" "${small[@]}" --ffn 48 >flag.json
+"$mixseq" "${small[@]}" --ffn 32 --model.transformer.ffn_dim 48 >key.json
+"$mixseq" "${small[@]}" --model.transformer.ffn_dim 32 --model.transformer.normalize_before true >pre.json
+"$mixseq" --threads 1 bench eval "${shape[@]/transformer_xl/gnmt}" --model.arch transformer_xl --steps 1 \
+  --warmup-steps 0 >arch.json
+python3 - <<'PY'
+import json
+flag, key, pre, arch = (json.loads(open(f).readline()) for f in ("flag.json", "key.json", "pre.json", "arch.json"))
+assert flag["params"] == key["params"], (flag, key)
+# ffn 48 against 32: per layer (one encoder, one decoder) 16 more rows of fc1 (16 x 16 + 16) and
+# columns of fc2 (16 x 16); pre-norm adds a final LayerNorm (16 + 16) to the encoder and the decoder.
+assert flag["params"] - pre["params"] == 2 * (16 * 16 + 16 + 16 * 16) - 2 * (16 + 16), (flag["params"], pre["params"])
+assert arch["model"] == "transformer_xl" and arch["bench"] == "eval", arch
+PY
+expect "unknown option --model.transformer.ffn" "${small[@]}" --model.transformer.ffn 48
+expect "unknown option --train.seed" "${small[@]}" --train.seed 3
+
 expect "bench eval measures a language model's evaluation, and --model gnmt is a sequence-to-sequence (translation) model; use bench translate, or --model transformer_xl" \
   bench eval --model gnmt --vocab 10 --steps 1
 expect "model.arch 'transformer_xl' is a language model, but a sequence-to-sequence (translation) model is needed here" \

@@ -52,8 +52,20 @@ expect "is a language model, but a sequence-to-sequence (translation) model is n
   translate -c "$checkpoint" -i raw/valid.en
 # A language model's data given to translation training and the reverse.
 expect "holds a parallel corpus" --threads 1 train --train.device cpu --data.dir mt/data --train.run_dir x \
-  --model.arch transformer_xl --train.max_steps 1 --train.validate_bleu false
+  --model.arch transformer_xl --train.max_steps 1
 expect "holds a monolingual corpus" --threads 1 train --train.device cpu --data.dir data --train.run_dir y \
   --train.max_steps 1
+# Each task's settings are its own: one that only the other task reads is an error naming it and
+# where it was set, on the command line or in a config file; nothing was trained or written.
+expect "--criterion.smoothing: criterion.smoothing is a setting of the translation task, but model.arch 'transformer_xl' trains with the language_model task" \
+  --threads 1 train --train.device cpu --data.dir data --train.run_dir z --model.arch transformer_xl --criterion.smoothing 0.2
+printf 'model:\n  arch: gnmt\ntrain:\n  max_steps: 1\nlm:\n  tgt_len: 32\n' >mt.yaml
+expect "mt.yaml:6: lm.tgt_len is a setting of the language_model task, but model.arch 'gnmt' trains with the translation task" \
+  --threads 1 train -c mt.yaml --train.device cpu --data.dir mt/data --train.run_dir z
+[ ! -e z ] || { echo "FAIL: a refused run wrote z/"; failures=$((failures + 1)); }
+# The stored config has the language model's sections and not translation's.
+grep -q "^lm:" run/config.yaml || { echo "FAIL: no lm section in run/config.yaml"; failures=$((failures + 1)); }
+! grep -q "^criterion:\|^validation_search:\|validate_bleu" run/config.yaml ||
+  { echo "FAIL: run/config.yaml has translation's settings"; failures=$((failures + 1)); }
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS"

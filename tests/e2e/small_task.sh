@@ -34,7 +34,7 @@ tiny_lm_train_command() {
          --model.transformer_xl.d_head 16 --model.transformer_xl.d_inner 64 --model.transformer_xl.mem_len 16
          --model.transformer_xl.cutoffs "[20]" --lm.batch_size 8 --lm.tgt_len 16 --lm.eval_tgt_len 16
          --optim.lr 2e-3 --schedule.name cosine --schedule.cosine.warmup_steps 20 --schedule.cosine.eta_min 0
-         --train.validate_bleu false --train.max_epochs 0)
+         --train.max_epochs 0)
 }
 
 # "<update> <loss>" for each update logged in a metrics.jsonl, the last logged one where a resumed

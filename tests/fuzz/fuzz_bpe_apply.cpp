@@ -6,7 +6,7 @@
 
 #include "fuzz_support.h"
 #include "mixseq/text/bpe_applier.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 
 using namespace mixseq;
 

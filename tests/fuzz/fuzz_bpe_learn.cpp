@@ -7,7 +7,7 @@
 #include "fuzz_support.h"
 #include "mixseq/text/bpe_applier.h"
 #include "mixseq/text/bpe_learner.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 
 using namespace mixseq;
 using fuzz::fuzz_check;

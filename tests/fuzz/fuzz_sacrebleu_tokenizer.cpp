@@ -5,7 +5,7 @@
 
 #include "fuzz_support.h"
 #include "mixseq/text/sacrebleu_tokenizer.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 
 using namespace mixseq;
 using fuzz::fuzz_check;

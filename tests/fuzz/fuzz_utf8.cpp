@@ -1,11 +1,11 @@
-// UTF-8 handling (text/utf8.h, text/lowercase.h): the input as text. Malformed text must be found
+// UTF-8 handling (util/utf8.h, text/lowercase.h): the input as text. Malformed text must be found
 // by find_invalid_utf8 and refused by decode_utf8; valid text must survive each split and the
 // decode/encode round trip byte for byte.
 #include <string>
 
 #include "fuzz_support.h"
 #include "mixseq/text/lowercase.h"
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 
 using namespace mixseq;
 using fuzz::fuzz_check;

@@ -1,14 +1,20 @@
 // The model registry: builds the architecture a ModelConfig names (model.arch).
 //
-// Every architecture belongs to one family, which says what it is for: a sequence-to-sequence
-// model (models/seq2seq_model.h) trains on sentence pairs and translates; a language model
-// (models/language_model.h) trains on one text stream and scores or generates. Asking for one
-// family and naming an architecture of the other (a language model's checkpoint given to
+// Every architecture belongs to one family, which says what it is for and which training task
+// trains it (train/training_tasks.h): "seq2seq", a sequence-to-sequence model
+// (models/seq2seq_model.h) that trains on sentence pairs and translates; "language_model"
+// (models/language_model.h), trained on one text stream to score or generate. A family is a
+// name, not an enum: a new one is a row in src/models/registry.cpp's family table, its
+// architectures' rows, and its task's row in src/train/training_tasks.cpp. Asking for one family
+// and naming an architecture of another (a language model's checkpoint given to
 // `mixseq translate`) is an error that says so and lists the architectures that would do.
 // src/models/registry.cpp is the only place that lists them.
 #pragma once
 
+#include <torch/nn/module.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,22 +24,25 @@
 
 namespace mixseq {
 
-enum class ModelFamily {
-  kSeq2Seq,        // encoder-decoder: gnmt, transformer
-  kLanguageModel,  // decoder-only with a memory across segments: transformer_xl
-};
-
-// "sequence-to-sequence (translation) model" or "language model", for messages.
-std::string model_family_name(ModelFamily family);
+// The families' names, as the registry's rows give them.
+inline constexpr const char* kSeq2SeqFamily = "seq2seq";
+inline constexpr const char* kLanguageModelFamily = "language_model";
 
 // The family of architecture `arch`; throws mixseq::Error listing the known names for an unknown one.
-ModelFamily model_family(const std::string& arch);
+std::string model_family(const std::string& arch);
+
+// "sequence-to-sequence (translation) model", "language model", ...: a family's name for messages.
+std::string model_family_description(const std::string& family);
 
 // The architectures of `family`, sorted; empty when it has none yet.
-std::vector<std::string> model_architectures(ModelFamily family);
+std::vector<std::string> model_architectures(const std::string& family);
 
-// Throw mixseq::Error for an unknown config.arch (listing the known ones) and for an
-// architecture of the other family (naming its family and the architectures of this one).
+// The architecture config.arch names, of whatever family. Throws mixseq::Error for an unknown one.
+std::shared_ptr<torch::nn::Module> build_model(const ModelConfig& config, int64_t vocab_size);
+
+// The same, as the family's interface: throw mixseq::Error for an unknown config.arch (listing the
+// known ones) and for an architecture of another family (naming its family and the architectures
+// of this one).
 Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size);
 LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size);
 

@@ -84,7 +84,8 @@ struct TrainOptions {
   int64_t save_interval = 0;           // updates between saves of checkpoint_last; 0 = at epoch ends only
   int64_t keep_last_checkpoints = 0;   // also save checkpoint_<update>.pt at each save, keeping the newest N; 0 = none
   bool validate_bleu = true;           // beam-search BLEU on the validation split at each epoch end
-  std::string best_metric = "auto";    // what picks checkpoint_best: bleu | loss | auto (bleu when measured, else loss)
+  std::string best_metric = "auto";    // what picks checkpoint_best: auto (the task's metric: bleu for translation
+                                       // with validate_bleu, else loss) | loss | the task's metric by name
   int64_t patience = 0;                // stop after this many validations of best_metric without improvement; 0 = off
 
   void visit(ConfigVisitor& v) {
@@ -103,8 +104,8 @@ struct TrainOptions {
     v.field("save_interval", save_interval, "updates (not epochs) between checkpoint saves; 0 = per epoch");
     v.field("keep_last_checkpoints", keep_last_checkpoints, "numbered checkpoints kept, for averaging; 0 = none");
     v.field("validate_bleu", validate_bleu, "beam-search BLEU on the validation split each epoch");
-    v.choice("best_metric", best_metric, {"auto", "bleu", "loss"},
-             "what picks checkpoint_best: bleu, loss, or auto (bleu when validate_bleu, else loss)");
+    v.field("best_metric", best_metric,
+            "what picks checkpoint_best: auto (the task's metric), loss, or the task's metric (bleu for translation)");
     v.field("patience", patience, "stop after this many validations of best_metric without improvement; 0 = off");
   }
 };
@@ -123,17 +124,21 @@ struct DistributedConfig {
   }
 };
 
+// Every section any task reads. Which task a run is, and so which of its settings it reads, follows
+// from model.arch (train/training_tasks.h): a setting that only another task reads is an error when
+// a config file or the command line sets it, and the config stored with the run lists only the
+// sections of its own task.
 struct TrainConfig {
   ModelConfig model;
-  DataConfig data;
-  LmDataConfig lm;  // language models only
-  LabelSmoothingOptions criterion;
+  DataConfig data;  // data.dir: every task; the batching keys: translation
+  LmDataConfig lm;  // the language-model task
+  LabelSmoothingOptions criterion;  // the translation task
   OptimizerOptions optim;
   LrScheduleOptions schedule;
   GradientClippingOptions clipping;
   LossScalerOptions loss_scaler;  // used with precision fp16
   TrainOptions train;
-  BeamSearchOptions validation_search;  // for the validation BLEU
+  BeamSearchOptions validation_search;  // the translation task: the validation BLEU's search
   DistributedConfig distributed;
 
   void visit(ConfigVisitor& v) {

@@ -2,21 +2,22 @@
 // precision, the data-parallel group, the run folder (lock, plan, config.yaml, metrics.jsonl),
 // checkpoints (save, resume, the random generators and loss scale inside them), SIGINT and
 // SIGTERM, the wall-clock budget (train.max_time), and the train log lines with the progress line
-// and ETA between them. A task's loop (train/trainer.cpp for translation) owns its data, model,
-// validation and choice of the best model, and calls the session at fixed points:
+// and ETA between them. The one training loop (train/run_training.h) calls the session at fixed points, and the task
+// (train/training_task.h) owns its data, model and validation:
 //
 //   TrainingSession session(config.train, config.distributed, start);  // device, group, folder claimed
-//   ... open and check the data, build the model, its optimizer and UpdateStep ...
-//   session.begin(config_yaml, config.data.dir, data, *model, *optimizer, update_step);  // resumes
+//   ... the task opens and checks its data and builds the model; the optimizer and UpdateStep ...
+//   session.begin(config_yaml, config.data.dir, task.describe_data(), model, *optimizer, update_step);  // resumes
 //   session.open_run_directory(config_yaml);           // everything checked: now the folder changes
-//   while (progress.step < total_steps) {
+//   run_training(session, schedule, task, ...);          // train/run_training.h: the one loop
+//
+// and run_training, at each update:
+//
 //     const auto agreed = session.agree_on_update(target_tokens);  // stop? out of time? tokens
 //     if (agreed.stop_signal != 0 || agreed.out_of_time) break;
 //     const auto update = update_step.run(...);
 //     ++session.progress().step;
 //     session.record_update(update, lr, total_steps);  // log line or progress line
-//   }
-//   session.save_last();
 //
 // In a data-parallel job every rank has a session, and the ranks must call the methods marked
 // "all ranks" in the same order (they exchange numbers); rank 0 alone writes files. Not
@@ -74,6 +75,10 @@ struct UpdateAgreement {
   bool out_of_time = false;   // train.max_time is used up but for the last validation's duration
 };
 
+// What a checkpoint holds of a `mixseq prepare` folder (data/prepared_data.h): vocab.txt byte for
+// byte, its fingerprint, the tokenizer's kind and model; for TrainingSession::begin.
+CheckpointContents describe_prepared_data(const std::string& data_dir, const PreparedData& data);
+
 class TrainingSession {
  public:
   // All ranks. Checks the options of train.* and distributed.* that are not a task's (throwing
@@ -88,11 +93,12 @@ class TrainingSession {
   const DataParallel& parallel() const { return parallel_; }
 
   // All ranks, once the model, its optimizer and UpdateStep exist. Fills what every checkpoint
-  // holds besides the tensors (the config, the data's vocabulary and tokenizer), continues
+  // holds besides the tensors (the config, and what `data_description` says of the data: its
+  // vocabulary and tokenizer; `data_dir` names the data in messages), continues
   // checkpoint_last.pt when the folder's plan says so (model, optimizer, progress, random
   // generators, loss scale; refusing a data folder with another vocabulary), and connects the
   // gradient reducer in a data-parallel job. The references must outlive the session.
-  void begin(const std::string& config_yaml, const std::string& data_dir, const PreparedData& data,
+  void begin(const std::string& config_yaml, const std::string& data_dir, const CheckpointContents& data_description,
              torch::nn::Module& model, torch::optim::Optimizer& optimizer, UpdateStep& update_step);
 
   // Where training stands; saved with every checkpoint. A task's loop advances step and its

@@ -10,11 +10,13 @@ namespace {
 using test::error_of;
 
 TEST(Registry, SaysTheFamilyOfEachArchitecture) {
-  EXPECT_EQ(model_family("gnmt"), ModelFamily::kSeq2Seq);
-  EXPECT_EQ(model_family("transformer"), ModelFamily::kSeq2Seq);
-  EXPECT_EQ(model_family("transformer_xl"), ModelFamily::kLanguageModel);
-  EXPECT_EQ(model_architectures(ModelFamily::kSeq2Seq), (std::vector<std::string>{"gnmt", "transformer"}));
-  EXPECT_EQ(model_architectures(ModelFamily::kLanguageModel), (std::vector<std::string>{"transformer_xl"}));
+  EXPECT_EQ(model_family("gnmt"), "seq2seq");
+  EXPECT_EQ(model_family("transformer"), "seq2seq");
+  EXPECT_EQ(model_family("transformer_xl"), "language_model");
+  EXPECT_EQ(model_architectures("seq2seq"), (std::vector<std::string>{"gnmt", "transformer"}));
+  EXPECT_EQ(model_architectures("language_model"), (std::vector<std::string>{"transformer_xl"}));
+  EXPECT_EQ(model_architectures("speech"), std::vector<std::string>{});
+  EXPECT_EQ(model_family_description("seq2seq"), "sequence-to-sequence (translation) model");
   EXPECT_EQ(error_of([] { model_family("lstm"); }),
             "unknown model.arch 'lstm'; known: gnmt, transformer, transformer_xl");
 }
@@ -34,6 +36,20 @@ TEST(Registry, RefusesAnArchitectureOfTheOtherFamily) {
   config.arch = "gpt";
   EXPECT_EQ(error_of([&] { build_language_model(config, 12); }),
             "unknown model.arch 'gpt'; known: gnmt, transformer, transformer_xl");
+}
+
+// build_model builds any family's architecture; the family's builders return the same module type.
+TEST(Registry, BuildsAnyArchitectureAsAModule) {
+  ModelConfig config;
+  config.arch = "transformer_xl";
+  config.transformer_xl.n_layer = 1;
+  config.transformer_xl.d_model = 8;
+  config.transformer_xl.n_head = 2;
+  config.transformer_xl.d_head = 4;
+  config.transformer_xl.d_inner = 16;
+  const auto model = build_model(config, 12);
+  EXPECT_NE(std::dynamic_pointer_cast<LanguageModelImpl>(model), nullptr);
+  EXPECT_EQ(std::dynamic_pointer_cast<Seq2SeqModelImpl>(model), nullptr);
 }
 
 }  // namespace

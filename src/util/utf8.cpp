@@ -1,4 +1,4 @@
-#include "mixseq/text/utf8.h"
+#include "mixseq/util/utf8.h"
 
 #include "mixseq/util/error.h"
 
