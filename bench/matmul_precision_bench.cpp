@@ -3,6 +3,8 @@
 // CPUs that have them), and fp16/tf32 on a GPU. Prints one JSON line per shape and precision.
 //
 //   matmul_precision_bench [--threads N] [--device cpu|cuda]
+// Like mixseq, it first puts OpenBLAS on the widest kernels the CPU runs (util/cpu_kernels.h), unless
+// OPENBLAS_CORETYPE says otherwise; each line names the BLAS core and oneDNN's instruction set.
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 #include <torch/cuda.h>
@@ -12,6 +14,7 @@
 #include <iostream>
 #include <string>
 
+#include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/threads.h"
 #include "util/torch_compat.h"
 
@@ -39,6 +42,7 @@ double seconds_per_product(const at::Tensor& a, const at::Tensor& b, int repeats
 }  // namespace
 
 int main(int argc, char** argv) {
+  const auto& kernels = mixseq::choose_cpu_kernels();
   int threads = 0;
   std::string device_name = "cpu";
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -61,7 +65,8 @@ int main(int argc, char** argv) {
       mixseq::compat::set_autocast(device, false, at::kBFloat16);
       std::cout << nlohmann::json{{"bench", "matmul_precision"}, {"device", device_name}, {"shape", shape.name},
                                   {"precision", precision}, {"threads", threads}, {"ms", seconds * 1e3},
-                                  {"gflop_per_s", flops / seconds / 1e9}}
+                                  {"gflop_per_s", flops / seconds / 1e9}, {"blas_core", kernels.blas_core},
+                                  {"blas_core_was", kernels.blas_core_was}, {"onednn_isa", kernels.onednn_isa}}
                        .dump()
                 << std::endl;
     }

@@ -48,6 +48,7 @@
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/train/translation_loss.h"
 #include "mixseq/train/update_step.h"
+#include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/int8_engine.h"
 #include "mixseq/util/memory_usage.h"
@@ -165,7 +166,8 @@ nlohmann::json common_fields(const BenchArguments& arguments, const torch::nn::M
                            {"batch", arguments.batch},
                            {"precision", precision_name(precision)},
                            {"device", device.str()},
-                           {"threads", threads}};
+                           {"threads", threads},
+                           {"blas_core", choose_cpu_kernels().blas_core}};
   if (language_model)
     fields.update({{"d_model", arguments.d_model}, {"n_head", arguments.n_head}, {"d_head", arguments.d_head},
                    {"d_inner", arguments.d_inner}, {"mem_len", arguments.mem_len}, {"cutoffs", arguments.cutoffs}});

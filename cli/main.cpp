@@ -17,7 +17,9 @@
 #include "commands.h"
 #include "mixseq/distributed/launch_environment.h"
 #include "mixseq/util/allocator.h"
+#include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/log.h"
 #include "mixseq/util/nearest_name.h"
 #include "mixseq/util/threads.h"
 
@@ -102,7 +104,17 @@ std::string version_text() {
 #else
   const char* devices = "CPU";
 #endif
-  return std::string("mixseq ") + MIXSEQ_VERSION + " (LibTorch " + TORCH_VERSION + ", " + devices + ")";
+  return std::string("mixseq ") + MIXSEQ_VERSION + " (LibTorch " + TORCH_VERSION + ", " + devices + "; " +
+         describe_cpu_kernels(choose_cpu_kernels()) + ")";
+}
+
+// The commands whose speed the CPU's kernels decide: they name them in their first log line.
+bool runs_models(const CLI::App& app) {
+  static const std::vector<std::string> names = {"train", "translate", "bench", "demo", "serve", "lm-eval",
+                                                 "generate", "score", "quantize", "average-checkpoints"};
+  for (const auto* command : app.get_subcommands())
+    if (std::find(names.begin(), names.end(), command->get_name()) != names.end()) return true;
+  return false;
 }
 
 }  // namespace
@@ -110,6 +122,8 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   using namespace mixseq::cli;
+  // Before any product: OpenBLAS's kernels where it picked weaker ones than this CPU runs.
+  mixseq::choose_cpu_kernels();
   mixseq::keep_freed_memory_for_reuse();
   CLI::App app{"mixseq: train, translate and score sequence models with mixed precision", "mixseq"};
   app.set_version_flag("--version", version_text(), "print mixseq's version and the LibTorch it was built with");
@@ -139,6 +153,8 @@ int main(int argc, char** argv) {
     // Ranks of a data-parallel job on one node share its cores (docs/distributed.md).
     const auto launch = mixseq::detect_launch_environment();
     mixseq::configure_threads(threads, static_cast<int>(launch.local_world_size));
+    if (runs_models(app))
+      mixseq::log_info("mixseq: CPU kernels: ", mixseq::describe_cpu_kernels(mixseq::choose_cpu_kernels()));
     return exit_after_flushing_stdout(table.run_chosen());
   } catch (const c10::Error& e) {
     // LibTorch's what() carries a page of C++ stack frames; the message alone says what went wrong.

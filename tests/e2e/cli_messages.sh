@@ -35,5 +35,10 @@ fi
 version=$("$mixseq" --version) || { echo "FAIL: --version exited non-zero"; failures=$((failures + 1)); }
 [[ "$version" =~ ^mixseq\ [0-9]+\.[0-9]+\.[0-9]+\ \(LibTorch\ [0-9]+\.[0-9]+ ]] ||
   { echo "FAIL: --version printed '$version'"; failures=$((failures + 1)); }
+# It names OpenBLAS's core too, and keeps the one a user chose with OPENBLAS_CORETYPE.
+[[ "$version" == *"OpenBLAS "* ]] || { echo "FAIL: --version names no BLAS core: '$version'"; failures=$((failures + 1)); }
+version=$(OPENBLAS_CORETYPE=Haswell "$mixseq" --version)
+[[ "$version" == *"OpenBLAS Haswell (OPENBLAS_CORETYPE)"* ]] ||
+  { echo "FAIL: OPENBLAS_CORETYPE=Haswell gave '$version'"; failures=$((failures + 1)); }
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: typos get the nearest command, directories and devices are named; --version"
