@@ -4,6 +4,7 @@ namespace mixseq {
 
 namespace {
 constexpr int64_t kUpdatesBeforeSizing = 20;  // updates of an invocation timed before the budget is sized
+constexpr double kBudgetShareBeforeSizing = 0.05;  // or this share of train.max_time, without an epoch end first
 }  // namespace
 
 RunSchedule::RunSchedule(const TrainingSession& session, const LrScheduleOptions& options, double lr,
@@ -16,10 +17,19 @@ RunSchedule::RunSchedule(const TrainingSession& session, const LrScheduleOptions
       schedule_(options, lr, total_steps_) {}
 
 void RunSchedule::after_update(int64_t step) {
-  if (step == session_.first_step() + kUpdatesBeforeSizing) fit_to_time_budget();
+  const double budget = session_.options().max_time;
+  if (!sized_ && budget > 0 && step >= session_.first_step() + kUpdatesBeforeSizing &&
+      session_.train_seconds() >= kBudgetShareBeforeSizing * budget)
+    fit_to_time_budget();
+}
+
+void RunSchedule::at_epoch_end(int64_t step) {
+  if (!sized_ && session_.options().max_time > 0 && step >= session_.first_step() + kUpdatesBeforeSizing)
+    fit_to_time_budget();
 }
 
 void RunSchedule::fit_to_time_budget() {
+  sized_ = true;
   const int64_t sized = session_.fit_to_time_budget(total_steps_, most_steps_);
   if (sized == total_steps_) return;
   total_steps_ = sized;

@@ -141,7 +141,7 @@ TrainSummary run_training(TrainingSession& session, RunSchedule& schedule, Train
       ++progress.epoch;
       progress.epoch_batches = 0;
       task.end_epoch(progress);
-      schedule.fit_to_time_budget();
+      schedule.at_epoch_end(progress.step);
     }
     if (time_is_up) stopping = true;
     save_last();

@@ -19,6 +19,11 @@ grep -q "schedule sized to" "$work/timed.log" || { echo "FAIL: no schedule sized
 # Process start, data loading and the last save come on top of the 12 s budget.
 [ "$seconds" -le 30 ] || { echo "FAIL: a 12 s budget took $seconds s"; exit 1; }
 tail -1 "$work/timed/metrics.jsonl" | grep -q '"kind":"valid"' || { echo "FAIL: no last validation"; exit 1; }
+# Sized once (issue 29): after the warmup the learning rate never rises again, epoch ends or not.
+[ "$(grep -c "schedule sized to" "$work/timed.log")" -eq 1 ] || { echo "FAIL: the schedule was sized more than once"; exit 1; }
+sed -n 's/.*"kind":"train".*"lr":\([^,}]*\).*"step":\([0-9]*\).*/\2 \1/p' "$work/timed/metrics.jsonl" |
+  awk '$1 > 5 && $2 > previous * (1 + 1e-9) && previous != "" { print "FAIL: lr rose to " $2 " at update " $1; bad = 1 }
+       $1 > 5 { previous = $2 } END { exit bad }' || exit 1
 [ -f "$work/timed/checkpoint_best.pt" ] || { echo "FAIL: no best checkpoint"; exit 1; }
 
 if "${train[@]}" --train.run_dir "$work/missed" --train.max_epochs 1 --train.target_bleu 99 2>"$work/missed.log"; then
