@@ -9,7 +9,10 @@
 #   MODELS=transformer_xl CONDITIONS=idle bench/versus_peers.sh   # Transformer-XL: training, evaluation
 #                                         # with the training memory (64) and with --mem-len 128
 # Needs Debian's python3-torch and the references unpacked as ../shared/peers/README.md says;
-# PEERS_DIR (default ../shared/peers) and PYTHONPATH reach the harnesses.
+# PEERS_DIR (default ../shared/peers) and PYTHONPATH reach the harnesses. PEER_OPENBLAS_CORETYPE
+# sets OPENBLAS_CORETYPE for the references alone: where Debian's OpenBLAS falls back to Prescott
+# (CPUs newer than it), a user who knows runs them on SkylakeX (AVX-512), Haswell or Zen, as mixseq
+# now picks for itself (util/cpu_kernels.h); a ratio against a crippled reference is no result.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 mixseq=${MIXSEQ:-$here/build/bin/mixseq}
@@ -30,6 +33,7 @@ run() {
   local condition=$1 side=$2 model=$3 load
   shift 3
   load=$(cut -d' ' -f1 /proc/loadavg)
+  if [ "$side" = peer ] && [ -n "${PEER_OPENBLAS_CORETYPE:-}" ]; then set -- env OPENBLAS_CORETYPE="$PEER_OPENBLAS_CORETYPE" "$@"; fi
   "$@" 2>/dev/null | grep '^{' | tail -1 |
     python3 -c 'import json,sys; r=json.loads(sys.stdin.read()); r.update(condition=sys.argv[1], side=sys.argv[2], pair=sys.argv[3], load_before=float(sys.argv[4])); print(json.dumps(r))' \
       "$condition" "$side" "$model" "$load" >>"$out"

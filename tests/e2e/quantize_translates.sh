@@ -2,15 +2,17 @@
 # Post-training quantization end to end (issue 13): a tiny Transformer (the recipe of
 # transformer_learns.sh, with untied embeddings so that the output projection is a linear layer
 # of its own) learns the built-in task, `mixseq quantize` calibrates it on the validation
-# sources, and the int8 checkpoint, and a simulated one, translate the test split within 1 BLEU
-# of the float model (trained on one thread: the same model whatever the load). All 33 linear
+# sources, and the int8 checkpoint, and a simulated one, translate the test split within a few BLEU
+# of the float model (trained on one thread: the same model whatever the load; the bounds below
+# come from 12 seeds). All 33 linear
 # layers are quantized (and in simulation the embeddings and quantization points too), and the
 # int8 checkpoint stores their weights in 8 bits. Then the float-only tools refuse the quantized
 # checkpoint. The automatic per-layer search runs too, and prints a speed column.
-#   quantize_translates.sh <mixseq> <work dir>
+#   quantize_translates.sh <mixseq> <work dir> [seed]     (train.seed; 1 in the test suite)
 set -euo pipefail
 mixseq=$1
 work=$2
+seed=${3:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work"
 
@@ -25,7 +27,7 @@ rm -rf "$work" && mkdir -p "$work"
   --model.transformer.share_decoder_input_output_embed false --optim.betas "[0.9, 0.98]" --optim.lr 3e-3 \
   --schedule.name inverse_sqrt --schedule.inverse_sqrt.warmup_updates 100 --train.max_epochs 14 --train.target_bleu 60 \
   --validation_search.beam_size 4 --validation_search.length_penalty 0.6 --validation_search.coverage_penalty 0 \
-  --train.run_dir "$work/run" 2>"$work/train.log" || { tail -20 "$work/train.log"; exit 1; }
+  --train.seed "$seed" --train.run_dir "$work/run" 2>"$work/train.log" || { tail -20 "$work/train.log"; exit 1; }
 
 bleu_of() {  # checkpoint name -> test BLEU
   "$mixseq" translate -c "$1" -i "$work/raw/test.en" -o "$work/$2.hyp.de" --device cpu \
@@ -78,10 +80,17 @@ echo "test BLEU: float $float_bleu, int8 $int8_bleu, simulated $simulated_bleu, 
 awk -v f="$float_bleu" 'BEGIN { exit !(f >= 50) }' || { echo "FAIL: the float model did not learn the task"; exit 1; }
 # A quantization that did nothing would pass the BLEU check: the int8 output must differ somewhere.
 ! cmp -s "$work/float.hyp.de" "$work/int8.hyp.de" || { echo "FAIL: int8 translations identical to float ones"; exit 1; }
-for q in "$int8_bleu" "$simulated_bleu" "$searched_bleu"; do
-  awk -v f="$float_bleu" -v q="$q" 'BEGIN { exit !(q >= f - 1) }' ||
-    { echo "FAIL: quantized BLEU $q is more than 1 below float $float_bleu"; exit 1; }
-done
+# How far below float each may fall: 1.5 times the largest drop over train.seed 1-12 on
+# 2026-11-26 (docs/reliability.md, "Statistical bounds"): int8 at most 2.3 (mean 0.5), simulated
+# 3.9 (mean 1.0; every op boundary quantized), searched 1.4 (mean 0.3). A bound of 1 failed 4 of
+# those 12 seeds, and seed 1 on a fresh machine (issue 29). A broken quantizer loses tens of points.
+check_drop() {  # name, BLEU, allowed drop
+  awk -v f="$float_bleu" -v q="$2" -v d="$3" 'BEGIN { exit !(q >= f - d) }' ||
+    { echo "FAIL: $1 BLEU $2 is more than $3 below float $float_bleu"; exit 1; }
+}
+check_drop int8 "$int8_bleu" 3.5
+check_drop simulated "$simulated_bleu" 6
+check_drop searched "$searched_bleu" 2.5
 
 # Float-only tools refuse the quantized checkpoint and say why.
 cd "$work"
@@ -91,4 +100,4 @@ expect "is a quantized checkpoint (written by mixseq quantize)" train --train.ru
 expect "is a quantized checkpoint (written by mixseq quantize)" average-checkpoints --inputs int8.pt int8.pt -o avg.pt
 expect "is a quantized checkpoint (written by mixseq quantize)" quantize -c int8.pt --calib raw/valid.en -o again.pt
 [ "$failures" -eq 0 ] || exit 1
-echo "quantized checkpoints translate within 1 BLEU of float and float-only tools refuse them"
+echo "quantized checkpoints translate close to float (int8 within 3.5 BLEU, simulated 6, searched 2.5) and float-only tools refuse them"
