@@ -75,7 +75,11 @@ def read_responses(sock, count):
                 responses.append((int(head[0].split()[1]), json.loads(data[end + 4:end + 4 + length])))
                 data = data[end + 4 + length:]
                 continue
-        chunk = sock.recv(65536)
+        try:
+            chunk = sock.recv(65536)
+        except (ConnectionResetError, socket.timeout) as error:
+            print(f"  ({error} after {len(responses)} of {count} answers)", flush=True)
+            break
         if not chunk:
             break
         data += chunk
@@ -105,10 +109,10 @@ try:
     # (1) A second server on the port in use must not start (SO_REUSEPORT let it share the port).
     second = start_server("second", port=str(port))
     try:
-        code = second.wait(timeout=120)  # it loads the model first, then binds
+        code = second.wait(timeout=60)  # it loads the model first, then binds
     except subprocess.TimeoutExpired:
         second.kill()
-        code = "still running after 120 s"
+        code = "still running after 60 s"
     second_log = open(f"{work}/second.log").read()
     if code != 1 or f"cannot listen on 127.0.0.1:{port}: the port is in use" not in second_log:
         fail(f"a second serve on port {port}: exit {code}, stderr {second_log[-400:]!r}")
@@ -134,16 +138,18 @@ try:
             sock.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                          b"Content-Type: application/json\r\n\r\n")
             sock.setblocking(False)
-            answer = b""
+            answer, pending = b"", b""  # pending: the rest of a frame the socket did not take yet
             deadline = time.monotonic() + 60
-            while sent < 40 << 20 and time.monotonic() < deadline:
+            while (pending or sent < 40 << 20) and time.monotonic() < deadline:
                 try:
                     answer += sock.recv(65536)
                     break  # the server answered (or closed)
                 except BlockingIOError:
                     pass
+                pending = pending or frame
                 try:
-                    sent += sock.send(frame)
+                    n = sock.send(pending)
+                    sent, pending = sent + n, pending[n:]
                 except BlockingIOError:
                     time.sleep(0.01)
                 except (BrokenPipeError, ConnectionResetError):
