@@ -174,11 +174,13 @@ class HttpServer : public httplib::Server {
       unread_input = t_close_after_answer;
       if (!ok || connection_closed || t_close_after_answer) break;
     }
-    // The answer to a request whose body was left unread must reach the client before the socket
-    // closes: closing a socket with unread input resets the connection, and the client's kernel
-    // may then drop the answer. So the sending side is shut first, and what the client still sends
-    // is read and discarded until it stops, for at most 2 s (a lingering close, as Apache's).
-    if (unread_input) {
+    // The last answer must reach the client before the socket closes: closing a socket with unread
+    // input (the rest of a refused body, requests after the last one answered) resets the
+    // connection, and the client's kernel may then drop the answer. So the sending side is shut
+    // first, and what the client still sends is read and discarded until it stops, for at most
+    // 2 s (a lingering close, as Apache's). An idle connection that timed out closes at once.
+    pollfd pending{sock, POLLIN, 0};
+    if (unread_input || stream.has_buffered_input() || ::poll(&pending, 1, 0) > 0) {
       ::shutdown(sock, SHUT_WR);
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       std::vector<char> discard(1 << 16);
