@@ -440,6 +440,11 @@ void TranslationServer::Impl::run() {
     return refuse_before_reading(request, response) ? httplib::Server::HandlerResponse::Handled
                                                     : httplib::Server::HandlerResponse::Unhandled;
   });
+  // A client that asks before sending its body (Expect: 100-continue, as curl does for large
+  // ones) gets the refusal instead of "100 Continue", and sends nothing more.
+  http.set_expect_100_continue_handler([this](const httplib::Request& request, httplib::Response& response) {
+    return refuse_before_reading(request, response) ? response.status : 100;
+  });
   http.Post("/translate", [this](const httplib::Request&, httplib::Response& response,
                                  const httplib::ContentReader& content) { read_and_translate(content, response); });
   http.Get("/health", [](const httplib::Request&, httplib::Response& response) {

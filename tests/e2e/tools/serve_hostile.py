@@ -70,9 +70,10 @@ def read_responses(sock, count):
         end = data.find(b"\r\n\r\n")
         if end >= 0:
             head = data[:end].decode("latin-1").split("\r\n")
-            length = next(int(h.split(":", 1)[1]) for h in head[1:] if h.lower().startswith("content-length:"))
+            length = next((int(h.split(":", 1)[1]) for h in head[1:] if h.lower().startswith("content-length:")), 0)
             if len(data) >= end + 4 + length:
-                responses.append((int(head[0].split()[1]), json.loads(data[end + 4:end + 4 + length])))
+                body = data[end + 4:end + 4 + length]
+                responses.append((int(head[0].split()[1]), json.loads(body) if body else {}))
                 data = data[end + 4 + length:]
                 continue
         try:
@@ -124,6 +125,14 @@ try:
             answers = read_responses(sock, 1)
         if not answers or answers[0][0] != 400 or "is not a byte count" not in answers[0][1].get("error", ""):
             fail(f"Content-Length: {value}: {answers}")
+
+    # A client that asks first (Expect: 100-continue) is refused before it sends its body.
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                     b"Content-Length: 1000000000\r\n\r\n")
+        answers = read_responses(sock, 1)
+    if not answers or answers[0][0] != 413 or "it was not read" not in answers[0][1].get("error", ""):
+        fail(f"Expect: 100-continue with a body over the limit: {answers}")
 
     # (2) Chunked bodies over the limit, 8 clients at once: each is refused once its body passes
     # the limit, long before the 40 MB it would send, and the server's memory does not grow.
