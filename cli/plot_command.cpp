@@ -58,7 +58,11 @@ ChartCurve curve_of(const std::vector<nlohmann::json>& records, const PlottedMet
     const auto& record = records[i];
     // read_metrics_log() keeps every line but an unfinished last one: record i is line i + 1.
     const auto where = str_cat(path, ":", i + 1, ": ");
-    if (record.value("kind", "") != metric.kind || !record.contains(metric.key) || !record.contains("step")) continue;
+    const auto kind = record.find("kind");
+    MIXSEQ_CHECK(kind == record.end() || kind->is_string(), where, "\"kind\" is ", kind->dump(),
+                 ", not a string");
+    if (kind == record.end() || *kind != metric.kind || !record.contains(metric.key) || !record.contains("step"))
+      continue;
     const auto& value = record[metric.key];
     // MetricsLog writes a NaN or infinite value (a diverged loss) as null: a gap in the curve. Any
     // other value that is not a number is damage, not a panel to drop without a word.

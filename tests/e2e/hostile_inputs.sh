@@ -96,6 +96,8 @@ printf '%s\n' '{"kind":"train","step":1,"loss":2.5,"lr":0.1}' '{"kind":"train","
 printf '%s\n' '{"kind":"train","step":1,"loss":2.5,"lr":0.1}' '{"kind":"train","step":2,"loss":null,"lr":0.1}' \
   '{"kind":"train","step":3,"loss":2.3,"lr":0.1}' >run_null/metrics.jsonl
 expect "run_bad/metrics.jsonl:2: \"loss\" is \"2.4\", not a number" plot run_bad -o bad.svg
+printf '%s\n' '{"kind":5,"step":1,"loss":2.5}' >run_bad/metrics.jsonl
+expect "run_bad/metrics.jsonl:1: \"kind\" is 5, not a string" plot run_bad -o bad.svg
 [ ! -e bad.svg ] || fail "plot wrote bad.svg"
 "$mixseq" plot run_null -o null.svg 2>plot.log || fail "plot of a null loss: $(cat plot.log)"
 grep -qF 'run_null/metrics.jsonl: 1 "loss" value is null (NaN or infinite when logged), drawn as gaps' plot.log ||
