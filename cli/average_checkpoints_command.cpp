@@ -10,6 +10,7 @@
 #include "mixseq/train/checkpoint_average.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
+#include "mixseq/util/output_file.h"
 #include "option_checks.h"
 
 namespace mixseq::cli {
@@ -42,6 +43,10 @@ void add_average_checkpoints_command(CLI::App& app, CommandTable& table) {
                  "give the checkpoints to average: --inputs A.pt B.pt ... or --run-dir DIR --num N");
     const auto paths = arguments->inputs.empty() ? last_numbered_checkpoints(arguments->run_dir, arguments->num)
                                                  : arguments->inputs;
+    std::vector<NamedPath> named;  // --run-dir's checkpoints are no option's values: main() cannot see them
+    const std::string flag = arguments->inputs.empty() ? "a checkpoint of --run-dir" : "--inputs";
+    for (const auto& path : paths) named.push_back({flag, path});
+    refuse_output_over_inputs({"--output", arguments->output}, named);
     for (const auto& path : paths) log_info("average-checkpoints: ", path);
     average_checkpoints(paths, arguments->output);
     log_info("average-checkpoints: wrote the mean of ", paths.size(), " checkpoints to ", arguments->output);

@@ -2,9 +2,13 @@
 //   mixseq generate -c runs/wt2/checkpoint_best.pt --prompt "The game began" --max-tokens 50
 //   mixseq generate -c ... --prompt "..." --temperature 0.8 --top-p 0.9 --seed 3
 // The prompt is read as a line of the training text would be, after the end of a previous line;
-// the continuation is written to stdout, an end-of-sentence token as a line break.
+// the continuation is written to stdout as it is generated (word by word), an end-of-sentence
+// token as a line break. SIGINT or SIGTERM stop it after the current token, exit 130 or 143.
 #include <iostream>
 #include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "mixseq/data/lm_text.h"
@@ -12,6 +16,7 @@
 #include "mixseq/models/trained_model.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
+#include "mixseq/util/stop_request.h"
 #include "option_checks.h"
 
 namespace mixseq::cli {
@@ -27,25 +32,41 @@ struct GenerateArguments {
   GenerationOptions options;
 };
 
-// Ids -> text, line by line: </s> ends a line.
-std::string detokenize(const std::vector<int64_t>& ids, const TrainedLanguageModel& trained) {
-  std::string text;
-  std::vector<int64_t> line;
-  const auto flush = [&] {
-    text += trained.tokenizer->decode(trained.vocabulary.decode(line));
-    line.clear();
-  };
-  for (const int64_t id : ids) {
-    if (id != kEosId) {
-      line.push_back(id);
-      continue;
+// Writes generated ids as text while they come (issue 29: a million-token generation wrote nothing
+// until its end, and a stop lost it all). A line's pieces decode together (a subword joins the
+// rest of its word), so a piece is written once the next one shows where its word ends: when the
+// pending pieces decode to the text of all but the newest, a space, then the newest alone. The
+// text written is what decoding each whole line gives; </s> ends a line.
+class StreamingDetokenizer {
+ public:
+  StreamingDetokenizer(const TrainedLanguageModel& trained, std::ostream& out) : trained_(trained), out_(out) {}
+
+  void add(int64_t id) {
+    if (id == kEosId) {
+      out_ << decode(pending_) << '\n' << std::flush;
+      pending_.clear();
+      return;
     }
-    flush();
-    text += '\n';
+    pending_.push_back(id);
+    if (pending_.size() < 2) return;
+    const std::vector<int64_t> head(pending_.begin(), pending_.end() - 1);
+    const auto written = decode(head);
+    if (decode(pending_) != written + " " + decode({id})) return;  // the newest piece continues a word
+    out_ << written << ' ' << std::flush;
+    pending_ = {id};
   }
-  flush();
-  return text;
-}
+  // Writes what is pending and ends the last line.
+  void finish() { out_ << decode(pending_) << std::endl; }
+
+ private:
+  std::string decode(const std::vector<int64_t>& ids) const {
+    return trained_.tokenizer->decode(trained_.vocabulary.decode(ids));
+  }
+
+  const TrainedLanguageModel& trained_;
+  std::ostream& out_;
+  std::vector<int64_t> pending_;  // pieces of the current line not written yet
+};
 
 }  // namespace
 
@@ -98,9 +119,21 @@ void add_generate_command(CLI::App& app, CommandTable& table) {
     }
     std::vector<int64_t> prompt = {kEosId};  // the prompt starts a line, as after the previous line's end
     for (const int64_t id : trained.vocabulary.encode(pieces)) prompt.push_back(id);
-    const auto generated = generate_tokens(*trained.model, prompt, arguments->options, device, precision);
-    std::cout << detokenize(generated, trained) << std::endl;
+    watch_stop_signals();  // SIGINT or SIGTERM: stop after the current token, with every token written
+    StreamingDetokenizer text(trained, std::cout);
+    const auto generated =
+        generate_tokens(*trained.model, prompt, arguments->options, device, precision, [&](int64_t id) {
+          text.add(id);
+          MIXSEQ_CHECK(std::cout.good(), "generate: cannot write to standard output");
+          return !stop_requested();
+        });
+    text.finish();
     MIXSEQ_CHECK(std::cout.good(), "generate: cannot write to standard output");
+    if (stop_requested()) {
+      log_info("generate: stopped by a signal after ", generated.size(), " of ", arguments->options.max_tokens,
+               " tokens; every one was written");
+      return 128 + stop_signal();
+    }
     return 0;
   });
 }

@@ -21,9 +21,32 @@
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/nearest_name.h"
+#include "mixseq/util/output_file.h"
 #include "mixseq/util/threads.h"
 
 namespace mixseq::cli {
+
+namespace {
+
+std::string flag_of(const CLI::Option& option) {
+  if (!option.get_lnames().empty()) return "--" + option.get_lnames().front();
+  if (!option.get_snames().empty()) return "-" + option.get_snames().front();
+  return option.get_single_name();  // a positional argument's name
+}
+
+// Every subcommand's -o/--output is checked against the values of all its other options before it
+// runs, so that no command (a new one included) replaces a file it reads, nor does its work first.
+void refuse_output_over_inputs(const CLI::App& command) {
+  std::vector<NamedPath> outputs, inputs;
+  for (const auto* option : command.get_options()) {
+    const auto& long_names = option->get_lnames();
+    const bool output = std::find(long_names.begin(), long_names.end(), "output") != long_names.end();
+    for (const auto& value : option->results()) (output ? outputs : inputs).push_back({flag_of(*option), value});
+  }
+  for (const auto& output : outputs) mixseq::refuse_output_over_inputs(output, inputs);
+}
+
+}  // namespace
 
 int CommandTable::run_chosen() const {
   for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
@@ -32,6 +55,7 @@ int CommandTable::run_chosen() const {
       throw mixseq::Error(mixseq::str_cat("unexpected argument '", extra_arguments_.front(), "' for mixseq ",
                                           it->command->get_name(), "; see mixseq ", it->command->get_name(),
                                           " --help"));
+    refuse_output_over_inputs(*it->command);
     return it->run();
   }
   return 1;

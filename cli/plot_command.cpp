@@ -53,17 +53,35 @@ std::string metrics_path_of(const std::string& run) {
 ChartCurve curve_of(const std::vector<nlohmann::json>& records, const PlottedMetric& metric, bool by_time,
                     const std::string& path, size_t run) {
   std::map<int64_t, std::pair<double, double>> by_step;
-  for (const auto& record : records) {
-    if (record.value("kind", "") != metric.kind || !record.contains(metric.key) || !record.contains("step")) continue;
+  int64_t gaps = 0;  // values logged as null
+  for (size_t i = 0; i < records.size(); ++i) {
+    const auto& record = records[i];
+    // read_metrics_log() keeps every line but an unfinished last one: record i is line i + 1.
+    const auto where = str_cat(path, ":", i + 1, ": ");
+    const auto kind = record.find("kind");
+    MIXSEQ_CHECK(kind == record.end() || kind->is_string(), where, "\"kind\" is ", kind->dump(),
+                 ", not a string");
+    if (kind == record.end() || *kind != metric.kind || !record.contains(metric.key) || !record.contains("step"))
+      continue;
     const auto& value = record[metric.key];
-    if (!value.is_number()) continue;
-    double y = value.get<double>();
+    // MetricsLog writes a NaN or infinite value (a diverged loss) as null: a gap in the curve. Any
+    // other value that is not a number is damage, not a panel to drop without a word.
+    MIXSEQ_CHECK(value.is_number() || value.is_null(), where, "\"", metric.key, "\" is ", value.dump(), ", not a number");
+    MIXSEQ_CHECK(record["step"].is_number_integer(), where, "\"step\" is ", record["step"].dump(), ", not an integer");
+    double y = NAN;
+    if (value.is_number()) y = value.get<double>();
+    else ++gaps;
     if (metric.log2) y = y > 0 ? std::log2(y) : NAN;
     const int64_t step = record["step"].get<int64_t>();
     MIXSEQ_CHECK(!by_time || record.contains("train_s"), "'", path, "' has records without train_s (written by a ",
                  "mixseq before it logged wall time): plot it with --x updates");
+    MIXSEQ_CHECK(!by_time || record["train_s"].is_number(), where, "\"train_s\" is ", record["train_s"].dump(),
+                 ", not a number");
     by_step[step] = {by_time ? record["train_s"].get<double>() : static_cast<double>(step), y};
   }
+  if (gaps > 0)
+    log_info("plot: ", path, ": ", gaps, " \"", metric.key, "\" value", gaps > 1 ? "s are" : " is",
+             " null (NaN or infinite when logged), drawn as gaps in ", metric.title);
   ChartCurve curve;
   curve.run = run;
   for (const auto& [step, point] : by_step) curve.points.push_back(point);
@@ -79,6 +97,7 @@ int run_plot(const PlotArguments& arguments) {
     const std::string path = metrics_path_of(run);
     MIXSEQ_CHECK(std::filesystem::exists(path), "'", path, "' does not exist: give run folders (with a ",
                  "metrics.jsonl) or metrics.jsonl files");
+    refuse_output_over_inputs({"--output", arguments.output}, {{"the metrics of " + run, path}});
     records.push_back(read_metrics_log(path));
     chart.runs.push_back(run);
   }

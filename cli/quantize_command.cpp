@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "commands.h"
 #include "mixseq/decode/translator.h"
@@ -85,10 +87,19 @@ std::string describe(const LayerQuantizationPlan& layer) {
 }
 
 // The per-layer search, scoring each plan by corpus BLEU of --search-src against --search-ref.
-QuantizationPlan search(const QuantizeArguments& arguments, TrainedModel& trained, const QuantizationPlan& full) {
-  const auto sources = read_lines(arguments.search_src), references = read_lines(arguments.search_ref);
-  MIXSEQ_CHECK(sources.size() == references.size(), "--search-src has ", sources.size(), " lines but --search-ref ",
-               references.size());
+// --search-src and --search-ref, read and checked before the calibration's work.
+std::pair<std::vector<std::string>, std::vector<std::string>> read_search_set(const QuantizeArguments& arguments) {
+  auto sources = read_lines(arguments.search_src), references = read_lines(arguments.search_ref);
+  MIXSEQ_CHECK(!sources.empty(), "--search-src '", arguments.search_src,
+               "' has no lines: the search needs validation sentences to score each plan by BLEU");
+  MIXSEQ_CHECK(sources.size() == references.size(), "--search-src '", arguments.search_src, "' has ", sources.size(),
+               " lines but --search-ref '", arguments.search_ref, "' has ", references.size(),
+               "; give one reference per source line");
+  return {std::move(sources), std::move(references)};
+}
+
+QuantizationPlan search(const QuantizeArguments& arguments, TrainedModel& trained, const QuantizationPlan& full,
+                        const std::vector<std::string>& sources, const std::vector<std::string>& references) {
   Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, torch::kCPU, Precision::kFp32);
   // The speed of each scoring, in the order of the search's trials (one scoring each): the
   // translation of the validation set, tokenization included, as translate measures it.
@@ -155,8 +166,16 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
     log_info("quantize: calibration and search translate with beam ", settings.beam_size, ", length penalty ",
              settings.length_penalty, ", coverage penalty ", settings.coverage_penalty,
              " (the checkpoint's validation_search, as translate; its search flags override it)");
+    check_patterns_match(config, quantizable_layer_names(*trained.model));
     auto sources = read_lines(arguments->calib);
     if (static_cast<int64_t>(sources.size()) > arguments->calib_lines) sources.resize(arguments->calib_lines);
+    // An empty file, or one of empty lines only: no layer would run, and the error would name a layer.
+    MIXSEQ_CHECK(std::any_of(sources.begin(), sources.end(), [](const std::string& line) { return !line.empty(); }),
+                 "--calib '", arguments->calib, "': the calibration file has no sentences",
+                 sources.empty() ? "" : str_cat(" (its first ", sources.size(), " lines are empty)"),
+                 "; give source text, one sentence per line");
+    std::vector<std::string> search_sources, search_references;
+    if (!arguments->search_src.empty()) std::tie(search_sources, search_references) = read_search_set(*arguments);
 
     QuantizationPlan plan;
     {
@@ -165,7 +184,7 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
       translator.translate(sources, arguments->options);
       plan = make_quantization_plan(config, calibration);
     }
-    if (!arguments->search_src.empty()) plan = search(*arguments, trained, plan);
+    if (!arguments->search_src.empty()) plan = search(*arguments, trained, plan, search_sources, search_references);
     std::set<std::string> quantized;
     for (const auto& layer : plan.layers) {
       log_info("quantize: ", describe(layer));

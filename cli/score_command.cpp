@@ -23,7 +23,7 @@ struct ScoreArguments {
   std::string output = "-";
   std::string device = "auto";
   std::string precision = "fp32";
-  int64_t max_tokens = 8192;  // per batch: pairs x (longest source + longest target)
+  ReferenceScoreOptions options;  // --max-tokens, --max-source-tokens, --max-target-tokens
   bool normalize = false;     // divide by the target's tokens (its </s> included)
 };
 
@@ -42,24 +42,40 @@ void add_score_command(CLI::App& app, CommandTable& table) {
   command->add_option("-o,--output", arguments->output, "Scores, one a line (- = stdout)")->capture_default_str();
   command->add_flag("--normalize", arguments->normalize,
                     "Divide each log-probability by its target's tokens, </s> included (marian-scorer's --normalize)");
-  command->add_option("--max-tokens", arguments->max_tokens, "Tokens per batch: pairs x (longest source + longest target)")
+  command->add_option("--max-tokens", arguments->options.max_tokens,
+                      "Tokens per batch: pairs x (longest source + longest target)")
       ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--max-source-tokens", arguments->options.max_source_tokens,
+                      "Longest source sentence in tokens; a longer one is an error naming its line (0: no limit)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--max-target-tokens", arguments->options.max_target_tokens,
+                      "Longest target sentence in tokens; a longer one is an error naming its line (0: no limit)")
+      ->check(at_least(0))
       ->capture_default_str();
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision,
                       "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
       ->capture_default_str();
   table.add(command, [=] {
+    const auto name = [](const std::string& path) { return path == "-" ? std::string("<stdin>") : path; };
+    MIXSEQ_CHECK(arguments->source != "-" || arguments->target != "-",
+                 "-s and -t both read standard input ('-'), which holds one text: give at most one of them as '-'");
     const auto sources = read_lines(arguments->source);
     const auto targets = read_lines(arguments->target);
-    MIXSEQ_CHECK(sources.size() == targets.size(), "'", arguments->source, "' has ", sources.size(), " lines but '",
-                 arguments->target, "' has ", targets.size(), "; score needs one translation per source line");
+    MIXSEQ_CHECK(sources.size() == targets.size(), "-s '", name(arguments->source), "' has ", sources.size(),
+                 " lines but -t '", name(arguments->target), "' has ", targets.size(),
+                 "; score needs one translation per source line");
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
     auto trained = load_trained_models(arguments->checkpoints, device);
     ReferenceScorer scorer(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
-    const auto scores = scorer.score(sources, targets, arguments->max_tokens);
+    auto options = arguments->options;
+    options.source_name = name(arguments->source);
+    options.target_name = name(arguments->target);
+    const auto scores = scorer.score(sources, targets, options);
     OutputFile out(arguments->output);
     for (const auto& score : scores)
       out.stream() << (arguments->normalize ? score.log_prob / static_cast<double>(score.tokens) : score.log_prob)

@@ -56,7 +56,7 @@ torch::Tensor sampling_distribution(const torch::Tensor& log_probs, const Genera
 
 std::vector<int64_t> generate_tokens(LanguageModelImpl& model, const std::vector<int64_t>& prompt,
                                      const GenerationOptions& options, const torch::Device& device,
-                                     Precision precision) {
+                                     Precision precision, const GeneratedTokenCallback& on_token) {
   check_options(options);
   MIXSEQ_CHECK(!prompt.empty(), "generate: the prompt is empty");
   const EvalModeScope eval_mode(model);
@@ -84,6 +84,7 @@ std::vector<int64_t> generate_tokens(LanguageModelImpl& model, const std::vector
     const int64_t next =
         options.greedy ? last.argmax().item<int64_t>() : draw(sampling_distribution(last, options), random);
     generated.push_back(next);
+    if (on_token && !on_token(next)) break;
     if (options.stop_at_eos && next == kEosId) break;
     if (static_cast<int64_t>(generated.size()) < options.max_tokens) feed({next});
   }

@@ -16,7 +16,8 @@ ReferenceScorer::ReferenceScorer(Seq2SeqModelImpl& model, const Vocabulary& voca
     : model_(model), vocabulary_(vocabulary), tokenizer_(tokenizer), device_(device), precision_(precision) {}
 
 std::vector<ReferenceScore> ReferenceScorer::score(const std::vector<std::string>& sources,
-                                                   const std::vector<std::string>& targets, int64_t max_tokens) {
+                                                   const std::vector<std::string>& targets,
+                                                   const ReferenceScoreOptions& options) {
   MIXSEQ_CHECK(sources.size() == targets.size(), "score needs one target per source; got ", sources.size(),
                " sources and ", targets.size(), " targets");
   std::vector<ReferenceScore> results(sources.size());
@@ -26,11 +27,19 @@ std::vector<ReferenceScore> ReferenceScorer::score(const std::vector<std::string
   for (size_t i = 0; i < sources.size(); ++i) {
     source_ids.push_back(vocabulary_.encode(tokenizer_.encode(sources[i])));
     target_ids.push_back(vocabulary_.encode(tokenizer_.encode(targets[i])));
+    const auto check_length = [&](const std::vector<int64_t>& ids, int64_t limit, const std::string& name,
+                                  const char* flag) {
+      const auto length = static_cast<int64_t>(ids.size());
+      MIXSEQ_CHECK(limit <= 0 || length <= limit, name, ":", i + 1, ": ", length, " tokens, more than the limit of ",
+                   limit, "; raise ", flag, " (0: no limit) or leave such pairs out");
+    };
+    check_length(source_ids.back(), options.max_source_tokens, options.source_name, "--max-source-tokens");
+    check_length(target_ids.back(), options.max_target_tokens, options.target_name, "--max-target-tokens");
     source_lengths.push_back(static_cast<int64_t>(source_ids.back().size()) + 1);
     target_lengths.push_back(static_cast<int64_t>(target_ids.back().size()) + 1);
   }
   BatchingOptions batching;
-  batching.max_tokens = std::max(max_tokens, *std::max_element(source_lengths.begin(), source_lengths.end()) +
+  batching.max_tokens = std::max(options.max_tokens, *std::max_element(source_lengths.begin(), source_lengths.end()) +
                                                   *std::max_element(target_lengths.begin(), target_lengths.end()));
   batching.shuffle = false;
   const auto plan = plan_epoch_batches(source_lengths, target_lengths, batching, /*epoch=*/1);

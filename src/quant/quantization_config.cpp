@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -99,11 +100,32 @@ QuantizationConfig parse_quantization_config(const std::string& yaml, const std:
 }
 
 QuantizationConfig read_quantization_config(const std::string& path) {
+  // An ifstream opens a directory, and reading it gives nothing: the defaults, without a word.
+  MIXSEQ_CHECK(!std::filesystem::is_directory(path), "cannot read quantization config '", path,
+               "': it is a directory, not a YAML file");
   std::ifstream in(path);
   MIXSEQ_CHECK(in, "cannot read quantization config '", path, "'");
   std::stringstream text;
   text << in.rdbuf();
+  MIXSEQ_CHECK(!in.bad(), "cannot read quantization config '", path, "': read error");
   return parse_quantization_config(text.str(), path);
+}
+
+void check_patterns_match(const QuantizationConfig& config, const std::vector<std::string>& layer_names) {
+  const auto builtin = builtin_layer_overrides();
+  for (const auto& entry : config.layers) {
+    // The built-in overrides name the output layer of every architecture; each model has one of them.
+    const bool is_builtin = std::any_of(builtin.begin(), builtin.end(), [&](const LayerQuantizationOverride& b) {
+      return b.pattern == entry.pattern && b.source == entry.source;
+    });
+    if (is_builtin) continue;
+    const bool matches = std::any_of(layer_names.begin(), layer_names.end(), [&](const std::string& name) {
+      return fnmatch(entry.pattern.c_str(), name.c_str(), 0) == 0;
+    });
+    MIXSEQ_CHECK(matches, entry.source, ": pattern '", entry.pattern, "' matches no layer of this model",
+                 did_you_mean(entry.pattern, layer_names),
+                 "; a rule that matches nothing changes nothing (mixseq quantize lists the layer names)");
+  }
 }
 
 }  // namespace mixseq

@@ -1,12 +1,22 @@
 #include "mixseq/serve/translation_server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
@@ -42,6 +52,168 @@ int64_t integer_in(const Json& body, const char* key, int64_t low, int64_t high)
   return value.get<int64_t>();
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Connections. cpp-httplib 0.11 (Debian 12's) serves each request of a connection with a new
+// SocketStream, whose 4 KB read-ahead dies with it, and its SocketStream refuses to write to a
+// socket whose peer has shut down its sending side (is_socket_alive() peeks and sees the end of
+// input). So (issue 29) the second and third of pipelined requests, read ahead with the first,
+// were lost unanswered, and a client that sent its request and then half-closed got no answer
+// although the server had translated it. HttpServer below keeps one ConnectionStream for the
+// whole connection, writes whenever the socket takes data, and answers every request it reads,
+// in order. It replaces the library's per-connection loop (process_and_close_socket, a virtual
+// member) and calls the library's own process_request() for each request.
+
+// Set by a handler that answers before reading the whole request body (a body over the limit, a
+// Content-Length that is no byte count): the rest of the connection cannot be parsed, so it is
+// closed after the answer. Each connection is served by one thread from start to end.
+thread_local bool t_close_after_answer = false;
+
+class ConnectionStream : public httplib::Stream {
+ public:
+  ConnectionStream(int sock, int read_timeout_ms, int write_timeout_ms)
+      : sock_(sock), read_timeout_ms_(read_timeout_ms), write_timeout_ms_(write_timeout_ms), buffer_(1 << 16) {}
+
+  bool has_buffered_input() const { return offset_ < size_; }
+  bool is_readable() const override { return has_buffered_input() || wait(POLLIN, read_timeout_ms_); }
+  // Whether the socket takes data now: a peer that only closed its sending side still reads.
+  bool is_writable() const override { return wait(POLLOUT, write_timeout_ms_); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (!has_buffered_input()) {
+      if (!wait(POLLIN, read_timeout_ms_)) return -1;
+      ssize_t n;
+      do n = ::recv(sock_, buffer_.data(), buffer_.size(), 0);
+      while (n < 0 && errno == EINTR);
+      if (n <= 0) return n;  // 0: the client sent everything it will send
+      offset_ = 0;
+      size_ = static_cast<size_t>(n);
+    }
+    const size_t n = std::min(size, size_ - offset_);
+    std::memcpy(ptr, buffer_.data() + offset_, n);
+    offset_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    ssize_t n;
+    do n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override { address(::getpeername, ip, port); }
+  void get_local_ip_and_port(std::string& ip, int& port) const override { address(::getsockname, ip, port); }
+  socket_t socket() const override { return sock_; }
+
+ private:
+  bool wait(short events, int timeout_ms) const {
+    pollfd fd{sock_, events, 0};
+    int ready;
+    do ready = ::poll(&fd, 1, timeout_ms);
+    while (ready < 0 && errno == EINTR);
+    return ready > 0;
+  }
+  void address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const {
+    sockaddr_storage storage{};
+    socklen_t length = sizeof storage;
+    ip.clear();
+    port = 0;
+    if (get(sock_, reinterpret_cast<sockaddr*>(&storage), &length) != 0) return;
+    char text[INET6_ADDRSTRLEN] = "";
+    if (storage.ss_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(&storage);
+      ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+      port = ntohs(a->sin_port);
+    } else if (storage.ss_family == AF_INET6) {
+      const auto* a = reinterpret_cast<const sockaddr_in6*>(&storage);
+      ::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
+      port = ntohs(a->sin6_port);
+    }
+    ip = text;
+  }
+
+  int sock_;
+  int read_timeout_ms_;
+  int write_timeout_ms_;
+  std::vector<char> buffer_;  // read ahead: may hold the start of the next pipelined request
+  size_t offset_ = 0;         // the next unread byte of buffer_
+  size_t size_ = 0;           // bytes in buffer_
+};
+
+class HttpServer : public httplib::Server {
+ private:
+  static int milliseconds(time_t seconds, time_t microseconds) {
+    return static_cast<int>(seconds * 1000 + microseconds / 1000);
+  }
+
+  // Waits for the next request of a keep-alive connection: true once bytes (or the end of input)
+  // are there, false after the keep-alive timeout or when the server stops.
+  bool wait_for_request(const ConnectionStream& stream, int sock) const {
+    if (stream.has_buffered_input()) return true;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(keep_alive_timeout_sec_);
+    while (svr_sock_ != INVALID_SOCKET && std::chrono::steady_clock::now() < deadline) {
+      pollfd fd{sock, POLLIN, 0};
+      const int ready = ::poll(&fd, 1, 50);
+      if (ready > 0) return true;
+      if (ready < 0 && errno != EINTR) return false;
+    }
+    return false;
+  }
+
+  bool process_and_close_socket(socket_t sock) override {
+    ConnectionStream stream(sock, milliseconds(read_timeout_sec_, read_timeout_usec_),
+                            milliseconds(write_timeout_sec_, write_timeout_usec_));
+    bool ok = false, unread_input = false;
+    for (size_t count = keep_alive_max_count_; count > 0 && svr_sock_ != INVALID_SOCKET; --count) {
+      if (!wait_for_request(stream, sock)) break;
+      bool connection_closed = false;
+      t_close_after_answer = false;
+      ok = process_request(stream, /*close_connection=*/count == 1, connection_closed, nullptr);
+      unread_input = t_close_after_answer;
+      if (!ok || connection_closed || t_close_after_answer) break;
+    }
+    // The last answer must reach the client before the socket closes: closing a socket with unread
+    // input (the rest of a refused body, requests after the last one answered) resets the
+    // connection, and the client's kernel may then drop the answer. So the sending side is shut
+    // first, and what the client still sends is read and discarded until it stops, for at most
+    // 2 s (a lingering close, as Apache's). An idle connection that timed out closes at once.
+    pollfd pending{sock, POLLIN, 0};
+    if (unread_input || stream.has_buffered_input() || ::poll(&pending, 1, 0) > 0) {
+      ::shutdown(sock, SHUT_WR);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      std::vector<char> discard(1 << 16);
+      for (auto now = std::chrono::steady_clock::now(); now < deadline; now = std::chrono::steady_clock::now()) {
+        pollfd fd{sock, POLLIN, 0};
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+        if (::poll(&fd, 1, static_cast<int>(left) + 1) <= 0) break;
+        if (::recv(sock, discard.data(), discard.size(), 0) <= 0) break;
+      }
+    }
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ok;
+  }
+};
+
+// A Content-Length that is a byte count, or -1 for any other value ("-5", "12abc", "", a number
+// over 2^62, two headers that disagree).
+int64_t content_length_of(const httplib::Request& request) {
+  int64_t length = -1;
+  for (size_t i = 0; i < request.get_header_value_count("Content-Length"); ++i) {
+    const auto text = request.get_header_value("Content-Length", i);
+    if (text.empty() || text.size() > 18 || !std::all_of(text.begin(), text.end(), [](char c) {
+          return c >= '0' && c <= '9';
+        }))
+      return -1;
+    const int64_t value = std::stoll(text);
+    if (i > 0 && value != length) return -1;
+    length = value;
+  }
+  return length;
+}
+
 }  // namespace
 
 class TranslationServer::Impl {
@@ -63,7 +235,15 @@ class TranslationServer::Impl {
  private:
   // The body of POST /translate as a batch request, or a Refusal.
   BatchRequest parse(const std::string& body) const;
-  void translate(const httplib::Request& request, httplib::Response& response);
+  void translate(const std::string& body, httplib::Response& response);
+  // Reads the body of POST /translate up to --max-body-bytes, then translates it; a body over
+  // the limit is refused as soon as its reading passes the limit, the rest unread.
+  void read_and_translate(const httplib::ContentReader& content, httplib::Response& response);
+  // Before any body is read: refuses a request whose Content-Length is no byte count or over the
+  // limit, and a body sent anywhere but POST /translate. True when it answered.
+  bool refuse_before_reading(const httplib::Request& request, httplib::Response& response);
+  // Answers a refusal of the HTTP request itself and closes the connection after the answer.
+  void refuse_and_close(httplib::Response& response, int status, const std::string& message);
   Json metrics() const;
 
   ServeOptions options_;
@@ -120,11 +300,76 @@ BatchRequest TranslationServer::Impl::parse(const std::string& body) const {
   return request;
 }
 
-void TranslationServer::Impl::translate(const httplib::Request& http_request, httplib::Response& response) {
+void TranslationServer::Impl::refuse_and_close(httplib::Response& response, int status, const std::string& message) {
+  ++refused_;
+  t_close_after_answer = true;
+  answer(response, status, {{"error", message}});
+  response.set_header("Connection", "close");
+}
+
+bool TranslationServer::Impl::refuse_before_reading(const httplib::Request& request, httplib::Response& response) {
+  const bool translate = request.method == "POST" && request.path == "/translate";
+  // As cpp-httplib decides it: a body in chunks has no Content-Length to check beforehand.
+  const bool chunked = strcasecmp(request.get_header_value("Transfer-Encoding").c_str(), "chunked") == 0;
+  if (request.has_header("Content-Length") && !chunked) {
+    const int64_t length = content_length_of(request);
+    if (length < 0) {
+      refuse_and_close(response, 400, str_cat("Content-Length \"", request.get_header_value("Content-Length"),
+                                              "\" is not a byte count (a number of 0 to 18 digits, one value)"));
+      return true;
+    }
+    if (translate && length > options_.max_body_bytes) {
+      refuse_and_close(response, 413,
+                       str_cat("the request body has ", length, " bytes (Content-Length), over the limit of ",
+                               options_.max_body_bytes, " (--max-body-bytes); it was not read"));
+      return true;
+    }
+    if (translate || length == 0) return false;
+  } else if (translate || (!chunked && request.method != "POST" && request.method != "PUT" &&
+                           request.method != "PATCH" && request.method != "DELETE")) {
+    return false;  // POST /translate reads its body itself; other methods have none to read
+  }
+  // A body sent anywhere else: the library would read it whole (a chunked one without limit) or,
+  // for a GET, parse it as the next request.
+  if (request.method == "GET" && (request.path == "/health" || request.path == "/metrics")) {
+    refuse_and_close(response, 400, str_cat("GET ", request.path, " takes no request body"));
+  } else {
+    refuse_and_close(response, 404, str_cat("no endpoint ", request.method, " ", request.path,
+                                            "; there are POST /translate, GET /health and GET /metrics"));
+  }
+  return true;
+}
+
+void TranslationServer::Impl::read_and_translate(const httplib::ContentReader& content, httplib::Response& response) {
+  std::string body;
+  bool over_limit = false;
+  const bool read = content([&](const char* data, size_t size) {
+    if (static_cast<int64_t>(body.size() + size) > options_.max_body_bytes) {
+      over_limit = true;
+      return false;  // stops reading: the library returns at once, the rest of the body unread
+    }
+    body.append(data, size);
+    return true;
+  });
+  if (over_limit) {
+    refuse_and_close(response, 413, str_cat("the request body is over the limit of ", options_.max_body_bytes,
+                                            " bytes (--max-body-bytes); it was refused after ", body.size(),
+                                            " bytes, the rest unread"));
+    return;
+  }
+  if (!read) {
+    refuse_and_close(response, 400, str_cat("the request body could not be read after ", body.size(),
+                                            " bytes: malformed chunked encoding, or the connection stopped sending"));
+    return;
+  }
+  translate(body, response);
+}
+
+void TranslationServer::Impl::translate(const std::string& body, httplib::Response& response) {
   const auto start = Clock::now();
   ++in_flight_;
   try {
-    auto request = parse(http_request.body);
+    auto request = parse(body);
     const bool nested = request.search.nbest > 1;  // each "tgt" item a list of nbest translations
     const auto count = static_cast<int64_t>(request.sources.size());
     const auto results = request.sources.empty() ? BatchResults{} : batcher_.submit(std::move(request)).get();
@@ -173,40 +418,65 @@ Json TranslationServer::Impl::metrics() const {
 }
 
 void TranslationServer::Impl::run() {
-  httplib::Server http;
+  HttpServer http;
   const int threads = options_.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  // Bodies up to 16x the limit are read and refused with a JSON answer; beyond that the library
-  // refuses them itself, without reading what a client may keep sending.
-  http.set_payload_max_length(static_cast<size_t>(options_.max_body_bytes) * 16);
-  http.set_keep_alive_timeout(2);  // an idle connection holds a thread, and holds up a shutdown this long
-  http.Post("/translate", [this](const httplib::Request& request, httplib::Response& response) {
-    translate(request, response);
+  // The library sets SO_REUSEPORT, with which a second server binds the same port and the kernel
+  // splits the connections between the two (issue 29: identical requests answered by two models).
+  // SO_REUSEADDR alone lets a restarted server bind while old connections linger in TIME_WAIT,
+  // and makes a second bind of a port in use fail.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // Bodies are read by read_and_translate(), which stops at the limit; the library's own limit
+  // is a backstop.
+  http.set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
+  http.set_keep_alive_timeout(2);  // an idle connection holds a thread, and holds up a shutdown this long
+  // Requests a client may send on one connection, pipelined or not; the last answer says
+  // "Connection: close" (cpp-httplib's default, 5, is low for pipelining clients).
+  http.set_keep_alive_max_count(1000);
+  http.set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
+    return refuse_before_reading(request, response) ? httplib::Server::HandlerResponse::Handled
+                                                    : httplib::Server::HandlerResponse::Unhandled;
+  });
+  // A client that asks before sending its body (Expect: 100-continue, as curl does for large
+  // ones) gets the refusal instead of "100 Continue", and sends nothing more.
+  http.set_expect_100_continue_handler([this](const httplib::Request& request, httplib::Response& response) {
+    return refuse_before_reading(request, response) ? response.status : 100;
+  });
+  http.Post("/translate", [this](const httplib::Request&, httplib::Response& response,
+                                 const httplib::ContentReader& content) { read_and_translate(content, response); });
   http.Get("/health", [](const httplib::Request&, httplib::Response& response) {
     answer(response, 200, {{"status", "ok"}});
   });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
     answer(response, 200, metrics());
   });
-  // The library's own refusals (an unknown path, a malformed request, a body far over the
-  // limit) get a JSON error too, and count as refused.
+  // The library's own refusals (an unknown path, a malformed request) get a JSON error too, and
+  // count as refused.
   http.set_error_handler([this](const httplib::Request& request, httplib::Response& response) {
     if (!response.body.empty()) return;  // answered by a handler above
     if (response.status < 500) ++refused_;
     const std::string what =
         response.status == 404   ? str_cat("no endpoint ", request.method, " ", request.path,
                                            "; there are POST /translate, GET /health and GET /metrics")
-        : response.status == 413 ? std::string("the request body is far over the limit (--max-body-bytes)")
+        : response.status == 413 ? str_cat("the request body is over the limit of ", options_.max_body_bytes,
+                                           " bytes (--max-body-bytes)")
                                  : str_cat("the HTTP request was refused (status ", response.status, ")");
     answer(response, response.status, {{"error", what}});
   });
 
   int port = options_.port;
+  errno = 0;
   const bool bound = port == 0 ? (port = http.bind_to_any_port(options_.host)) > 0 : http.bind_to_port(options_.host, port);
-  MIXSEQ_CHECK(bound, "cannot listen on ", options_.host, ":", options_.port,
-               " (the port is taken, or the host is not an address of this machine); choose another --port, "
-               "or --port 0 for any free one");
+  const int bind_error = errno;
+  MIXSEQ_CHECK(bound, "cannot listen on ", options_.host, ":", options_.port, ": ",
+               bind_error == EADDRINUSE
+                   ? "the port is in use (another server, perhaps another mixseq serve, listens there)"
+                   : str_cat(bind_error != 0 ? std::strerror(bind_error) : "bind failed",
+                             " (is the host an address of this machine?)"),
+               "; choose another --port, or --port 0 for any free one");
   std::cout << "serve: listening on http://" << options_.host << ":" << port << std::endl;
   log_info("serve: listening on http://", options_.host, ":", port, " (", threads, " connection threads, batches of ",
            options_.batching.max_batch_tokens, " tokens, waiting ", options_.batching.max_wait_ms, " ms)");

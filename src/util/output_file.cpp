@@ -177,4 +177,22 @@ void OutputFile::commit() {
   committed_ = true;
 }
 
+bool same_regular_file(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty() || a == "-" || b == "-") return false;
+  struct stat first, second;
+  if (::stat(a.c_str(), &first) != 0 || ::stat(b.c_str(), &second) != 0) return false;  // follows links
+  return S_ISREG(first.st_mode) && S_ISREG(second.st_mode) && first.st_dev == second.st_dev &&
+         first.st_ino == second.st_ino;
+}
+
+void refuse_output_over_inputs(const NamedPath& output, const std::vector<NamedPath>& inputs) {
+  for (const auto& input : inputs) {
+    if (!same_regular_file(output.path, input.path)) continue;
+    const std::string also = output.path == input.path ? "" : str_cat(" ('", input.path, "')");
+    throw Error(str_cat(output.flag, " '", output.path, "' is the same file as ", input.flag, also,
+                        ", which this command reads: writing the output there would replace its input; "
+                        "write to another file"));
+  }
+}
+
 }  // namespace mixseq

@@ -44,5 +44,5 @@ paste "$work/greedy.forced" "$work/normalized" "$work/greedy.hyp" |
 
 head -5 "$work/greedy.hyp" >"$work/five.hyp"
 if run score -c "$work/model.pt" -s "$src" -t "$work/five.hyp" >/dev/null; then fail "score accepted 20 sources with 5 targets"; fi
-grep -q "has 20 lines but '$work/five.hyp' has 5" "$work/commands.log" || fail "the length mismatch error does not name the files: $(tail -1 "$work/commands.log")"
+grep -q "has 20 lines but -t '$work/five.hyp' has 5" "$work/commands.log" || fail "the length mismatch error does not name the files: $(tail -1 "$work/commands.log")"
 echo "PASS: score gives back the search's own log-probabilities (greedy and 3-best), --normalize, mismatched files"

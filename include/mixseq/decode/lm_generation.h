@@ -11,6 +11,7 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "mixseq/models/language_model.h"
@@ -29,11 +30,15 @@ struct GenerationOptions {
   uint64_t seed = 1;            // of the sampling
 };
 
+// Called with each generated id as soon as it is chosen, so that a long generation can be written
+// as it goes (a stop then loses nothing); returning false ends the generation after that id.
+using GeneratedTokenCallback = std::function<bool(int64_t id)>;
+
 // Throws mixseq::Error for an empty prompt or options out of range. Returns the generated ids
 // (without the prompt).
 std::vector<int64_t> generate_tokens(LanguageModelImpl& model, const std::vector<int64_t>& prompt,
                                      const GenerationOptions& options, const torch::Device& device,
-                                     Precision precision);
+                                     Precision precision, const GeneratedTokenCallback& on_token = {});
 
 // The distribution to draw from, for tests: log_probs [V] fp32 -> probabilities [V] after
 // temperature, top-k and top-p, summing to 1.

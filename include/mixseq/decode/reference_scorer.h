@@ -27,15 +27,25 @@ struct ReferenceScore {
   int64_t tokens = 0;   // target tokens scored: pieces + 1 for </s>
 };
 
+struct ReferenceScoreOptions {
+  int64_t max_tokens = 8192;          // per batch: pairs x (longest source + longest target), padding included
+  int64_t max_source_tokens = 1024;   // a longer source sentence (in pieces) is an error; 0 = no limit
+  int64_t max_target_tokens = 1024;   // a longer target sentence is an error; 0 = no limit
+  std::string source_name = "source"; // how errors name the sources ("test.en"), with the line number
+  std::string target_name = "target"; // and the targets
+};
+
 class ReferenceScorer {
  public:
   ReferenceScorer(Seq2SeqModelImpl& model, const Vocabulary& vocabulary, const Tokenizer& tokenizer,
                   torch::Device device, Precision precision);
 
-  // One score per pair, in input order; sources and targets must have the same size.
-  // max_tokens: per batch, pairs x (longest source + longest target), padding included.
+  // One score per pair, in input order; sources and targets must have the same size. A sentence
+  // over its limit throws mixseq::Error naming its file and line before any pair is scored: the
+  // decoder's attention costs grow with source x target length (one 40,000-word pair ran for
+  // minutes), as translate's and serve's --max-source-tokens guard against.
   std::vector<ReferenceScore> score(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
-                                    int64_t max_tokens = 8192);
+                                    const ReferenceScoreOptions& options = {});
 
  private:
   Seq2SeqModelImpl& model_;

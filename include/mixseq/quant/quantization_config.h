@@ -63,4 +63,9 @@ struct QuantizationConfig {
 QuantizationConfig parse_quantization_config(const std::string& yaml, const std::string& source);
 QuantizationConfig read_quantization_config(const std::string& path);
 
+// Throws mixseq::Error naming the entry (file, index and line) when a pattern of the file's
+// `layers:` matches none of `layer_names` (a typo would otherwise change nothing, silently).
+// The built-in overrides are exempt: each names the output layer of one architecture.
+void check_patterns_match(const QuantizationConfig& config, const std::vector<std::string>& layer_names);
+
 }  // namespace mixseq

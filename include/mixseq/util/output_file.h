@@ -11,6 +11,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace mixseq {
 
@@ -42,5 +43,25 @@ class OutputFile {
   std::ostream* out_;
   bool committed_ = false;
 };
+
+// A file named on a command line, with the flag that named it, for messages ("--checkpoint").
+struct NamedPath {
+  std::string flag;
+  std::string path;
+};
+
+// True when `a` and `b` are the same existing regular file: the same device and inode once
+// symbolic links are followed (so "./x", a link to x and a hard link of x all count). Paths that
+// are "-", do not exist or are not regular files (a terminal, /dev/stdin, a fifo) are never the
+// same: `-i /dev/stdin -o /dev/stdout` on one terminal reads and writes different streams.
+bool same_regular_file(const std::string& a, const std::string& b);
+
+// A command must never replace a file it reads (issue 29: `quantize -o` onto its own `-c`
+// replaced the float checkpoint; `translate -c ck.pt -o ck.pt` turned a checkpoint into text).
+// Throws mixseq::Error naming both flags when `output` is the same file as one of `inputs`.
+// main() calls it for every subcommand before the command runs, with its -o/--output against
+// every other option's values (cli/main.cpp); commands whose inputs are not options' values
+// (files found in a folder) call it themselves.
+void refuse_output_over_inputs(const NamedPath& output, const std::vector<NamedPath>& inputs);
 
 }  // namespace mixseq

@@ -167,5 +167,37 @@ TEST(OutputFile, ADirectoryOrALinkLoopIsAnErrorThatSaysSo) {
             std::string::npos);
 }
 
+TEST(OutputFile, SameRegularFileFollowsLinksAndOtherSpellings) {
+  test::TempDir dir;
+  write_through(dir.path("a"), "a\n");
+  write_through(dir.path("b"), "b\n");
+  fs::create_symlink("a", dir.path("link"));
+  fs::create_hard_link(dir.path("a"), dir.path("hard"));
+  EXPECT_TRUE(same_regular_file(dir.path("a"), dir.path("a")));
+  EXPECT_TRUE(same_regular_file(dir.path("a"), (dir.root() / "." / "a").string()));
+  EXPECT_TRUE(same_regular_file(dir.path("link"), dir.path("a")));
+  EXPECT_TRUE(same_regular_file(dir.path("hard"), dir.path("a")));
+  EXPECT_FALSE(same_regular_file(dir.path("a"), dir.path("b")));
+  EXPECT_FALSE(same_regular_file(dir.path("a"), dir.path("missing")));
+  EXPECT_FALSE(same_regular_file(dir.path("missing"), dir.path("missing")));  // nothing to replace
+  EXPECT_FALSE(same_regular_file("-", "-"));
+  EXPECT_FALSE(same_regular_file("/dev/null", "/dev/null"));  // not a regular file: written into, never replaced
+}
+
+TEST(OutputFile, AnOutputThatIsAnInputIsRefusedNamingBothFlags) {
+  test::TempDir dir;
+  write_through(dir.path("ck.pt"), "checkpoint\n");
+  fs::create_symlink("ck.pt", dir.path("link.pt"));
+  refuse_output_over_inputs({"--output", dir.path("other.pt")}, {{"--checkpoint", dir.path("ck.pt")}});
+  const auto error = test::error_of([&] {
+    refuse_output_over_inputs({"--output", dir.path("link.pt")},
+                              {{"--input", "-"}, {"--checkpoint", dir.path("ck.pt")}});
+  });
+  EXPECT_NE(error.find("--output '" + dir.path("link.pt") + "' is the same file as --checkpoint ('" +
+                       dir.path("ck.pt") + "'), which this command reads"),
+            std::string::npos)
+      << error;
+}
+
 }  // namespace
 }  // namespace mixseq
