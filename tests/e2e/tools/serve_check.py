@@ -13,6 +13,8 @@ import sys
 import threading
 import time
 
+from serve_client import request
+
 mixseq, checkpoint, sources_path, expected_path, work = sys.argv[1:6]
 sources = open(sources_path, encoding="utf-8").read().splitlines()
 expected = {}  # source -> (text, score)
@@ -36,18 +38,6 @@ def start_server(name, *flags):
         process.kill()
         sys.exit(f"FAIL: {name} server did not say where it listens: {line!r}; see {work}/{name}.log")
     return process, int(line.rsplit(":", 1)[1])
-
-
-def request(port, method, path, body=None, timeout=60):
-    """(status, parsed JSON body); body may be bytes or a JSON-able value."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    if body is not None and not isinstance(body, bytes):
-        body = json.dumps(body).encode("utf-8")
-    connection.request(method, path, body=body, headers={"Content-Type": "application/json"})
-    response = connection.getresponse()
-    status, data = response.status, response.read()
-    connection.close()
-    return status, json.loads(data)
 
 
 def check_translations(what, batch, answer):

@@ -15,6 +15,8 @@ import sys
 import threading
 import time
 
+from serve_client import request
+
 mixseq, checkpoint, sources_path, work = sys.argv[1:5]
 sources = [line for line in open(sources_path, encoding="utf-8").read().splitlines() if line][:6]
 failures = []
@@ -50,17 +52,6 @@ def stop(process, name):
         code = "killed after 30 s"
     if code != 0:
         fail(f"the {name} server exited {code} after SIGTERM")
-
-
-def request(port, method, path, body=None, timeout=60):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    if body is not None and not isinstance(body, bytes):
-        body = json.dumps(body).encode("utf-8")
-    connection.request(method, path, body=body, headers={"Content-Type": "application/json"})
-    response = connection.getresponse()
-    status, data = response.status, response.read()
-    connection.close()
-    return status, json.loads(data)
 
 
 def read_responses(sock, count):
