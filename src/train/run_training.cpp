@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "mixseq/optim/optimizer.h"
-#include "mixseq/text/score_report.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/stop_request.h"
