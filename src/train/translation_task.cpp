@@ -109,8 +109,10 @@ class TranslationTask : public TrainingTask {
     model_ = build_seq2seq_model(config.model, data_.vocabulary().size());
     model_->to(device_);
 
-    source_lengths_ = model_lengths(data_.source("train"));
-    target_lengths_ = model_lengths(data_.target("train"));
+    train_source_ = &data_.source("train");
+    train_target_ = &data_.target("train");
+    source_lengths_ = model_lengths(*train_source_);
+    target_lengths_ = model_lengths(*train_target_);
     batching_ = config.data.batching;
     batching_.seed = static_cast<uint64_t>(config.train.seed);
     batching_.rank = parallel_.rank();
@@ -146,8 +148,7 @@ class TranslationTask : public TrainingTask {
     batches_.clear();
     int64_t target_tokens = 0;
     for (int64_t micro = 0; micro < update_freq_; ++micro) {
-      batches_.push_back(make_translation_batch(data_.source("train"), &data_.target("train"),
-                                                plan_[progress.epoch_batches + micro]));
+      batches_.push_back(make_translation_batch(*train_source_, train_target_, plan_[progress.epoch_batches + micro]));
       target_tokens += batches_.back().target_tokens;
     }
     return target_tokens;
@@ -229,6 +230,8 @@ class TranslationTask : public TrainingTask {
   bool can_validate_ = false;
   EpochBatches validation_plan_;
   Seq2SeqModel model_;
+  const TokenDataset* train_source_ = nullptr;  // the training split, looked up once
+  const TokenDataset* train_target_ = nullptr;
   std::vector<int64_t> source_lengths_, target_lengths_;
   BatchingOptions batching_;
   int64_t update_freq_ = 1;

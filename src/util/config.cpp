@@ -302,6 +302,27 @@ class ExcludingYamlWriter : public YamlWriter {
   int skipped_depth_ = 0;  // > 0 inside a section that is left out
 };
 
+// The YAML text parsed; text that is not YAML is an error naming source and line.
+YAML::Node parse_yaml(const std::string& yaml, const std::string& source) {
+  try {
+    return YAML::Load(yaml);
+  } catch (const YAML::ParserException& e) {
+    throw Error(str_cat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
+  }
+}
+
+// The whole text of a config file.
+std::string read_config_text(const std::string& path) {
+  // An ifstream opens a directory and reads nothing: the config was empty ("data.dir is empty").
+  MIXSEQ_CHECK(!std::filesystem::is_directory(path), "config file '", path,
+               "' is a directory; give a YAML file, such as configs/gnmt_tiny.yaml");
+  std::ifstream in(path);
+  MIXSEQ_CHECK(in.is_open(), "cannot open config file '", path, "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 // Every leaf key a YAML map sets, with its dotted path and line.
 void list_set_keys(const YAML::Node& map, const std::string& prefix, const std::string& source,
                    std::vector<ConfigKeyPlace>& keys) {
@@ -332,34 +353,20 @@ std::string config_to_yaml_excluding(const ConfigFields& fields, const std::vect
 }
 
 std::vector<ConfigKeyPlace> config_keys_in_yaml(const std::string& yaml, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::ParserException& e) {
-    throw Error(str_cat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
-  }
+  const YAML::Node root = parse_yaml(yaml, source);
   std::vector<ConfigKeyPlace> keys;
   if (root && root.IsMap()) list_set_keys(root, "", source, keys);
   return keys;
 }
 
 std::vector<ConfigKeyPlace> config_keys_in_file(const std::string& path) {
-  std::ifstream in(path);
-  MIXSEQ_CHECK(in.is_open() && !std::filesystem::is_directory(path), "cannot open config file '", path, "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return config_keys_in_yaml(text.str(), path);
+  return config_keys_in_yaml(read_config_text(path), path);
 }
 
 namespace {
 
 void read_yaml(const std::string& yaml, const std::string& source, const ConfigFields& fields, bool whole) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::ParserException& e) {
-    throw Error(str_cat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
-  }
+  const YAML::Node root = parse_yaml(yaml, source);
   MIXSEQ_CHECK(!root || root.IsNull() || root.IsMap(), source, ": a configuration must be a map of keys");
   YamlReader reader(root, source);
   fields(reader);
@@ -377,14 +384,7 @@ void read_config_yaml_sections(const std::string& yaml, const std::string& sourc
 }
 
 void read_config_file(const std::string& path, const ConfigFields& fields) {
-  // An ifstream opens a directory and reads nothing: the config was empty ("data.dir is empty").
-  MIXSEQ_CHECK(!std::filesystem::is_directory(path), "config file '", path,
-               "' is a directory; give a YAML file, such as configs/gnmt_tiny.yaml");
-  std::ifstream in(path);
-  MIXSEQ_CHECK(in.is_open(), "cannot open config file '", path, "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  read_config_yaml(text.str(), path, fields);
+  read_config_yaml(read_config_text(path), path, fields);
 }
 
 void apply_config_override(const std::string& path, const std::string& value, const ConfigFields& fields) {
