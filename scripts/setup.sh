@@ -15,6 +15,8 @@ packages=(
   libcli11-dev nlohmann-json3-dev libyaml-cpp-dev
   zlib1g-dev                                # CRC-32: checkpoints' zip entries are verified before LibTorch reads them
   libcpp-httplib-dev                        # mixseq serve: Debian's HTTP/1.1 server library (cpp-httplib 0.11)
+  libsndfile1-dev libsoxr-dev               # audio/: reading WAV, FLAC, OGG/Vorbis files; resampling them
+  espeak-ng sctk                            # speech tests: espeak-ng synthesizes their speech, sctk's sclite checks WER
   libgtest-dev python3                      # the end-to-end tests parse JSON and make test input with python3
   clang libclang-rt-14-dev llvm-14          # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer, symbolizer
 )

@@ -12,5 +12,8 @@ apt-get download \
   libyaml-cpp-dev libyaml-cpp0.7 \
   libsentencepiece-dev libsentencepiece0 libprotobuf-lite32 \
   libicu-dev libicu72 \
-  libgtest-dev
+  libgtest-dev \
+  libsndfile1-dev libsndfile1 libflac-dev libflac12 libogg-dev libogg0 libvorbis-dev libvorbis0a \
+  libvorbisenc2 libvorbisfile3 libopus-dev libopus0 libmpg123-dev libmpg123-0 libmp3lame0 \
+  libsoxr-dev libsoxr0 libsoxr-lsr0
 ls -l

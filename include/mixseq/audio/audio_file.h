@@ -1,0 +1,45 @@
+// Reading audio files for speech tasks: any format Debian's libsndfile reads (WAV, FLAC, OGG/Vorbis,
+// ...), mixed down to mono (the mean of the channels, as the reference loaders do) and resampled
+// with libsoxr (its "high quality" setting, SOXR_HQ) to the rate the model was trained at. Every
+// failure throws mixseq::Error starting "<file>: ": missing or unreadable, not audio, truncated
+// (fewer frames than its header announces; for WAV, a data chunk shorter than its header says,
+// which libsndfile itself reads as a shorter file), empty (no frames), shorter or longer than the
+// limits. Calls may run on several threads at once (only libsndfile's reason for a failed open is a
+// global of its own: two opens failing at the same moment may swap their reasons).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mixseq {
+
+struct AudioReadOptions {
+  int64_t sample_rate = 16000;     // Hz the samples are resampled to; 0 keeps the file's own rate
+  double min_seconds = 0.0;        // shorter files are an error (after resampling); 0 disables
+  double max_seconds = 0.0;        // longer files are an error; 0 disables
+};
+
+struct Audio {
+  std::vector<float> samples;      // mono, in [-1, 1] (integer formats; float files and resampling
+                                   // may overshoot slightly)
+  int64_t sample_rate = 0;         // Hz
+  double seconds() const { return sample_rate > 0 ? static_cast<double>(samples.size()) / sample_rate : 0.0; }
+};
+
+// Reads `path` (throws mixseq::Error naming it on any problem above).
+Audio read_audio(const std::string& path, const AudioReadOptions& options = {});
+// The same from the bytes of an audio file held in memory (e.g. an HTTP request's body); `name`
+// stands for the file in messages.
+Audio decode_audio(const std::string& bytes, const std::string& name, const AudioReadOptions& options = {});
+
+// Resamples mono samples from `from_rate` to `to_rate` Hz with libsoxr (high quality): about
+// samples.size() * to_rate / from_rate samples.
+std::vector<float> resample_audio(const std::vector<float>& samples, double from_rate, double to_rate);
+
+// Writes mono samples as a 16-bit PCM WAV file (for tests and for synthesized speech): round(x * 32768)
+// clipped to 16 bits, so read_audio gives each sample back within half a step (1 / 65536). Written to
+// "<path>.tmp" and renamed into place (util/output_file.h); throws naming the file when it cannot be.
+void write_wav(const std::string& path, const std::vector<float>& samples, int64_t sample_rate);
+
+}  // namespace mixseq
