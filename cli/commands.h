@@ -12,6 +12,7 @@ void add_spm_command(CLI::App& app, CommandTable& table);
 void add_vocab_command(CLI::App& app, CommandTable& table);
 void add_bleu_command(CLI::App& app, CommandTable& table);
 void add_chrf_command(CLI::App& app, CommandTable& table);
+void add_wer_command(CLI::App& app, CommandTable& table);
 void add_train_command(CLI::App& app, CommandTable& table);
 void add_translate_command(CLI::App& app, CommandTable& table);
 void add_serve_command(CLI::App& app, CommandTable& table);

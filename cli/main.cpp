@@ -68,7 +68,7 @@ const std::vector<void (*)(CLI::App&, CommandTable&)> kCommands = {
     add_vocab_command,    add_prepare_command,  add_train_command,   add_average_checkpoints_command,
     add_translate_command, add_serve_command,  add_score_command,   add_quantize_command,
     add_lm_eval_command,  add_generate_command, add_bleu_command,   add_chrf_command,
-    add_bench_command,    add_plot_command,
+    add_wer_command,      add_bench_command,    add_plot_command,
 };
 
 // sacreBLEU spells some flags with one dash and several letters ("-lc", "-tok"), which no option
