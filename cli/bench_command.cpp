@@ -32,6 +32,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench_speech.h"
 #include "commands.h"
 #include "config_arguments.h"
 #include "mixseq/data/translation_batch.h"
@@ -77,6 +78,8 @@ struct BenchArguments {
   int64_t tgt_len = 64;   // language model: tokens per training segment
   int64_t mem_len = 64;   // language model: memory, in positions
   int64_t eval_tgt_len = 0;  // language model: tokens per evaluation segment; 0 = tgt_len
+  std::string config;            // speech recognizers: the training config (-c); its model and optimizer
+  int64_t frames = 400;          // speech recognizers: feature frames per utterance
   std::vector<int64_t> cutoffs;  // Transformer-XL: adaptive softmax clusters; empty = full softmax
   int64_t clamp_len = -1;    // Transformer-XL evaluation: -1 = no clamping
   bool same_length = false;  // Transformer-XL evaluation
@@ -247,7 +250,21 @@ void print_profile(OperatorProfile& profile, int64_t count, double seconds, int6
               << '\n';
 }
 
+SpeechBenchArguments speech_arguments(const BenchArguments& arguments, int64_t steps) {
+  SpeechBenchArguments speech;
+  speech.config = arguments.config;
+  speech.overrides = arguments.model_overrides;
+  speech.batch = arguments.batch;
+  speech.frames = arguments.frames;
+  speech.steps = steps;
+  speech.warmup = arguments.warmup_steps;
+  speech.precision = arguments.precision;
+  speech.device = arguments.device;
+  return speech;
+}
+
 int bench_train(const BenchArguments& arguments, int threads) {
+  if (!arguments.config.empty()) return bench_speech_train(speech_arguments(arguments, arguments.steps), threads);
   auto device = resolve_device(arguments.device, "--device");
   const auto launch = detect_launch_environment();
   std::unique_ptr<ProcessGroup> group;
@@ -503,6 +520,24 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
       ->capture_default_str();
   train->add_flag("--no-overlap", arguments->no_overlap, "Data-parallel: all-reduce only after backward");
   add_language_model_options(train, *arguments);
+  const auto add_speech_options = [&](CLI::App* command) {
+    command->add_option("-c,--config", arguments->config,
+                        "Speech recognizers: a training config (configs/bench/jasper.yaml); its model, optimizer "
+                        "and features are measured on random frames and transcripts");
+    command->add_option("--frames", arguments->frames, "Speech recognizers: feature frames per utterance")
+        ->check(at_least(1))
+        ->capture_default_str();
+  };
+  add_speech_options(train);
+  auto* transcribe = bench->add_subcommand("transcribe", "A speech recognizer's greedy CTC transcription (-c CONFIG)");
+  add_speech_options(transcribe);
+  transcribe->add_option("--batch", arguments->batch, "Utterances per batch")->check(at_least(1))->capture_default_str();
+  transcribe->add_option("--batches", arguments->batches, "Timed batches")->check(at_least(1))->capture_default_str();
+  transcribe->add_option("--warmup-batches", arguments->warmup_steps, "Untimed batches first")
+      ->check(at_least(0))
+      ->capture_default_str();
+  transcribe->add_option("--precision", arguments->precision, "auto, fp32, bf16 or fp16")->capture_default_str();
+  transcribe->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   auto* translate = bench->add_subcommand("translate", "Beam search with </s> suppressed (fixed workload)");
   add_shape_options(translate, *arguments);
   translate->add_option("--beam", arguments->beam, "Beam size")->check(in_range(1, kMaxBeamSize))->capture_default_str();
@@ -544,6 +579,11 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
   table.add_with_overrides(train, with_model_keys(bench_train));
   table.add_with_overrides(translate, with_model_keys(bench_translate));
   table.add_with_overrides(eval, with_model_keys(bench_eval));
+  table.add_with_overrides(transcribe, [=, &table] {
+    MIXSEQ_CHECK(!arguments->config.empty(), "bench transcribe: -c CONFIG names the speech recognizer's config");
+    arguments->model_overrides = parse_config_overrides(table.extra_arguments());
+    return bench_speech_transcribe(speech_arguments(*arguments, arguments->batches), at::get_num_threads());
+  });
 }
 
 }  // namespace mixseq::cli

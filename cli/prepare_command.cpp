@@ -1,9 +1,13 @@
-// mixseq prepare: raw text -> checked, segmented token datasets (see include/mixseq/data/prepare.h).
+// mixseq prepare: raw text -> checked, segmented token datasets (see include/mixseq/data/prepare.h);
+// with --task speech, manifests of transcribed audio -> a speech dataset (data/speech_data.h).
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "commands.h"
 #include "mixseq/data/prepare.h"
+#include "mixseq/data/speech_data.h"
+#include "mixseq/util/error.h"
 #include "option_checks.h"
 
 namespace mixseq::cli {
@@ -11,6 +15,12 @@ namespace mixseq::cli {
 void add_prepare_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand("prepare", "Check, segment and binarize raw parallel or monolingual text");
   auto options = std::make_shared<PrepareOptions>();
+  auto task = std::make_shared<std::string>("text");
+  auto speech = std::make_shared<SpeechPrepareOptions>();
+  command->add_option("--task", *task, "text (token datasets) or speech (a manifest of audio files: --train, "
+                                       "--valid, --test name TSV or JSON-lines manifests)")
+      ->check(CLI::IsMember({"text", "speech"}))
+      ->capture_default_str();
   command->add_option("--source-lang", options->source_lang, "Source file suffix (<prefix>.<lang>)")
       ->capture_default_str();
   command->add_option("--target-lang", options->target_lang, "Target file suffix; \"\" = monolingual corpus")
@@ -46,7 +56,45 @@ void add_prepare_command(CLI::App& app, CommandTable& table) {
                     "Drop training pairs with characters outside Latin-1 (GNMT recipe)");
   command->add_flag("--drop-malformed-utf8", options->drop_malformed_utf8,
                     "Drop training lines with malformed UTF-8 instead of stopping");
+  command->add_option("--sample-rate", speech->sample_rate, "speech: Hz every utterance is resampled to")
+      ->check(at_least(1000))
+      ->capture_default_str();
+  command->add_option("--min-seconds", speech->min_seconds, "speech: skip shorter utterances; 0 = keep all")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--max-seconds", speech->max_seconds, "speech: skip longer utterances; 0 = keep all")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--symbols", speech->symbols,
+                      "speech: english (OpenSeq2Seq's 28 characters) or data (the training transcripts' characters)")
+      ->check(CLI::IsMember({"english", "data"}))
+      ->capture_default_str();
+  command->add_option("--workers", speech->workers, "speech: threads reading and resampling audio")
+      ->check(at_least(1))
+      ->capture_default_str();
   table.add(command, [=] {
+    if (*task == "speech") {
+      for (const char* text_only : {"--source-lang", "--target-lang", "--tokenizer", "--vocabulary", "--vocab-max-size",
+                                    "--vocab-min-count", "--vocab-pad-to-multiple", "--max-length",
+                                    "--max-length-ratio", "--drop-non-latin1", "--drop-malformed-utf8"})
+        MIXSEQ_CHECK(command->count(text_only) == 0, "prepare --task speech: ", text_only,
+                     " is an option of text corpora");
+      SpeechPrepareOptions prepared = *speech;
+      prepared.out_dir = options->output_dir;
+      if (!options->train_prefix.empty()) prepared.manifests["train"] = options->train_prefix;
+      if (!options->valid_prefix.empty()) prepared.manifests["valid"] = options->valid_prefix;
+      if (!options->test_prefix.empty()) prepared.manifests["test"] = options->test_prefix;
+      std::ostringstream report;
+      for (const auto& [split, counts] : prepare_speech_data(prepared)) {
+        report << split << ": " << counts.utterances << " utterances, " << counts.seconds << " s";
+        for (const auto& [reason, count] : counts.skipped) report << "; skipped " << count << " (" << reason << ")";
+        report << '\n';
+      }
+      std::cout << report.str() << std::flush;
+      return 0;
+    }
+    for (const char* speech_only : {"--sample-rate", "--min-seconds", "--max-seconds", "--symbols", "--workers"})
+      MIXSEQ_CHECK(command->count(speech_only) == 0, "prepare: ", speech_only, " is an option of --task speech");
     std::cout << format_prepare_report(prepare_corpus(*options)) << std::flush;
     return 0;
   });

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include "mixseq/models/conv_ctc.h"
+#include "mixseq/models/deepspeech2.h"
 #include "mixseq/models/gnmt.h"
 #include "mixseq/models/transformer.h"
 #include "mixseq/models/transformer_xl.h"
@@ -17,6 +19,7 @@ namespace {
 const std::map<std::string, std::string> kModelFamilies = {
     {kSeq2SeqFamily, "sequence-to-sequence (translation) model"},
     {kLanguageModelFamily, "language model"},
+    {kSpeechRecognizerFamily, "speech recognizer (CTC acoustic model)"},
 };
 
 struct Architecture {
@@ -31,6 +34,15 @@ const std::map<std::string, Architecture> kArchitectures = {
     {"transformer_xl", {kLanguageModelFamily, [](const ModelConfig& c, int64_t vocab) {
                           return TransformerXlModel(c.transformer_xl, vocab).ptr();
                         }}},
+    {"jasper", {kSpeechRecognizerFamily, [](const ModelConfig& c, int64_t vocab) {
+                  return std::make_shared<ConvCtcModelImpl>(c.jasper, vocab);
+                }}},
+    {"wave2letter_plus", {kSpeechRecognizerFamily, [](const ModelConfig& c, int64_t vocab) {
+                            return std::make_shared<ConvCtcModelImpl>(c.wave2letter_plus, vocab);
+                          }}},
+    {"deepspeech2", {kSpeechRecognizerFamily, [](const ModelConfig& c, int64_t vocab) {
+                       return std::make_shared<DeepSpeech2ModelImpl>(c.deepspeech2, vocab);
+                     }}},
 };
 
 std::string join(const std::vector<std::string>& names) {
@@ -94,6 +106,10 @@ Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size) 
 
 LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size) {
   return build_of_family<LanguageModelImpl>(config, vocab_size, kLanguageModelFamily);
+}
+
+SpeechRecognizer build_speech_recognizer(const ModelConfig& config, int64_t vocab_size) {
+  return build_of_family<SpeechRecognizerImpl>(config, vocab_size, kSpeechRecognizerFamily);
 }
 
 }  // namespace mixseq

@@ -137,4 +137,25 @@ TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_p
   return {std::move(config), std::move(vocabulary), std::move(tokenizer), std::move(model)};
 }
 
+TrainedSpeechRecognizer load_trained_speech_recognizer(const std::string& checkpoint_path, const torch::Device& device) {
+  const auto contents = read_checkpoint_contents(checkpoint_path);
+  TrainedSpeechRecognizer trained;
+  trained.config = stored_model_config(contents, checkpoint_path);
+  try {
+    trained.symbols = CtcSymbols::from_text(contents.vocabulary_text, checkpoint_path + " (stored symbols)");
+    MIXSEQ_CHECK(contents.vocabulary_fingerprint == 0 ||
+                     checksum64(contents.vocabulary_text.data(), contents.vocabulary_text.size()) ==
+                         contents.vocabulary_fingerprint,
+                 "the symbols stored in it are not the ones its model was trained with");
+    read_config_yaml_sections(contents.config_yaml, checkpoint_path + " (stored config)", [&](ConfigVisitor& v) {
+      v.section("speech", trained.input);
+    });
+    trained.model = build_speech_recognizer(trained.config, trained.symbols.size());
+  } catch (const Error& e) {
+    throw Error(in_file(checkpoint_path, e));
+  }
+  load_for_inference(checkpoint_path, trained.model, device);
+  return trained;
+}
+
 }  // namespace mixseq

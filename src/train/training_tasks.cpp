@@ -9,6 +9,7 @@
 #include "mixseq/optim/optimizer.h"
 #include "mixseq/train/language_model_task.h"
 #include "mixseq/train/run_schedule.h"
+#include "mixseq/train/speech_recognition_task.h"
 #include "mixseq/train/training_session.h"
 #include "mixseq/train/translation_task.h"
 #include "mixseq/train/update_step.h"
@@ -35,6 +36,7 @@ const std::map<std::string, TaskRow> kTasks = {
        "data.sentence_multiple", "data.valid_max_tokens", "train.validate_bleu", "train.target_bleu"},
       make_translation_task}},
     {kLanguageModelFamily, {"language_model", {"lm"}, make_language_model_task}},
+    {kSpeechRecognizerFamily, {"speech_recognition", {"speech"}, make_speech_recognition_task}},
 };
 
 const TaskRow& task_of(const std::string& arch) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/models/conv_ctc.h"
+#include "mixseq/models/deepspeech2.h"
 #include "mixseq/util/config.h"
 
 namespace mixseq {
@@ -122,12 +124,18 @@ struct ModelConfig {
   GnmtConfig gnmt;
   TransformerConfig transformer;
   TransformerXlConfig transformer_xl;
+  ConvCtcConfig jasper = ConvCtcConfig::jasper_10x5();                 // arch jasper
+  ConvCtcConfig wave2letter_plus = ConvCtcConfig::wave2letter_plus_large();  // arch wave2letter_plus
+  DeepSpeech2Config deepspeech2;
 
   void visit(ConfigVisitor& v) {
     v.choice("arch", arch, architecture_names(), "model architecture");
     v.section("gnmt", gnmt);
     v.section("transformer", transformer);
     v.section("transformer_xl", transformer_xl);
+    v.section("jasper", jasper);
+    v.section("wave2letter_plus", wave2letter_plus);
+    v.section("deepspeech2", deepspeech2);
   }
 };
 

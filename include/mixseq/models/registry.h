@@ -3,7 +3,8 @@
 // Every architecture belongs to one family, which says what it is for and which training task
 // trains it (train/training_tasks.h): "seq2seq", a sequence-to-sequence model
 // (models/seq2seq_model.h) that trains on sentence pairs and translates; "language_model"
-// (models/language_model.h), trained on one text stream to score or generate. A family is a
+// (models/language_model.h), trained on one text stream to score or generate; "speech_recognizer"
+// (models/speech_recognizer.h), trained with CTC on transcribed audio. A family is a
 // name, not an enum: a new one is a row in src/models/registry.cpp's family table, its
 // architectures' rows, and its task's row in src/train/training_tasks.cpp. Asking for one family
 // and naming an architecture of another (a language model's checkpoint given to
@@ -21,12 +22,14 @@
 #include "mixseq/models/language_model.h"
 #include "mixseq/models/model_config.h"
 #include "mixseq/models/seq2seq_model.h"
+#include "mixseq/models/speech_recognizer.h"
 
 namespace mixseq {
 
 // The families' names, as the registry's rows give them.
 inline constexpr const char* kSeq2SeqFamily = "seq2seq";
 inline constexpr const char* kLanguageModelFamily = "language_model";
+inline constexpr const char* kSpeechRecognizerFamily = "speech_recognizer";
 
 // The family of architecture `arch`; throws mixseq::Error listing the known names for an unknown one.
 std::string model_family(const std::string& arch);
@@ -45,5 +48,6 @@ std::shared_ptr<torch::nn::Module> build_model(const ModelConfig& config, int64_
 // of this one).
 Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size);
 LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size);
+SpeechRecognizer build_speech_recognizer(const ModelConfig& config, int64_t vocab_size);
 
 }  // namespace mixseq

@@ -16,7 +16,10 @@
 
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/language_model.h"
+#include "mixseq/data/speech_batch.h"
 #include "mixseq/models/model_config.h"
+#include "mixseq/models/speech_recognizer.h"
+#include "mixseq/text/ctc_symbols.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/text/tokenizer.h"
 #include "mixseq/text/vocabulary.h"
@@ -59,5 +62,15 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
 // or tokenizer differs from the first's is an error naming both. Float checkpoints only.
 TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_paths, const torch::Device& device);
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device);
+
+// A speech recognizer's checkpoint: the model, its output symbols and the input settings (features)
+// it was trained with. A checkpoint of another family is an error naming it.
+struct TrainedSpeechRecognizer {
+  ModelConfig config;
+  SpeechInputConfig input;  // the `speech` section of the stored configuration (features, sample rate)
+  CtcSymbols symbols;
+  SpeechRecognizer model;
+};
+TrainedSpeechRecognizer load_trained_speech_recognizer(const std::string& checkpoint_path, const torch::Device& device);
 
 }  // namespace mixseq

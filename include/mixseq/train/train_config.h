@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mixseq/criteria/label_smoothed_cross_entropy.h"
+#include "mixseq/data/speech_batch.h"
 #include "mixseq/data/token_batching.h"
 #include "mixseq/decode/beam_search.h"
 #include "mixseq/distributed/gradient_reducer.h"
@@ -132,6 +133,7 @@ struct TrainConfig {
   ModelConfig model;
   DataConfig data;  // data.dir: every task; the batching keys: translation
   LmDataConfig lm;  // the language-model task
+  SpeechInputConfig speech;  // the speech-recognition task: features, augmentation, batches
   LabelSmoothingOptions criterion;  // the translation task
   OptimizerOptions optim;
   LrScheduleOptions schedule;
@@ -145,6 +147,7 @@ struct TrainConfig {
     v.section("model", model);
     v.section("data", data);
     v.section("lm", lm);
+    v.section("speech", speech);
     v.section("criterion", criterion);
     v.section("optim", optim);
     v.section("schedule", schedule);

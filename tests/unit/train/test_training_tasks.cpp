@@ -13,8 +13,10 @@ TEST(TrainingTasks, EachFamilyHasItsTask) {
   EXPECT_EQ(training_task_name("gnmt"), "translation");
   EXPECT_EQ(training_task_name("transformer"), "translation");
   EXPECT_EQ(training_task_name("transformer_xl"), "language_model");
+  for (const char* arch : {"jasper", "wave2letter_plus", "deepspeech2"})
+    EXPECT_EQ(training_task_name(arch), "speech_recognition") << arch;
   EXPECT_EQ(error_of([] { training_task_name("wav2letter"); }),
-            "unknown model.arch 'wav2letter'; known: gnmt, transformer, transformer_xl");
+            "unknown model.arch 'wav2letter'; known: deepspeech2, gnmt, jasper, transformer, transformer_xl, wave2letter_plus");
 }
 
 // A key only another task reads is an error naming the key, where it was set, that task and
@@ -28,6 +30,13 @@ TEST(TrainingTasks, RefusesSettingsOfAnotherTask) {
             "the translation task, which does not read it; remove it");
   for (const char* key : {"validation_search.beam_size", "data.max_tokens", "train.validate_bleu", "train.target_bleu"})
     EXPECT_NE(error_of([&] { check_task_settings("transformer_xl", {{key, "x"}}); }), "") << key;
+  EXPECT_EQ(error_of([] { check_task_settings("jasper", {{"data.max_tokens", "asr.yaml:3"}}); }),
+            "asr.yaml:3: data.max_tokens is a setting of the translation task, but model.arch 'jasper' trains with "
+            "the speech_recognition task, which does not read it; remove it");
+  EXPECT_EQ(error_of([] { check_task_settings("gnmt", {{"speech.n_mels", "--speech.n_mels"}}); }),
+            "--speech.n_mels: speech.n_mels is a setting of the speech_recognition task, but model.arch 'gnmt' "
+            "trains with the translation task, which does not read it; remove it");
+  EXPECT_EQ(error_of([] { check_task_settings("deepspeech2", {{"speech.n_fft", "a"}, {"data.dir", "b"}}); }), "");
   EXPECT_EQ(error_of([] {
               check_task_settings("transformer_xl", {{"data.dir", "a"}, {"lm.batch_size", "b"}, {"train.seed", "c"},
                                                      {"optim.lr", "d"}, {"model.transformer_xl.n_layer", "e"}});

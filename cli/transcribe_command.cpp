@@ -1,0 +1,116 @@
+// mixseq transcribe: audio files in, transcripts out, with a speech recognizer's checkpoint alone.
+//   mixseq transcribe -c runs/asr/checkpoint_best.pt -i test.tsv -o test.hyp
+//   mixseq transcribe -c runs/asr/checkpoint_best.pt a.wav b.flac --json
+// The manifest is TSV whose first column is an audio path (absolute or relative to the manifest's
+// folder; a second column, e.g. a reference transcript, is ignored) or NeMo's JSON lines. The
+// output has one line per utterance in input order, written buffer by buffer as they are done.
+// An unreadable audio file stops it with an error naming the file.
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "mixseq/audio/audio_file.h"
+#include "mixseq/data/speech_data.h"
+#include "mixseq/decode/speech_transcriber.h"
+#include "mixseq/util/error.h"
+#include "mixseq/util/log.h"
+#include "mixseq/util/output_file.h"
+#include "option_checks.h"
+
+namespace mixseq::cli {
+
+namespace {
+
+struct TranscribeArguments {
+  std::string checkpoint;
+  std::string manifest;
+  std::vector<std::string> files;
+  std::string output = "-";
+  std::string device = "auto";
+  std::string precision = "fp32";
+  int64_t buffer_size = 64;  // utterances read and transcribed together
+  bool json = false;
+  TranscribeOptions options;
+};
+
+}  // namespace
+
+void add_transcribe_command(CLI::App& app, CommandTable& table) {
+  auto* command = app.add_subcommand("transcribe", "Transcribe audio files with a trained speech recognizer");
+  auto arguments = std::make_shared<TranscribeArguments>();
+  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) of a speech recognizer")
+      ->required();
+  command->add_option("-i,--input", arguments->manifest,
+                      "Manifest: TSV (audio path, optional ignored column) or JSON lines with audio_filepath");
+  command->add_option("files", arguments->files, "Audio files (instead of --input)");
+  command->add_option("-o,--output", arguments->output, "Transcripts, one line per utterance (- = stdout)")
+      ->capture_default_str();
+  command->add_flag("--json", arguments->json,
+                    "Write JSON lines: {\"audio\", \"text\", \"words\": [{\"word\", \"start\", \"end\"}]} (seconds)");
+  command->add_option("--buffer-size", arguments->buffer_size,
+                      "Utterances read and transcribed together; each buffer is written when done")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--max-frames", arguments->options.max_frames, "Feature frames per batch (utterances x longest)")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU)")
+      ->capture_default_str();
+  table.add(command, [=] {
+    MIXSEQ_CHECK(arguments->manifest.empty() != arguments->files.empty(),
+                 "transcribe: give either --input MANIFEST or audio files, not ",
+                 arguments->manifest.empty() ? "neither" : "both");
+    std::vector<std::string> paths = arguments->files;
+    if (!arguments->manifest.empty())
+      for (const auto& entry : read_speech_manifest(arguments->manifest, false)) paths.push_back(entry.audio);
+    std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
+    if (!arguments->manifest.empty()) inputs.push_back({"--input", arguments->manifest});
+    for (const auto& path : paths) inputs.push_back({"audio file", path});
+    refuse_output_over_inputs({"--output", arguments->output}, inputs);
+
+    const auto device = resolve_device(arguments->device, "--device");
+    const auto precision = resolve_precision(arguments->precision, device);
+    configure_precision(precision, device);
+    auto recognizer = load_trained_speech_recognizer(arguments->checkpoint, device);
+    const SpeechTranscriber transcriber(recognizer, device, precision);
+    AudioReadOptions reading;
+    reading.sample_rate = recognizer.input.sample_rate;
+
+    OutputFile out(arguments->output);
+    double audio_seconds = 0, seconds = 0;
+    for (size_t begin = 0; begin < paths.size(); begin += static_cast<size_t>(arguments->buffer_size)) {
+      const size_t end = std::min(paths.size(), begin + static_cast<size_t>(arguments->buffer_size));
+      std::vector<std::vector<float>> audio;
+      for (size_t i = begin; i < end; ++i) {
+        audio.push_back(read_audio(paths[i], reading).samples);
+        audio_seconds += static_cast<double>(audio.back().size()) / static_cast<double>(reading.sample_rate);
+      }
+      const auto start = std::chrono::steady_clock::now();
+      const auto transcripts = transcriber.transcribe(audio, arguments->options);
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      for (size_t k = 0; k < transcripts.size(); ++k) {
+        if (!arguments->json) {
+          out.stream() << transcripts[k].text << '\n';
+          continue;
+        }
+        nlohmann::json words = nlohmann::json::array();
+        for (const auto& w : transcripts[k].words)
+          words.push_back({{"word", w.word}, {"start", std::round(w.start * 1000) / 1000},
+                           {"end", std::round(w.end * 1000) / 1000}});
+        out.stream() << nlohmann::json{{"audio", paths[begin + k]}, {"text", transcripts[k].text}, {"words", words}}.dump()
+                     << '\n';
+      }
+      out.stream().flush();
+    }
+    out.commit();
+    log_info("transcribe: ", paths.size(), " utterances, ", audio_seconds, " s of audio in ", seconds,
+             " s: real-time factor ", audio_seconds > 0 ? seconds / audio_seconds : 0.0, " (", arguments->precision,
+             ", ", device.str(), ")");
+    return 0;
+  });
+}
+
+}  // namespace mixseq::cli

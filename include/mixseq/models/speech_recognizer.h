@@ -1,0 +1,39 @@
+// Speech recognizers: acoustic models that turn feature frames into per-frame distributions over
+// characters (or SentencePiece units) for the CTC loss (criteria/ctc_loss.h) and CTC decoding
+// (decode/ctc_decoding.h); the "speech_recognizer" family of models/registry.h.
+//
+//  - conv_ctc.h: Wave2Letter+ (OpenSeq2Seq, Collobert et al. 2016 with batch norm and clipped ReLU)
+//    and Jasper (Li et al. 2019, DeepLearningExamples), 1-D convolutions over time;
+//  - deepspeech2.h: DeepSpeech2 (Amodei et al. 2016, MLPerf's reference), 2-D convolutions, a
+//    bidirectional recurrent stack and a fully connected layer.
+//
+// Dimension alphabet: B utterances, T feature frames, F feature bins, T' output frames (T / 2 for
+// the models here), V output symbols, the CTC blank being id 0.
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+#include <cstdint>
+#include <memory>
+
+namespace mixseq {
+
+struct CtcOutput {
+  torch::Tensor logits;   // [B, T', V] unnormalised scores (log_softmax gives the CTC distribution)
+  torch::Tensor lengths;  // [B] int64: the valid output frames of each utterance
+};
+
+class SpeechRecognizerImpl : public torch::nn::Module {
+ public:
+  // features [B, T, F] (frames past an utterance's length are zero), lengths [B] int64.
+  virtual CtcOutput forward(const torch::Tensor& features, const torch::Tensor& lengths) = 0;
+  // F: the feature bins the model reads.
+  virtual int64_t feature_bins() const = 0;
+  // The output frames of an utterance of `frames` input frames (<= 0: too short for the model).
+  virtual int64_t output_frames(int64_t frames) const = 0;
+};
+
+using SpeechRecognizer = std::shared_ptr<SpeechRecognizerImpl>;
+
+}  // namespace mixseq

@@ -1,0 +1,108 @@
+#include "mixseq/data/speech_batch.h"
+
+#include <algorithm>
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+
+SpeechFeatureOptions SpeechInputConfig::feature_options() const {
+  SpeechFeatureOptions options;
+  options.kind = parse_speech_feature_kind(features);
+  options.sample_rate = sample_rate;
+  options.window_ms = window_ms;
+  options.hop_ms = hop_ms;
+  options.n_fft = n_fft;
+  options.n_mels = n_mels;
+  options.preemphasis = preemphasis;
+  options.dither = dither;
+  options.normalize = normalize;
+  return options;
+}
+
+SpecAugmentOptions SpeechInputConfig::spec_augment() const {
+  SpecAugmentOptions options;
+  options.freq_masks = freq_masks;
+  options.max_freq = max_freq;
+  options.time_masks = time_masks;
+  options.max_time = max_time;
+  return options;
+}
+
+void SpeechInputConfig::check() const {
+  MIXSEQ_CHECK(sample_rate >= 1000, "speech.sample_rate (", sample_rate, ") must be at least 1000 Hz");
+  MIXSEQ_CHECK(n_mels >= 1 && n_fft >= 2, "speech.n_mels (", n_mels, ") and speech.n_fft (", n_fft,
+               ") must be positive");
+  MIXSEQ_CHECK(window_ms > 0 && hop_ms > 0, "speech.window_ms (", window_ms, ") and speech.hop_ms (", hop_ms,
+               ") must be positive");
+  MIXSEQ_CHECK(dither >= 0 && preemphasis >= 0 && preemphasis < 1, "speech.dither (", dither,
+               ") must be >= 0 and speech.preemphasis (", preemphasis, ") in [0, 1)");
+  MIXSEQ_CHECK(freq_masks >= 0 && max_freq >= 0 && time_masks >= 0 && max_time >= 0,
+               "speech.freq_masks, max_freq, time_masks and max_time must be >= 0");
+  MIXSEQ_CHECK(speed_perturbation.empty() ||
+                   (speed_perturbation.size() == 2 && speed_perturbation[0] > 0 &&
+                    speed_perturbation[0] <= speed_perturbation[1]),
+               "speech.speed_perturbation must be [] or [min, max] with 0 < min <= max");
+  MIXSEQ_CHECK(max_frames >= 1 && valid_max_frames >= 1 && max_utterances >= 0, "speech.max_frames (", max_frames,
+               ") and speech.valid_max_frames (", valid_max_frames, ") must be positive, speech.max_utterances (",
+               max_utterances, ") >= 0");
+}
+
+SpeechBatch make_speech_batch(const std::vector<std::vector<float>>& audio, const SpeechInputConfig& config,
+                              at::Generator* training) {
+  const int64_t sample_rate = config.sample_rate;
+  const SpeechFeatureOptions options = config.feature_options();
+  const SpecAugmentOptions augment = config.spec_augment();
+  std::vector<torch::Tensor> features;
+  for (const auto& samples : audio) {
+    torch::Tensor f;
+    if (training != nullptr) {
+      const std::vector<float>* input = &samples;
+      std::vector<float> perturbed;
+      if (!config.speed_perturbation.empty() && config.speed_perturbation[0] != config.speed_perturbation[1]) {
+        const double u = torch::rand({1}, *training).item<double>();
+        const double factor = config.speed_perturbation[0] + u * (config.speed_perturbation[1] - config.speed_perturbation[0]);
+        perturbed = change_speed(samples, factor, sample_rate);
+        input = &perturbed;
+      }
+      f = speech_features(*input, options, *training);
+      if (augment.enabled()) spec_augment(f, augment, *training);
+    } else {
+      SpeechFeatureOptions deterministic = options;
+      deterministic.dither = 0;
+      f = speech_features(samples, deterministic);
+    }
+    features.push_back(f);
+  }
+  SpeechBatch batch;
+  const int64_t bins = options.bins();
+  int64_t longest = 1;
+  for (const auto& f : features) longest = std::max(longest, f.size(0));
+  batch.features = torch::zeros({static_cast<int64_t>(features.size()), longest, bins});
+  std::vector<int64_t> lengths;
+  for (size_t b = 0; b < features.size(); ++b) {
+    batch.features[static_cast<int64_t>(b)].narrow(0, 0, features[b].size(0)).copy_(features[b]);
+    lengths.push_back(features[b].size(0));
+    batch.frames += features[b].size(0);
+  }
+  batch.lengths = torch::tensor(lengths, torch::kLong);
+  return batch;
+}
+
+SpeechBatch make_speech_batch(const SpeechSplit& split, const std::vector<int64_t>& indices,
+                              const SpeechInputConfig& config, at::Generator* training) {
+  std::vector<std::vector<float>> audio;
+  for (const int64_t i : indices) audio.push_back(split.audio(i));
+  SpeechBatch batch = make_speech_batch(audio, config, training);
+  for (const int64_t i : indices) batch.targets.push_back(split.symbol_ids(i));
+  return batch;
+}
+
+std::vector<int64_t> speech_frame_lengths(const SpeechSplit& split, const SpeechInputConfig& config) {
+  const SpeechFeatureOptions options = config.feature_options();
+  std::vector<int64_t> frames;
+  for (int64_t i = 0; i < split.size(); ++i) frames.push_back(options.frames(split.samples(i)));
+  return frames;
+}
+
+}  // namespace mixseq

@@ -1,0 +1,52 @@
+#include "mixseq/decode/speech_transcriber.h"
+
+#include <torch/utils.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "mixseq/data/speech_batch.h"
+
+namespace mixseq {
+
+SpeechTranscriber::SpeechTranscriber(TrainedSpeechRecognizer& recognizer, const torch::Device& device,
+                                     Precision precision)
+    : recognizer_(recognizer), device_(device), precision_(precision) {}
+
+std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vector<float>>& audio,
+                                                      const TranscribeOptions& options) const {
+  std::vector<Transcript> transcripts(audio.size());
+  std::vector<size_t> order(audio.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return audio[a].size() > audio[b].size(); });
+  const SpeechFeatureOptions features = recognizer_.input.feature_options();
+  const double hop_seconds = recognizer_.input.hop_ms / 1000.0;
+  torch::NoGradGuard no_grad;
+  for (size_t begin = 0; begin < order.size();) {
+    // Longest first: the first utterance of a batch sets its padded length.
+    const int64_t longest = features.frames(static_cast<int64_t>(audio[order[begin]].size()));
+    size_t end = begin + 1;
+    while (end < order.size() && static_cast<int64_t>(end - begin + 1) * longest <= options.max_frames) ++end;
+    std::vector<std::vector<float>> batch_audio;
+    for (size_t k = begin; k < end; ++k) batch_audio.push_back(audio[order[k]]);
+    const SpeechBatch batch = make_speech_batch(batch_audio, recognizer_.input, nullptr);
+    CtcOutput output;
+    {
+      const AutocastScope autocast(precision_, device_);
+      output = recognizer_.model->forward(batch.features.to(device_), batch.lengths.to(device_));
+    }
+    const auto hypotheses = ctc_greedy_decode(output.logits.to(torch::kFloat), output.lengths);
+    const double frame_seconds =
+        hop_seconds * static_cast<double>(batch.features.size(1)) / static_cast<double>(std::max<int64_t>(1, output.logits.size(1)));
+    for (size_t k = begin; k < end; ++k) {
+      const auto& hypothesis = hypotheses[k - begin];
+      Transcript& t = transcripts[order[k]];
+      t.text = recognizer_.symbols.decode(hypothesis.symbols);
+      t.words = ctc_words(hypothesis, recognizer_.symbols, frame_seconds);
+    }
+    begin = end;
+  }
+  return transcripts;
+}
+
+}  // namespace mixseq

@@ -1,0 +1,214 @@
+// The speech-recognition task (train/training_tasks.h): CTC over characters, as Wave2Letter+,
+// Jasper and DeepSpeech2 train. docs/architecture.md ("Adding a task") walks through the
+// translation task, whose shape this file follows.
+#include "mixseq/train/speech_recognition_task.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/utils.h>
+
+#include "mixseq/criteria/ctc_loss.h"
+#include "mixseq/data/speech_batch.h"
+#include "mixseq/data/speech_data.h"
+#include "mixseq/data/token_batching.h"
+#include "mixseq/decode/ctc_decoding.h"
+#include "mixseq/models/registry.h"
+#include "mixseq/nn/parameter_count.h"
+#include "mixseq/text/error_rate.h"
+#include "mixseq/text/score_report.h"
+#include "mixseq/util/checksum.h"
+#include "mixseq/util/error.h"
+#include "mixseq/util/log.h"
+#include "mixseq/util/mixed_precision.h"
+
+namespace mixseq {
+namespace {
+
+// The feature bins the model section of `arch` declares.
+int64_t model_feature_bins(const ModelConfig& model) {
+  if (model.arch == "jasper") return model.jasper.in_feats;
+  if (model.arch == "wave2letter_plus") return model.wave2letter_plus.in_feats;
+  return model.deepspeech2.in_feats;
+}
+
+// A generator for one training batch, a pure function of the seed, the epoch and the batch, so that
+// a resumed run draws the same augmentation.
+at::Generator batch_generator(int64_t seed, int64_t epoch, int64_t batch) {
+  uint64_t state = static_cast<uint64_t>(seed) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(epoch) * 0xBF58476D1CE4E5B9ull ^
+                   static_cast<uint64_t>(batch) * 0x94D049BB133111EBull;
+  state ^= state >> 31;
+  return at::make_generator<at::CPUGeneratorImpl>(state);
+}
+
+class SpeechRecognitionTask : public TrainingTask {
+ public:
+  SpeechRecognitionTask(const TrainConfig& config, const TrainingSession& session)
+      : config_(config),
+        device_(session.device()),
+        precision_(session.precision()),
+        parallel_(session.parallel()),
+        data_((check_dataset(config.data.dir), config.data.dir)) {
+    config.speech.check();
+    MIXSEQ_CHECK(data_.has_split("train"), "'", config.data.dir, "' has no training split");
+    MIXSEQ_CHECK(data_.sample_rate() == config.speech.sample_rate, "'", config.data.dir, "' holds audio at ",
+                 data_.sample_rate(), " Hz, but speech.sample_rate is ", config.speech.sample_rate,
+                 ": set it to the data's rate or prepare the data at --sample-rate ", config.speech.sample_rate);
+    const SpeechFeatureOptions features = config.speech.feature_options();
+    MIXSEQ_CHECK(model_feature_bins(config.model) == features.bins(), "model.", config.model.arch,
+                 ".in_feats (", model_feature_bins(config.model), ") must equal the bins of the features (",
+                 features.bins(), " for speech.features ", config.speech.features,
+                 config.speech.features == "log_mel" ? str_cat(" with n_mels ", config.speech.n_mels)
+                                                     : str_cat(" with n_fft ", config.speech.n_fft),
+                 ")");
+    torch::manual_seed(static_cast<uint64_t>(config.train.seed));
+    model_ = build_speech_recognizer(config.model, data_.symbols().size());
+    model_->to(device_);
+
+    train_ = &data_.split("train");
+    train_frames_ = speech_frame_lengths(*train_, config.speech);
+    batching_.max_tokens = config.speech.max_frames;
+    batching_.max_sentences = config.speech.max_utterances;
+    batching_.seed = static_cast<uint64_t>(config.train.seed);
+    batching_.rank = parallel_.rank();
+    batching_.world_size = parallel_.world_size();
+    update_freq_ = config.train.update_freq;
+    const auto first_plan = plan_epoch_batches(train_frames_, {}, batching_, 1);
+    updates_per_epoch_ = static_cast<int64_t>(first_plan.batches.size()) / update_freq_;
+    MIXSEQ_CHECK(updates_per_epoch_ > 0, "the training split makes ", first_plan.batches.size(),
+                 " batches, fewer than train.update_freq (", update_freq_, ")");
+    can_validate_ = data_.has_split("valid");
+    if (can_validate_) {
+      BatchingOptions valid;
+      valid.max_tokens = config.speech.valid_max_frames;
+      valid.shuffle = false;
+      valid_plan_ = plan_epoch_batches(speech_frame_lengths(data_.split("valid"), config.speech),
+                                       {}, valid, 1)
+                        .batches;
+    }
+  }
+
+  torch::nn::Module& model() override { return *model_; }
+  TaskMetric metric() const override { return TaskMetric{"wer", false, false}; }
+  int64_t updates_per_epoch() const override { return updates_per_epoch_; }
+  bool can_validate() const override { return can_validate_; }
+  CheckpointContents describe_data() const override {
+    CheckpointContents contents;
+    contents.vocabulary_text = data_.symbols_text();
+    contents.vocabulary_fingerprint = checksum64(data_.symbols_text().data(), data_.symbols_text().size());
+    contents.tokenizer_kind = "none";
+    return contents;
+  }
+  std::string description() const override {
+    return str_cat(config_.model.arch, " with ", count_parameters(*model_), " parameters, ", data_.symbols().size(),
+                   " symbols, ", train_->size(), " training utterances (", format_decimal(train_->seconds() / 3600, 2),
+                   " h), features ", config_.speech.features);
+  }
+
+  void start_epoch(const TrainingProgress& progress) override {
+    plan_ = plan_epoch_batches(train_frames_, {}, batching_, progress.epoch).batches;
+  }
+  std::optional<int64_t> next_update(const TrainingProgress& progress) override {
+    if (progress.epoch_batches + update_freq_ > static_cast<int64_t>(plan_.size())) return std::nullopt;
+    batches_.clear();
+    int64_t utterances = 0;
+    for (int64_t micro = 0; micro < update_freq_; ++micro) {
+      const int64_t index = progress.epoch_batches + micro;
+      at::Generator generator = batch_generator(config_.train.seed, progress.epoch,
+                                                index * parallel_.world_size() + parallel_.rank());
+      batches_.push_back(make_speech_batch(*train_, plan_[static_cast<size_t>(index)], config_.speech, &generator));
+      utterances += static_cast<int64_t>(batches_.back().targets.size());
+    }
+    return utterances;
+  }
+  int64_t micro_batches() const override { return update_freq_; }
+  LossSums micro_batch_loss(int64_t micro) override {
+    const SpeechBatch& batch = batches_[static_cast<size_t>(micro)];
+    CtcOutput output;
+    {
+      const AutocastScope autocast(precision_, device_);
+      output = model_->forward(batch.features.to(device_), batch.lengths.to(device_));
+    }
+    const auto sums = ctc_loss_sums(output.logits, output.lengths, batch.targets);
+    infeasible_ += sums.infeasible;
+    return LossSums{sums.loss, sums.loss.detach(), sums.utterances, batch.frames};
+  }
+  void finish_update(TrainingProgress& progress) override { progress.epoch_batches += update_freq_; }
+  bool epoch_ends_after(const TrainingProgress& progress) const override { return epoch_complete(progress); }
+  bool epoch_complete(const TrainingProgress& progress) const override {
+    return progress.epoch_batches + update_freq_ > static_cast<int64_t>(plan_.size());
+  }
+  void end_epoch(const TrainingProgress&) override {}
+
+  TaskValidation validate(bool) override {
+    const SpeechSplit& valid = data_.split("valid");
+    torch::NoGradGuard no_grad;
+    model_->eval();
+    double loss = 0;
+    int64_t utterances = 0;
+    std::vector<std::string> hypotheses, references;
+    for (size_t b = static_cast<size_t>(parallel_.rank()); b < valid_plan_.size();
+         b += static_cast<size_t>(parallel_.world_size())) {
+      const SpeechBatch batch = make_speech_batch(valid, valid_plan_[b], config_.speech, nullptr);
+      CtcOutput output;
+      {
+        const AutocastScope autocast(precision_, device_);
+        output = model_->forward(batch.features.to(device_), batch.lengths.to(device_));
+      }
+      loss += ctc_loss_sums(output.logits, output.lengths, batch.targets).loss.item<double>();
+      utterances += static_cast<int64_t>(batch.targets.size());
+      for (const auto& hypothesis : ctc_greedy_decode(output.logits.to(torch::kFloat), output.lengths))
+        hypotheses.push_back(data_.symbols().decode(hypothesis.symbols));
+      for (const int64_t i : valid_plan_[b]) references.push_back(valid.transcript(i));
+    }
+    model_->train();
+    ErrorRateOptions words, characters;
+    characters.unit = ErrorRateUnit::kCharacter;
+    const ErrorCounts w = corpus_error_rate(hypotheses, references, words).counts;
+    const ErrorCounts c = corpus_error_rate(hypotheses, references, characters).counts;
+    const auto sums = parallel_.sum({loss, static_cast<double>(utterances), static_cast<double>(w.errors()),
+                                     static_cast<double>(w.reference_length()), static_cast<double>(c.errors()),
+                                     static_cast<double>(c.reference_length()),
+                                     static_cast<double>(infeasible_)});
+    infeasible_ = 0;
+    TaskValidation result;
+    result.loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+    const double wer = sums[3] > 0 ? 100.0 * sums[2] / sums[3] : 0.0;
+    const double cer = sums[5] > 0 ? 100.0 * sums[4] / sums[5] : 0.0;
+    result.metric = wer;
+    result.fields = {{"wer", wer}, {"cer", cer}, {"utterances", sums[1]}, {"infeasible_ctc", sums[6]}};
+    result.text = str_cat("loss ", format_decimal(result.loss, 3), " | wer ", format_decimal(wer, 2), " | cer ",
+                          format_decimal(cer, 2));
+    if (sums[6] > 0) result.text += str_cat(" | ", sums[6], " training utterances too short for their transcript");
+    return result;
+  }
+
+ private:
+  static void check_dataset(const std::string& dir) {
+    MIXSEQ_CHECK(!dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare --task speech`");
+    MIXSEQ_CHECK(is_speech_dataset(dir), "'", dir, "' is not a speech dataset: a speech recognizer trains on a folder "
+                 "written by `mixseq prepare --task speech`");
+  }
+
+  const TrainConfig& config_;
+  torch::Device device_;
+  Precision precision_;
+  const DataParallel& parallel_;
+  const SpeechData data_;
+  SpeechRecognizer model_;
+  const SpeechSplit* train_ = nullptr;
+  std::vector<int64_t> train_frames_;
+  BatchingOptions batching_;
+  int64_t update_freq_ = 1;
+  int64_t updates_per_epoch_ = 0;
+  bool can_validate_ = false;
+  std::vector<std::vector<int64_t>> plan_, valid_plan_;
+  std::vector<SpeechBatch> batches_;
+  int64_t infeasible_ = 0;  // CTC losses zeroed since the last validation
+};
+
+}  // namespace
+
+std::unique_ptr<TrainingTask> make_speech_recognition_task(const TrainConfig& config, const TrainingSession& session) {
+  return std::make_unique<SpeechRecognitionTask>(config, session);
+}
+
+}  // namespace mixseq

@@ -1,0 +1,135 @@
+// The speech recognizers: parameter counts equal to the references' at the bench shapes of
+// ../shared/peers/asr_bench.py, output lengths, and padding that never changes a shorter
+// utterance's outputs.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "mixseq/models/conv_ctc.h"
+#include "mixseq/models/deepspeech2.h"
+#include "mixseq/models/registry.h"
+#include "mixseq/nn/parameter_count.h"
+
+namespace mixseq {
+namespace {
+
+ConvCtcConfig jasper_bench_shape() {  // asr_bench.py --arch jasper --blocks 5 --repeat 1 --channels 256 ...
+  ConvCtcConfig c;
+  c.channels = {256, 256, 256, 256, 256};
+  c.kernels = {11, 13, 17, 21, 25};
+  c.dropouts = {0.2, 0.2, 0.2, 0.2, 0.2};
+  c.repeat = 1;
+  c.epilogue_channels = 256;
+  c.enc_feats = 512;
+  return c;
+}
+
+TEST(SpeechModels, JasperParametersEqualTheReferenceAtTheBenchShape) {
+  ConvCtcModelImpl model(jasper_bench_shape(), 29);
+  EXPECT_EQ(count_parameters(model), 8923677);  // DeepLearningExamples' Jasper, counted by asr_bench.py
+}
+
+TEST(SpeechModels, DeepSpeech2ParametersEqualTheReferenceAtTheBenchShape) {
+  DeepSpeech2Config c;  // asr_bench.py --arch ds2 --hidden 256 --layers 3 --rnn-type gru
+  c.hidden = 256;
+  c.layers = 3;
+  DeepSpeech2ModelImpl model(c, 29);
+  EXPECT_EQ(count_parameters(model), 3266592);  // MLPerf's DeepSpeech2, counted by asr_bench.py
+}
+
+TEST(SpeechModels, Wave2LetterPlusLargeHasThePublishedLayout) {
+  // 1 + 5 x 3 + 2 convolutions of OpenSeq2Seq's w2lplus_large_8gpus_mp, no residuals.
+  ConvCtcConfig c = ConvCtcConfig::wave2letter_plus_large();
+  ConvCtcModelImpl model(c, 29);
+  int64_t convolutions = 0, residuals = 0;
+  for (const auto& item : model.named_parameters()) {
+    if (item.key().find("_norm") != std::string::npos || item.key().rfind("decoder", 0) == 0) continue;
+    ++convolutions;
+    residuals += item.key().find("residual") != std::string::npos;
+  }
+  EXPECT_EQ(convolutions, 18);
+  EXPECT_EQ(residuals, 0);
+  // weights: 64*256*11 + 3*(256*256*11) ... as OpenSeq2Seq's layer list gives them, plus batch norms.
+  int64_t expected = 64 * 256 * 11 + 2 * 256;
+  int64_t in = 256;
+  const std::vector<int64_t> channels = {256, 384, 512, 640, 768}, kernels = {11, 13, 17, 21, 25};
+  for (size_t b = 0; b < 5; ++b)
+    for (int r = 0; r < 3; ++r) {
+      expected += (r == 0 ? in : channels[b]) * channels[b] * kernels[b] + 2 * channels[b];
+      if (r == 2) in = channels[b];
+    }
+  expected += 768 * 896 * 29 + 2 * 896 + 896 * 1024 + 2 * 1024 + 1024 * 29 + 29;
+  EXPECT_EQ(count_parameters(model), expected);
+}
+
+TEST(SpeechModels, ConvCtcHalvesTheFramesAndPaddingDoesNotLeak) {
+  torch::manual_seed(3);
+  ConvCtcConfig c = jasper_bench_shape();
+  c.channels = {16, 16};
+  c.kernels = {5, 7};
+  c.dropouts = {0.1, 0.1};
+  c.prologue_channels = 16;
+  c.epilogue_channels = 16;
+  c.enc_feats = 32;
+  c.in_feats = 8;
+  c.residual = "dense";
+  ConvCtcModelImpl model(c, 6);
+  model.eval();
+  const auto x = torch::randn({1, 37, 8});
+  const auto alone = model.forward(x, torch::tensor({37}, torch::kLong));
+  EXPECT_EQ(alone.logits.sizes(), (std::vector<int64_t>{1, 19, 6}));
+  EXPECT_EQ(alone.lengths.item<int64_t>(), 19);
+  EXPECT_EQ(model.output_frames(37), 19);
+  // The same utterance padded with garbage next to a longer one: its valid outputs are unchanged.
+  auto batch = torch::randn({2, 50, 8});
+  batch[0].narrow(0, 0, 37).copy_(x[0]);
+  const auto padded = model.forward(batch, torch::tensor({37, 50}, torch::kLong));
+  EXPECT_EQ(padded.lengths[0].item<int64_t>(), 19);
+  EXPECT_EQ(padded.lengths[1].item<int64_t>(), 25);
+  EXPECT_TRUE(torch::allclose(padded.logits[0].narrow(0, 0, 19), alone.logits[0], 1e-4, 1e-5));
+}
+
+TEST(SpeechModels, DeepSpeech2OutputLengthsAndPackedPadding) {
+  torch::manual_seed(4);
+  DeepSpeech2Config c;
+  c.in_feats = 81;
+  c.hidden = 12;
+  c.layers = 2;
+  c.conv_channels = 4;
+  DeepSpeech2ModelImpl model(c, 5);
+  model.eval();
+  EXPECT_EQ(model.output_frames(31), 1);
+  EXPECT_EQ(model.output_frames(100), 35);  // (100 - 11) / 2 + 1 - 10
+  const auto x = torch::randn({1, 60, 81});
+  const auto alone = model.forward(x, torch::tensor({60}, torch::kLong));
+  EXPECT_EQ(alone.logits.sizes(), (std::vector<int64_t>{1, model.output_frames(60), 5}));
+  // In a batch with a longer utterance the convolutions see padding, but the recurrent layers are
+  // packed: only the frames the convolutions mixed with padding (the last few) may differ.
+  auto batch = torch::zeros({2, 80, 81});
+  batch[0].narrow(0, 0, 60).copy_(x[0]);
+  batch[1].copy_(torch::randn({80, 81}));
+  const auto together = model.forward(batch, torch::tensor({60, 80}, torch::kLong));
+  EXPECT_EQ(together.lengths[0].item<int64_t>(), model.output_frames(60));
+  EXPECT_EQ(together.lengths[1].item<int64_t>(), model.output_frames(80));
+}
+
+TEST(SpeechModels, RegistryBuildsEachSpeechArchitectureAndRefusesOtherFamilies) {
+  ModelConfig config;
+  config.jasper = jasper_bench_shape();
+  config.deepspeech2.hidden = 16;
+  config.deepspeech2.layers = 1;
+  for (const std::string arch : {"jasper", "wave2letter_plus", "deepspeech2"}) {
+    config.arch = arch;
+    EXPECT_EQ(model_family(arch), kSpeechRecognizerFamily);
+    EXPECT_NE(build_speech_recognizer(config, 29), nullptr) << arch;
+  }
+  config.arch = "transformer";
+  try {
+    build_speech_recognizer(config, 29);
+    FAIL() << "a transformer is not a speech recognizer";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("jasper"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mixseq
