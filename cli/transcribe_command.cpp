@@ -85,7 +85,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       const size_t end = std::min(paths.size(), begin + static_cast<size_t>(arguments->buffer_size));
       std::vector<std::vector<float>> audio;
       for (size_t i = begin; i < end; ++i) {
-        audio.push_back(read_audio(paths[i], reading).samples);
+        audio.push_back(as_stored_samples(read_audio(paths[i], reading).samples));
         audio_seconds += static_cast<double>(audio.back().size()) / static_cast<double>(reading.sample_rate);
       }
       const auto start = std::chrono::steady_clock::now();

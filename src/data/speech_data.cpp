@@ -256,6 +256,13 @@ double SpeechSplit::seconds() const {
   return static_cast<double>(total) / static_cast<double>(sample_rate_);
 }
 
+std::vector<float> as_stored_samples(const std::vector<float>& samples) {
+  std::vector<float> out;
+  out.reserve(samples.size());
+  for (const int16_t value : to_pcm16(samples)) out.push_back(static_cast<float>(value) / 32768.0f);
+  return out;
+}
+
 bool is_speech_dataset(const std::string& dir) {
   std::ifstream in(fs::path(dir) / kManifestName);
   if (!in) return false;

@@ -102,6 +102,10 @@ class SpeechData {
   std::map<std::string, std::unique_ptr<SpeechSplit>> splits_;
 };
 
+// The samples as a prepared dataset holds them (16-bit, read back in [-1, 1)): transcription passes
+// audio through it so that a model sees exactly what it saw at validation.
+std::vector<float> as_stored_samples(const std::vector<float>& samples);
+
 // True when `dir`'s dataset.json says "kind": "speech".
 bool is_speech_dataset(const std::string& dir);
 
