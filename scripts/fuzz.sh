@@ -2,7 +2,7 @@
 # Fuzzes every libFuzzer target of tests/fuzz for a while (docs/reliability.md, "Fuzzing"), in the
 # sanitizer build of scripts/sanitize.sh (./build-sanitize, clang with ASan + UBSan).
 #   scripts/fuzz.sh               # 600 s per target
-#   scripts/fuzz.sh 60            # 60 s per target (CI)
+#   scripts/fuzz.sh 20            # 20 s per target (CI)
 #   scripts/fuzz.sh 300 bpe_apply config   # only these targets
 # Each target starts from its seeds in tests/fuzz/corpus/<name>/ (never written to) and keeps what
 # it finds in build-sanitize/fuzz/<name>/: the grown corpus, the log, and any crash-*, timeout-*
