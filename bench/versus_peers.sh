@@ -8,6 +8,8 @@
 #   ROUNDS=5 MODELS=gnmt bench/versus_peers.sh
 #   MODELS=transformer_xl CONDITIONS=idle bench/versus_peers.sh   # Transformer-XL: training, evaluation
 #                                         # with the training memory (64) and with --mem-len 128
+#   MODELS="jasper ds2" bench/versus_peers.sh   # speech: asr_bench.py's Jasper and DeepSpeech2 against
+#                                         # configs/bench/jasper.yaml and ds2.yaml (training and greedy frames/s)
 # Needs Debian's python3-torch and the references unpacked as ../shared/peers/README.md says;
 # PEERS_DIR (default ../shared/peers) and PYTHONPATH reach the harnesses. PEER_OPENBLAS_CORETYPE
 # sets OPENBLAS_CORETYPE for the references alone: where Debian's OpenBLAS falls back to Prescott
@@ -47,6 +49,16 @@ round() {
       run "$condition" mixseq gnmt "$mixseq" bench translate --model gnmt "${gnmt_shape[@]}" --beam 5 --batch 16 --batches 2 --max-len 30
       run "$condition" peer gnmt /usr/bin/python3 "$peers/gnmt_bench.py" "${gnmt_shape[@]}" --batch 32 --seq-len 30 \
         --train-steps 10 --beam-batch 16 --beam-batches 2 --json
+    elif [ "$model" = jasper ] || [ "$model" = ds2 ]; then
+      local peer_shape=(--arch jasper --blocks 5 --repeat 1 --channels 256 --kernels 11,13,17,21,25 --epilogue-channels 256
+                        --enc-feats 512)
+      [ "$model" = ds2 ] && peer_shape=(--arch ds2 --hidden 256 --layers 3 --rnn-type gru)
+      run "$condition" mixseq "$model" "$mixseq" bench train -c "$here/configs/bench/$model.yaml" --batch 8 --frames 400 \
+        --steps 5 --warmup-steps 1 --precision fp32
+      run "$condition" mixseq "$model" "$mixseq" bench transcribe -c "$here/configs/bench/$model.yaml" --batch 8 --frames 400 \
+        --batches 5 --precision fp32
+      run "$condition" peer "$model" /usr/bin/python3 "$peers/asr_bench.py" "${peer_shape[@]}" --batch 8 --frames 400 \
+        --train-steps 5 --infer-batches 5 --warmup 1 --json
     elif [ "$model" = transformer_xl ]; then
       run "$condition" mixseq transformer_xl "$mixseq" bench train --model transformer_xl --vocab 2000 "${txl_shape[@]}" --mem-len 64 --steps 10 --warmup-steps 2
       run "$condition" mixseq transformer_xl "$mixseq" bench eval --model transformer_xl --vocab 2000 "${txl_shape[@]}" --eval-tgt-len 64 --mem-len 64 --steps 10 --warmup-steps 2
@@ -79,8 +91,11 @@ fi
 python3 - "$out" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
-MIXSEQ_BENCH = {"train": ("train", "tok_per_s"), "beam": ("translate", "sent_per_s"), "eval": ("eval", "tok_per_s")}
+MIXSEQ_BENCH = {"train": ("train", "tok_per_s"), "beam": ("translate", "sent_per_s"), "eval": ("eval", "tok_per_s"),
+                "train_frames": ("train", "frames_per_s"), "greedy_frames": ("transcribe", "frames_per_s")}
 def figure(r, what):
+    if r["side"] == "peer" and what in ("train_frames", "greedy_frames"):
+        return r.get("train_frames_per_s" if what == "train_frames" else "infer_frames_per_s")
     if r["side"] == "mixseq":  # one line per bench; training tok/s counts as the peer does
         bench, key = MIXSEQ_BENCH[what]
         return r.get(key) if r["bench"] == bench else None
@@ -93,7 +108,9 @@ print(f"{'pair':21} {'figure':22} {'condition':9} {'mixseq':>9} {'peer':>9} {'ra
 FIGURES = {"gnmt": (("train", "train tok/s"), ("beam", "beam-5 sentences/s")),
            "transformer": (("train", "train tok/s"), ("beam", "beam-5 sentences/s")),
            "transformer_xl": (("train", "train tok/s"), ("eval", "eval tok/s, mem 64")),
-           "transformer_xl_mem128": (("eval", "eval tok/s, mem 128"),)}
+           "transformer_xl_mem128": (("eval", "eval tok/s, mem 128"),),
+           "jasper": (("train_frames", "train frames/s"), ("greedy_frames", "greedy frames/s")),
+           "ds2": (("train_frames", "train frames/s"), ("greedy_frames", "greedy frames/s"))}
 for pair, figures in FIGURES.items():
     for what, label in figures:
         for condition in ("idle", "loaded"):

@@ -16,6 +16,7 @@
 #include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
+#include "mixseq/util/threads.h"
 
 namespace mixseq::cli {
 namespace {
@@ -100,6 +101,7 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
       start = std::chrono::steady_clock::now();
     }
     const RandomBatch& batch = batches[static_cast<size_t>(step % 4)];
+    if (bench.device.is_cpu()) adapt_threads_to_load();  // as the training loop does each update (docs/threads.md)
     CtcOutput output;
     {
       const AutocastScope autocast(bench.precision, bench.device);
@@ -119,6 +121,7 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto record = common(arguments, bench, threads);
   const double hop = bench.config.speech.hop_ms / 1000.0;
+  record["threads_at_end"] = at::get_num_threads();
   record.update({{"bench", "train"},
                  {"optimizer", bench.config.optim.name},
                  {"steps", arguments.steps},
@@ -142,6 +145,7 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
       synchronize(bench.device);
       start = std::chrono::steady_clock::now();
     }
+    if (bench.device.is_cpu()) adapt_threads_to_load();  // as transcribe does each batch
     CtcOutput output;
     {
       const AutocastScope autocast(bench.precision, bench.device);
@@ -157,6 +161,7 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto record = common(arguments, bench, threads);
   const double hop = bench.config.speech.hop_ms / 1000.0;
+  record["threads_at_end"] = at::get_num_threads();
   record.update({{"bench", "transcribe"},
                  {"batches", arguments.steps},
                  {"ms_per_batch", seconds * 1e3 / static_cast<double>(arguments.steps)},

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "mixseq/data/speech_batch.h"
+#include "mixseq/util/threads.h"
 
 namespace mixseq {
 
@@ -30,6 +31,7 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
     std::vector<std::vector<float>> batch_audio;
     for (size_t k = begin; k < end; ++k) batch_audio.push_back(audio[order[k]]);
     const SpeechBatch batch = make_speech_batch(batch_audio, recognizer_.input, nullptr);
+    if (device_.is_cpu()) adapt_threads_to_load();  // docs/threads.md
     CtcOutput output;
     {
       const AutocastScope autocast(precision_, device_);

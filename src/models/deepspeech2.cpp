@@ -52,14 +52,20 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
   const int64_t batch = x.size(0), frames = x.size(3);
   x = x.reshape({batch, x.size(1) * x.size(2), frames}).permute({2, 0, 1}).contiguous();  // [T', B, C F']
   auto out_lengths = ((lengths.to(torch::kLong).cpu() - 11).floor_divide(2) + 1 - 10).clamp(1, frames);
+  // Packed sequences only where lengths differ: with equal lengths the padded run is the same
+  // computation, without the packed path's per-step bookkeeping.
+  const bool equal_lengths = (out_lengths == frames).all().item<bool>();
   for (size_t l = 0; l < std::max(grus_.size(), lstms_.size()); ++l) {
-    auto packed = torch::nn::utils::rnn::pack_padded_sequence(x, out_lengths, /*batch_first=*/false,
-                                                              /*enforce_sorted=*/false);
-    const auto result = !grus_.empty() ? std::get<0>(grus_[l]->forward_with_packed_input(packed))
-                                       : std::get<0>(lstms_[l]->forward_with_packed_input(packed));
-    x = std::get<0>(torch::nn::utils::rnn::pad_packed_sequence(result, false, 0.0, frames));  // [T', B, D H]
-    if (config_.bidirectional && config_.sum_directions)
-      x = x.view({frames, batch, 2, config_.hidden}).sum(2);
+    if (equal_lengths) {
+      x = !grus_.empty() ? std::get<0>(grus_[l]->forward(x)) : std::get<0>(lstms_[l]->forward(x));  // [T', B, D H]
+    } else {
+      auto packed = torch::nn::utils::rnn::pack_padded_sequence(x, out_lengths, /*batch_first=*/false,
+                                                                /*enforce_sorted=*/false);
+      const auto result = !grus_.empty() ? std::get<0>(grus_[l]->forward_with_packed_input(packed))
+                                         : std::get<0>(lstms_[l]->forward_with_packed_input(packed));
+      x = std::get<0>(torch::nn::utils::rnn::pad_packed_sequence(result, false, 0.0, frames));  // [T', B, D H]
+    }
+    if (config_.bidirectional && config_.sum_directions) x = x.view({frames, batch, 2, config_.hidden}).sum(2);
   }
   const int64_t width = x.size(2);
   auto y = output_->forward(output_norm_->forward(x.view({frames * batch, width}))).view({frames, batch, -1});
