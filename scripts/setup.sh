@@ -17,6 +17,7 @@ packages=(
   libcpp-httplib-dev                        # mixseq serve: Debian's HTTP/1.1 server library (cpp-httplib 0.11)
   libsndfile1-dev libsoxr-dev               # audio/: reading WAV, FLAC, OGG/Vorbis files; resampling them
   espeak-ng sctk                            # speech tests: espeak-ng synthesizes their speech, sctk's sclite checks WER
+  irstlm                                    # writes ARPA word n-gram models for CTC beam search (speech tests, docs/speech.md)
   libgtest-dev python3                      # the end-to-end tests parse JSON and make test input with python3
   clang libclang-rt-14-dev llvm-14          # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer, symbolizer
 )
