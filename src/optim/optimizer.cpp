@@ -10,6 +10,7 @@
 
 #include "mixseq/optim/fused_adam.h"
 #include "mixseq/optim/lamb.h"
+#include "mixseq/optim/novograd.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -46,6 +47,16 @@ const std::map<std::string, OptimizerBuilder> kOptimizerBuilders = {
        const auto options = LambOptions(o.lr).betas(betas_of(o)).eps(o.eps).weight_decay(o.weight_decay);
        return std::make_unique<Lamb>(std::move(parameters), options);
      }},
+    {"novograd",
+     [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
+       const auto options = NovogradOptions(o.lr)
+                                .betas(betas_of(o))
+                                .eps(o.eps)
+                                .weight_decay(o.weight_decay)
+                                .grad_averaging(o.grad_averaging)
+                                .amsgrad(o.amsgrad);
+       return std::make_unique<Novograd>(std::move(parameters), options);
+     }},
     {"sgd",
      [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
        MIXSEQ_CHECK(o.momentum >= 0.0, "sgd momentum (", o.momentum, ") must not be negative");
@@ -75,6 +86,9 @@ std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimizerOptions&
   }
   MIXSEQ_CHECK(options.lr >= 0.0 && options.eps >= 0.0 && options.weight_decay >= 0.0, "optimizer: lr (", options.lr,
                "), eps (", options.eps, ") and weight_decay (", options.weight_decay, ") must not be negative");
+  MIXSEQ_CHECK(options.name == "novograd" || (!options.grad_averaging && !options.amsgrad),
+               "optim.grad_averaging and optim.amsgrad are novograd's; optim.name is '", options.name,
+               "': remove them, or set optim.name novograd");
   return builder->second(options, std::move(parameters));
 }
 

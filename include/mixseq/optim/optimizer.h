@@ -8,6 +8,11 @@
 //         the moments, p -= lr * weight_decay * p before the Adam step, which is what fairseq's
 //         `--optimizer adam --weight-decay` does (the IWSLT recipe).
 //   lamb  mixseq::Lamb (lamb.h), Transformer-XL's; weight_decay is added to the Adam step.
+//   novograd  mixseq::Novograd (novograd.h), Jasper's (Ginsburg et al. 2019): one second moment per
+//         parameter tensor (||g||²), the gradient normalised by it, weight_decay added to the
+//         normalised gradient before the momentum; reads betas, eps, weight_decay, grad_averaging,
+//         amsgrad. Jasper's betas are (0.95, 0), not the (0.9, 0.999) default here: set them
+//         (configs/bench/jasper.yaml does).
 //   sgd   LibTorch's torch::optim::SGD: momentum without dampening or Nesterov, weight_decay as L2.
 //
 // `lr` is the peak learning rate; LrSchedule (lr_schedule.h) sets the rate of every update.
@@ -32,20 +37,25 @@ namespace mixseq {
 const std::vector<std::string>& optimizer_names();
 
 struct OptimizerOptions {
-  std::string name = "adam";                 // adam | adamw | lamb | sgd
+  std::string name = "adam";                 // adam | adamw | lamb | novograd | sgd
   double lr = 2e-3;                          // peak learning rate (NVIDIA GNMT --lr 2.00e-3)
-  std::vector<double> betas = {0.9, 0.999};  // adam, adamw, lamb: decay rates of the first and second moments
-  double eps = 1e-8;                         // adam, adamw, lamb: added to sqrt(v) (NVIDIA's LAMB uses 1e-6)
+  std::vector<double> betas = {0.9, 0.999};  // all but sgd: decay rates of the first and second moments
+                                             // (Jasper's NovoGrad: 0.95, 0)
+  double eps = 1e-8;                         // all but sgd: added to sqrt(v) (NVIDIA's LAMB uses 1e-6)
   double weight_decay = 0;                   // see above for how each optimizer applies it; 0 disables
   double momentum = 0;                       // sgd only; 0 = plain SGD
+  bool grad_averaging = false;               // novograd only: m averages (1 - beta1)-scaled steps; false = Jasper's
+  bool amsgrad = false;                      // novograd only: normalise by the largest second moment so far
 
   void visit(ConfigVisitor& v) {
     v.choice("name", name, optimizer_names(), "optimizer");
     v.field("lr", lr, "peak learning rate");
-    v.field("betas", betas, "adam, adamw, lamb: moment decay rates beta1, beta2");
-    v.field("eps", eps, "adam, adamw, lamb: added to sqrt(v)");
+    v.field("betas", betas, "adam, adamw, lamb, novograd: moment decay rates beta1, beta2");
+    v.field("eps", eps, "adam, adamw, lamb, novograd: added to sqrt(v)");
     v.field("weight_decay", weight_decay, "weight decay; 0 disables");
     v.field("momentum", momentum, "sgd only: momentum; 0 = plain SGD");
+    v.field("grad_averaging", grad_averaging, "novograd only: scale each step by (1 - beta1) before the momentum");
+    v.field("amsgrad", amsgrad, "novograd only: normalise by the largest second moment so far (AMSGrad)");
   }
 };
 
