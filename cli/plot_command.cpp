@@ -42,6 +42,9 @@ const std::vector<PlottedMetric> kPlottedMetrics = {
     {"gnorm", "gradient norm before clipping", "train", "gnorm"},
     {"loss_scale", "log2 of the fp16 loss scale", "train", "loss_scale", /*log2=*/true},
     {"tgt_tok_per_s", "target tokens per second", "train", "tgt_tok_per_s"},
+    {"valid_wer", "validation WER (%)", "valid", "wer"},
+    {"valid_cer", "validation CER (%)", "valid", "cer"},
+    {"frames_per_s", "feature frames per second (speech)", "train", "frames_per_s"},
 };
 
 std::string metrics_path_of(const std::string& run) {

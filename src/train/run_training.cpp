@@ -99,6 +99,7 @@ TrainSummary run_training(TrainingSession& session, RunSchedule& schedule, Train
     session.metrics().write(record, line);
   };
 
+  session.set_units(task.units());
   task.model().train();
   while (progress.step < schedule.total_steps() && !stopping) {
     task.start_epoch(progress);

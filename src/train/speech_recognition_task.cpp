@@ -97,6 +97,7 @@ class SpeechRecognitionTask : public TrainingTask {
     contents.tokenizer_kind = "none";
     return contents;
   }
+  TrainingUnits units() const override { return {"frames", false, false}; }
   std::string description() const override {
     return str_cat(config_.model.arch, " with ", count_parameters(*model_), " parameters, ", data_.symbols().size(),
                    " symbols, ", train_->size(), " training utterances (", format_decimal(train_->seconds() / 3600, 2),

@@ -285,31 +285,37 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
     const double per_token = 1.0 / std::max(sums[3], 1.0);
     const double loss = sums[0] * per_token;
     const double perplexity = std::exp(sums[1] * per_token);
-    const double tokens_per_second = (sums[2] + sums[3]) / std::max(elapsed, 1e-9);  // all ranks
+    const double counted = sums[2] + (units_.targets_in_throughput ? sums[3] : 0.0);
+    const double tokens_per_second = counted / std::max(elapsed, 1e-9);  // all ranks
     const double target_tokens_per_second = sums[3] / std::max(elapsed, 1e-9);      // fairseq's "wps"
     const double ms_per_update = elapsed * 1e3 / interval_.updates;
     // Every rank holds the same reduced gradients, so this rank's norms are everyone's.
     const int64_t stepped = interval_.updates - interval_.skipped;
     const double grad_norm = stepped > 0 ? interval_.grad_norm / static_cast<double>(stepped) : 0;
     nlohmann::json record = {{"kind", "train"}, {"epoch", progress.epoch}, {"step", progress.step},
-                             {"lr", lr}, {"ms_per_update", ms_per_update}, {"tok_per_s", tokens_per_second},
-                             {"tgt_tok_per_s", target_tokens_per_second}, {"loss", loss}, {"ppl", perplexity},
-                             {"gnorm", grad_norm}, {"skipped_updates", interval_.skipped},
+                             {"lr", lr}, {"ms_per_update", ms_per_update}, {units_.throughput + "_per_s", tokens_per_second},
+                             {"loss", loss}, {"gnorm", grad_norm}, {"skipped_updates", interval_.skipped},
                              {"train_s", train_seconds()}};
+    if (units_.targets_in_throughput) record["tgt_tok_per_s"] = target_tokens_per_second;
+    if (units_.perplexity) record["ppl"] = perplexity;
     const double scale = scaling ? update_step_->loss_scaler().current_scale() : 0;
     if (scaling) record["loss_scale"] = scale;
     metrics_->write(record, str_cat("train | epoch ", progress.epoch, " | step ", progress.step, "/", total_steps,
                                     " | lr ", lr, " | ", format_decimal(ms_per_update, 1), " ms/update | ",
-                                    format_decimal(tokens_per_second, 0), " tok/s | loss ", format_decimal(loss, 4),
-                                    " | ppl ", format_decimal(perplexity, 2), " | gnorm ", format_decimal(grad_norm, 3),
+                                    format_decimal(tokens_per_second, 0), " ", units_.throughput, "/s | loss ",
+                                    format_decimal(loss, 4),
+                                    units_.perplexity ? str_cat(" | ppl ", format_decimal(perplexity, 2)) : "",
+                                    " | gnorm ", format_decimal(grad_norm, 3),
                                     scaling ? str_cat(" | loss scale ", scale) : "", " | ETA ", format_duration(eta)));
     reset_interval();
   } else if (parallel_.leader()) {
     // This rank's rate times the ranks: an estimate that needs no exchange.
-    const double tokens_per_second = static_cast<double>(interval_.source_tokens + interval_.target_tokens) *
-                                     static_cast<double>(parallel_.world_size()) / std::max(elapsed, 1e-9);
+    const double tokens_per_second =
+        static_cast<double>(interval_.source_tokens + (units_.targets_in_throughput ? interval_.target_tokens : 0)) *
+        static_cast<double>(parallel_.world_size()) / std::max(elapsed, 1e-9);
     metrics_->progress(str_cat("epoch ", progress.epoch, " step ", progress.step, "/", total_steps, " | ",
-                               format_decimal(tokens_per_second, 0), " tok/s | ETA ", format_duration(eta)));
+                               format_decimal(tokens_per_second, 0), " ", units_.throughput, "/s | ETA ",
+                               format_duration(eta)));
   }
 }
 

@@ -40,6 +40,7 @@
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/train/run_directory.h"
 #include "mixseq/train/train_config.h"
+#include "mixseq/train/training_task.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/file_lock.h"
 #include "mixseq/util/metrics_log.h"
@@ -134,6 +135,8 @@ class TrainingSession {
   // + target tokens of all ranks), ms per update and the loss scale; in between, rank 0 redraws
   // the progress line with the ETA.
   void record_update(const UpdateResult& update, double lr, int64_t total_steps);
+  // What record_update's figures count (the task's, train/training_task.h); tokens by default.
+  void set_units(const TrainingUnits& units) { units_ = units; }
 
   // All ranks, after a validation that measured the best-model metric: counts validations
   // without improvement (progress().validations_without_improvement, kept across resumes) and
@@ -158,6 +161,7 @@ class TrainingSession {
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   };
   void reset_interval();
+  TrainingUnits units_;
 
   TrainOptions options_;
   DistributedConfig distributed_;

@@ -42,6 +42,14 @@ struct TaskMetric {
                                  // the validation split); false: every validation measures it
 };
 
+// What the training log's figures mean for a task's micro-batches (LossSums in train/update_step.h).
+struct TrainingUnits {
+  std::string throughput = "tok";  // the log's "<unit>/s": source + target tokens (translation, language
+                                   // models); "frames": the feature frames read (speech), targets not added
+  bool targets_in_throughput = true;  // add the targets to the throughput (false: they count utterances)
+  bool perplexity = true;          // exp(negative log-likelihood per target) means something (false for CTC)
+};
+
 // One validation of the current model over the validation split (all ranks' share summed).
 struct TaskValidation {
   double loss = 0;                // the training criterion per target
@@ -67,6 +75,8 @@ class TrainingTask {
   // vocabulary and the tokenizer of a token task (describe_prepared_data in
   // train/training_session.h); the tensors and the progress are the session's.
   virtual CheckpointContents describe_data() const = 0;
+  // What the log's throughput counts and whether it shows a perplexity.
+  virtual TrainingUnits units() const { return {}; }
   // The model and data in a few words for the start of the log ("gnmt with 1234 parameters, ...").
   virtual std::string description() const = 0;
 
