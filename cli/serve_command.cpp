@@ -1,13 +1,20 @@
-// mixseq serve: a checkpoint behind an HTTP server (docs/serving.md).
-//   mixseq --threads 4 serve -c runs/x/checkpoint_best.pt --port 8080
+// mixseq serve: a translation model, a speech recognizer or both behind an HTTP server
+// (docs/serving.md).
+//   mixseq --threads 4 serve -c runs/x/checkpoint_best.pt --speech-checkpoint runs/asr/checkpoint_best.pt
 //   curl -s localhost:8080/translate -d '{"src": ["a sentence"]}'
-// The model is loaded once; requests from every client are batched together for it.
+//   curl -s localhost:8080/transcribe -H 'Content-Type: audio/wav' --data-binary @a.wav
+// Each model is loaded once; requests from every client are batched together for it.
 #include <memory>
+#include <optional>
 
 #include "commands.h"
+#include "mixseq/decode/speech_transcriber.h"
 #include "mixseq/decode/translator.h"
+#include "mixseq/models/checkpoint.h"
+#include "mixseq/models/registry.h"
+#include "mixseq/models/trained_model.h"
 #include "mixseq/quant/quantized_model.h"
-#include "mixseq/serve/translation_server.h"
+#include "mixseq/serve/model_server.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/stop_request.h"
@@ -19,24 +26,37 @@ namespace mixseq::cli {
 namespace {
 
 struct ServeArguments {
-  std::vector<std::string> checkpoints;  // several: an ensemble
+  std::vector<std::string> checkpoints;  // translation; several: an ensemble
+  std::string speech_checkpoint;         // a speech recognizer's
   std::string device = "auto";
   std::string precision = "fp32";
   SearchFlags search;
   ServeOptions server;
 };
 
+// A speech recognizer's checkpoint given to -c is refused before loading with what to do instead
+// (the translation loader would fail on its symbol list with a message that helps nobody).
+void check_translation_checkpoint(const std::string& path) {
+  const auto family = model_family(stored_model_config(read_checkpoint_contents(path), path).arch);
+  MIXSEQ_CHECK(family != kSpeechRecognizerFamily, "serve: '", path,
+               "' is a speech recognizer's checkpoint; serve it with --speech-checkpoint (-c takes a translation "
+               "model's)");
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand(
-      "serve", "Serve a trained checkpoint over HTTP: POST /translate, GET /health, GET /metrics");
+      "serve",
+      "Serve trained models over HTTP: POST /translate (-c), POST /transcribe (--speech-checkpoint), GET /health, "
+      "GET /metrics");
   auto arguments = std::make_shared<ServeArguments>();
   auto& server = arguments->server;
   command->add_option("-c,--checkpoint", arguments->checkpoints,
-                      "Checkpoint (.pt) written by mixseq train; repeat for an ensemble (log-probabilities averaged)")
-      ->required()
+                      "Translation checkpoint (.pt) for POST /translate; repeat for an ensemble (log-probabilities averaged)")
       ->take_all();
+  command->add_option("--speech-checkpoint", arguments->speech_checkpoint,
+                      "Speech recognizer's checkpoint (.pt) for POST /transcribe (beside -c, or alone)");
   command->add_option("--host", server.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
   command->add_option("--port", server.port, "Port to listen on; 0 = any free port (the chosen one is printed)")
       ->check(in_range(0, 65535))
@@ -45,12 +65,12 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
                       "Connections served at once (mixseq --threads sets the model's CPU threads)")
       ->check(in_range(1, 4096))
       ->capture_default_str();
-  command->add_option("--max-batch-tokens", server.batching.max_batch_tokens,
+  command->add_option("--max-batch-tokens", server.batching.max_batch_cost,
                       "Source tokens the model translates at once, gathered from every client's requests")
       ->check(at_least(1))
       ->capture_default_str();
   command->add_option("--max-wait-ms", server.batching.max_wait_ms,
-                      "How long a request waits for others to join its batch (0: no wait)")
+                      "How long a request waits for others to join its batch (0: no wait); both endpoints")
       ->check(in_range(0, 60000))
       ->capture_default_str();
   command->add_option("--max-body-bytes", server.max_body_bytes, "Largest request body; larger ones get 413")
@@ -66,25 +86,63 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
   command->add_option("--max-beam-size", server.max_beam_size, "Largest beam_size a request may ask for")
       ->check(in_range(1, kMaxBeamSize))
       ->capture_default_str();
+  command->add_option("--max-batch-frames", server.speech_batching.max_batch_cost,
+                      "Audio feature frames (10 ms each) transcribed at once, gathered from every client's requests")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--max-audio-bytes", server.max_audio_bytes, "Largest /transcribe body; larger ones get 413")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--max-audio-seconds", server.max_audio_seconds,
+                      "Longest utterance /transcribe takes; a longer one gets 400 (0: no limit)")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--min-audio-seconds", server.min_audio_seconds,
+                      "Shortest utterance /transcribe takes; a shorter one gets 400 (0: no limit)")
+      ->check(at_least(0))
+      ->capture_default_str();
   arguments->search.add_to(*command);
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision,
                       "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
       ->capture_default_str();
   table.add(command, [=] {
+    MIXSEQ_CHECK(!arguments->checkpoints.empty() || !arguments->speech_checkpoint.empty(),
+                 "serve: nothing to serve; give -c CHECKPOINT (translation), --speech-checkpoint CHECKPOINT, or both");
     watch_stop_signals();  // SIGTERM and SIGINT drain the server; a second one ends it at once
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
-    auto trained = load_translation_model(arguments->checkpoints, device);  // float, quantized or an ensemble
-    Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
-    const auto search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());
-    check_beam_search_options(search, trained.model->vocab_size());
+    ServeOptions options = arguments->server;
+    options.speech_batching.max_wait_ms = options.batching.max_wait_ms;  // --max-wait-ms: both endpoints
+    ServedModels models;
+
+    std::optional<TrainedModel> trained;  // float, quantized or an ensemble
+    std::optional<Translator> translator;
     const auto& checkpoints = arguments->checkpoints;
-    log_info("serve: ", checkpoints.front(),
-             checkpoints.size() > 1 ? str_cat(" and ", checkpoints.size() - 1, " more (an ensemble)") : "", " on ",
-             device.str(), " (", arguments->precision, "), beam ", search.beam_size, " unless a request asks otherwise");
-    TranslationServer(arguments->server, translator, search).run();
+    if (!checkpoints.empty()) {
+      for (const auto& path : checkpoints) check_translation_checkpoint(path);
+      trained = load_translation_model(checkpoints, device);
+      translator.emplace(*trained->model, trained->vocabulary, *trained->tokenizer, device, precision);
+      models.translator = &*translator;
+      models.search = arguments->search.resolve(trained->config_yaml, checkpoints.front());
+      check_beam_search_options(models.search, trained->model->vocab_size());
+      log_info("serve: /translate: ", checkpoints.front(),
+               checkpoints.size() > 1 ? str_cat(" and ", checkpoints.size() - 1, " more (an ensemble)") : "", " on ",
+               device.str(), " (", arguments->precision, "), beam ", models.search.beam_size,
+               " unless a request asks otherwise");
+    }
+    std::optional<TrainedSpeechRecognizer> recognizer;
+    std::optional<SpeechTranscriber> transcriber;
+    if (!arguments->speech_checkpoint.empty()) {
+      recognizer = load_trained_speech_recognizer(arguments->speech_checkpoint, device);
+      transcriber.emplace(*recognizer, device, precision);
+      models.transcriber = &*transcriber;
+      models.speech_input = recognizer->input;
+      log_info("serve: /transcribe: ", arguments->speech_checkpoint, " (", recognizer->config.arch, ", ",
+               recognizer->input.sample_rate, " Hz) on ", device.str(), " (", arguments->precision, ")");
+    }
+    ModelServer(options, models).run();
     return 0;  // a stop signal is how a server is meant to end: drained, not interrupted
   });
 }

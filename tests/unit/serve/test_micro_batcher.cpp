@@ -11,6 +11,10 @@
 namespace mixseq {
 namespace {
 
+using MicroBatcher = TranslationBatcher;
+using BatchResults = TranslationBatcher::Results;
+using BatchRequest = TranslationBatcher::Request;
+
 // A stand-in for the model: "x" -> "T(x)", scored with the beam size of its batch's search, and
 // a record of every batch it was given. A batch holding "gate" waits for gate_open, so a test
 // can queue requests while the worker is busy and know what the next batch will find.
@@ -20,7 +24,7 @@ struct FakeModel {
   std::chrono::milliseconds delay{0};
   std::promise<void> gate_open;
 
-  BatchTranslate translate() {
+  TranslationBatcher::RunBatch translate() {
     return [this](const std::vector<std::string>& sources, const BeamSearchOptions& search) {
       std::this_thread::sleep_for(delay);
       if (sources.front() == "gate") gate_open.get_future().wait();
@@ -38,16 +42,16 @@ struct FakeModel {
 
 BatchRequest request_of(std::vector<std::string> sources, int64_t beam_size = 1) {
   BatchRequest request;
-  request.source_tokens = static_cast<int64_t>(sources.size());
-  request.sources = std::move(sources);
-  request.search.beam_size = beam_size;
+  request.cost = static_cast<int64_t>(sources.size());
+  request.items = std::move(sources);
+  request.settings.beam_size = beam_size;
   return request;
 }
 
 TEST(MicroBatcher, ManyClientsEachGetTheirOwnSentencesInOrder) {
   FakeModel model;
   MicroBatcherOptions options;
-  options.max_batch_tokens = 40;
+  options.max_batch_cost = 40;
   options.max_wait_ms = 2;
   MicroBatcher batcher(options, model.translate());
   std::atomic<int> wrong{0};
@@ -80,7 +84,7 @@ TEST(MicroBatcher, ManyClientsEachGetTheirOwnSentencesInOrder) {
 
 TEST(MicroBatcher, RequestsArrivingWithinTheWaitShareOneBatch) {
   FakeModel model;
-  MicroBatcher batcher({/*max_batch_tokens=*/100, /*max_wait_ms=*/500}, model.translate());
+  MicroBatcher batcher({/*max_batch_cost=*/100, /*max_wait_ms=*/500}, model.translate());
   std::vector<std::future<BatchResults>> futures;
   for (const char* source : {"a", "b", "c", "d"}) futures.push_back(batcher.submit(request_of({source})));
   for (auto& future : futures) future.get();
@@ -90,7 +94,7 @@ TEST(MicroBatcher, RequestsArrivingWithinTheWaitShareOneBatch) {
 
 TEST(MicroBatcher, ABatchHoldsAtMostMaxBatchTokensUnlessOneRequestIsBigger) {
   FakeModel model;
-  MicroBatcher batcher({/*max_batch_tokens=*/4, /*max_wait_ms=*/0}, model.translate());
+  MicroBatcher batcher({/*max_batch_cost=*/4, /*max_wait_ms=*/0}, model.translate());
   auto gate = batcher.submit(request_of({"gate"}));
   while (batcher.queued_requests() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // taken
   std::vector<std::future<BatchResults>> futures;
@@ -109,7 +113,7 @@ TEST(MicroBatcher, ABatchHoldsAtMostMaxBatchTokensUnlessOneRequestIsBigger) {
 
 TEST(MicroBatcher, RequestsWithOtherSearchOptionsAreNotMixed) {
   FakeModel model;
-  MicroBatcher batcher({/*max_batch_tokens=*/100, /*max_wait_ms=*/300}, model.translate());
+  MicroBatcher batcher({/*max_batch_cost=*/100, /*max_wait_ms=*/300}, model.translate());
   auto greedy1 = batcher.submit(request_of({"a"}, 1));
   auto beam = batcher.submit(request_of({"b"}, 4));
   auto greedy2 = batcher.submit(request_of({"c"}, 1));
@@ -123,7 +127,7 @@ TEST(MicroBatcher, RequestsWithOtherSearchOptionsAreNotMixed) {
 
 TEST(MicroBatcher, AnErrorReachesItsBatchAndTheWorkerGoesOn) {
   std::atomic<int> calls{0};
-  MicroBatcher batcher({/*max_batch_tokens=*/100, /*max_wait_ms=*/0},
+  MicroBatcher batcher({/*max_batch_cost=*/100, /*max_wait_ms=*/0},
                        [&](const std::vector<std::string>& sources, const BeamSearchOptions&) {
                          if (++calls == 1) throw Error("model failed");
                          return BatchResults(sources.size(), {TextHypothesis{"ok", 0, 1, {}}});
@@ -136,7 +140,7 @@ TEST(MicroBatcher, AnErrorReachesItsBatchAndTheWorkerGoesOn) {
 TEST(MicroBatcher, ShutdownAnswersEverySubmittedRequestThenRefusesNewOnes) {
   FakeModel model;
   model.delay = std::chrono::milliseconds(20);
-  MicroBatcher batcher({/*max_batch_tokens=*/2, /*max_wait_ms=*/50}, model.translate());
+  MicroBatcher batcher({/*max_batch_cost=*/2, /*max_wait_ms=*/50}, model.translate());
   std::vector<std::future<BatchResults>> futures;
   for (int i = 0; i < 6; ++i) futures.push_back(batcher.submit(request_of({std::to_string(i)})));
   batcher.shutdown();
@@ -146,6 +150,41 @@ TEST(MicroBatcher, ShutdownAnswersEverySubmittedRequestThenRefusesNewOnes) {
   }
   EXPECT_EQ(batcher.queued_requests(), 0);
   EXPECT_THROW(batcher.submit(request_of({"late"})), Error);
+}
+
+// The batcher /transcribe uses: utterances of samples in, one transcript each out, any requests
+// in one batch, the cost counted in the caller's unit.
+TEST(MicroBatcher, BatchesUtterancesOfAnyRequestsForTranscription) {
+  std::mutex mutex;
+  std::vector<size_t> batch_sizes;
+  TranscriptionBatcher batcher({/*max_batch_cost=*/1000, /*max_wait_ms=*/300},
+                               [&](const std::vector<std::vector<float>>& audio, const AnyBatch&) {
+                                 {
+                                   const std::lock_guard<std::mutex> lock(mutex);
+                                   batch_sizes.push_back(audio.size());
+                                 }
+                                 std::vector<Transcript> transcripts;
+                                 for (const auto& samples : audio)
+                                   transcripts.push_back({std::to_string(samples.size()), {}});
+                                 return transcripts;
+                               });
+  std::vector<std::future<TranscriptionBatcher::Results>> futures;
+  for (size_t n : {3u, 5u, 7u}) {
+    TranscriptionBatcher::Request request;
+    request.items = {std::vector<float>(n, 0.5f)};
+    request.cost = static_cast<int64_t>(n);
+    futures.push_back(batcher.submit(std::move(request)));
+  }
+  EXPECT_EQ(futures[0].get()[0].text, "3");
+  EXPECT_EQ(futures[1].get()[0].text, "5");
+  EXPECT_EQ(futures[2].get()[0].text, "7");
+  EXPECT_EQ(batch_sizes, (std::vector<size_t>{3}));
+}
+
+TEST(MicroBatcher, BadOptionsAreErrorsNamingThem) {
+  const auto run = [](const std::vector<std::string>& s, const BeamSearchOptions&) { return BatchResults(s.size()); };
+  EXPECT_THROW(MicroBatcher({/*max_batch_cost=*/0, /*max_wait_ms=*/0}, run), Error);
+  EXPECT_THROW(MicroBatcher({/*max_batch_cost=*/1, /*max_wait_ms=*/-1}, run), Error);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
-#include "mixseq/serve/translation_server.h"
+#include "mixseq/serve/model_server.h"
 
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sndfile.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,12 +13,15 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
+#include "mixseq/audio/audio_file.h"
+#include "mixseq/data/speech_data.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/stop_request.h"
@@ -214,52 +218,121 @@ int64_t content_length_of(const httplib::Request& request) {
   return length;
 }
 
+// The duration the header of an audio file held in `bytes` announces, in seconds; -1 when it is no
+// audio file libsndfile opens or announces no length (decode_audio then says what is wrong, or
+// checks the length once decoded). decode_audio checks --max-audio-seconds only after decoding
+// all of it, and a few megabytes of FLAC or Ogg can hold hours of silence (gigabytes of samples):
+// so the server asks the header first and refuses such a body before decoding it.
+double announced_seconds(const std::string& bytes) {
+  struct Memory {
+    const std::string* bytes;
+    sf_count_t position;
+  } memory{&bytes, 0};
+  SF_VIRTUAL_IO io{};
+  io.get_filelen = [](void* user) { return static_cast<sf_count_t>(static_cast<Memory*>(user)->bytes->size()); };
+  io.seek = [](sf_count_t offset, int whence, void* user) {
+    auto& m = *static_cast<Memory*>(user);
+    const auto size = static_cast<sf_count_t>(m.bytes->size());
+    const sf_count_t base = whence == SEEK_SET ? 0 : whence == SEEK_CUR ? m.position : size;
+    m.position = std::clamp<sf_count_t>(base + offset, 0, size);
+    return m.position;
+  };
+  io.read = [](void* out, sf_count_t count, void* user) {
+    auto& m = *static_cast<Memory*>(user);
+    const sf_count_t n = std::clamp<sf_count_t>(static_cast<sf_count_t>(m.bytes->size()) - m.position, 0, count);
+    std::memcpy(out, m.bytes->data() + m.position, static_cast<size_t>(n));
+    m.position += n;
+    return n;
+  };
+  io.write = [](const void*, sf_count_t, void*) -> sf_count_t { return 0; };
+  io.tell = [](void* user) { return static_cast<Memory*>(user)->position; };
+  SF_INFO info{};
+  SNDFILE* file = sf_open_virtual(&io, SFM_READ, &info, &memory);
+  if (file == nullptr) return -1;
+  sf_close(file);
+  if (info.samplerate <= 0 || info.frames <= 0 || info.frames == SF_COUNT_MAX) return -1;
+  return static_cast<double>(info.frames) / info.samplerate;
+}
+
 }  // namespace
 
-class TranslationServer::Impl {
+// What /metrics tells of one endpoint.
+struct EndpointCounts {
+  std::atomic<int64_t> requests{0};  // answered 200
+  std::atomic<int64_t> items{0};     // sentences translated, utterances transcribed in those
+  LatencyWindow latency;             // of answered requests, in ms
+};
+
+class ModelServer::Impl {
  public:
-  Impl(const ServeOptions& options, Translator& translator, const BeamSearchOptions& search)
-      : options_(options),
-        translator_(translator),
-        search_(search),
-        batcher_(options.batching, [this](const std::vector<std::string>& sources, const BeamSearchOptions& s) {
-          TranslateOptions translate;
-          translate.search = s;
-          translate.max_tokens = options_.batching.max_batch_tokens;
-          translate.max_source_tokens = 0;  // checked per request, before the batch
-          return translator_.translate(sources, translate);
-        }) {}
+  Impl(const ServeOptions& options, const ServedModels& models);
 
   void run();
 
  private:
   // The body of POST /translate as a batch request, or a Refusal.
-  BatchRequest parse(const std::string& body) const;
+  TranslationBatcher::Request parse_translation(const std::string& body) const;
   void translate(const std::string& body, httplib::Response& response);
-  // Reads the body of POST /translate up to --max-body-bytes, then translates it; a body over
-  // the limit is refused as soon as its reading passes the limit, the rest unread.
-  void read_and_translate(const httplib::ContentReader& content, httplib::Response& response);
-  // Before any body is read: refuses a request whose Content-Length is no byte count or over the
-  // limit, and a body sent anywhere but POST /translate. True when it answered.
+  // The body of POST /transcribe (an audio file) as a batch request of one utterance, or a Refusal.
+  TranscriptionBatcher::Request parse_audio(const std::string& body) const;
+  void transcribe(const std::string& body, httplib::Response& response);
+  // Reads a POST body up to `limit` bytes (`flag` names the limit); true when it has all of it. A
+  // body over the limit is refused as soon as its reading passes the limit, the rest unread.
+  bool read_body(const httplib::ContentReader& content, int64_t limit, const char* flag, std::string& body,
+                 httplib::Response& response);
+  // Before any body is read: refuses a request whose Content-Length is no byte count or over its
+  // endpoint's limit, a POST to a model this server does not serve, audio of a type other than
+  // audio/* or application/octet-stream, and a body sent anywhere else. True when it answered.
   bool refuse_before_reading(const httplib::Request& request, httplib::Response& response);
   // Answers a refusal of the HTTP request itself and closes the connection after the answer.
   void refuse_and_close(httplib::Response& response, int status, const std::string& message);
+  // "POST /translate, GET /health and GET /metrics": what this server answers, for messages.
+  std::string endpoints() const;
   Json metrics() const;
 
   ServeOptions options_;
-  Translator& translator_;
-  BeamSearchOptions search_;
-  MicroBatcher batcher_;
+  ServedModels models_;
+  std::unique_ptr<TranslationBatcher> translation_;     // null when no translator is served
+  std::unique_ptr<TranscriptionBatcher> transcription_;  // null when no recognizer is served
   Clock::time_point started_ = Clock::now();
-  std::atomic<int64_t> requests_{0};   // answered 200
-  std::atomic<int64_t> sentences_{0};  // translated in those
+  EndpointCounts translate_counts_, transcribe_counts_;
+  LatencyWindow latency_;              // of every answered request, in ms
   std::atomic<int64_t> refused_{0};    // answered 4xx, by the handlers or the library
   std::atomic<int64_t> failed_{0};     // answered 5xx
-  std::atomic<int64_t> in_flight_{0};  // POST /translate being handled now
-  LatencyWindow latency_;              // of answered requests, in ms
+  std::atomic<int64_t> in_flight_{0};  // POST /translate and /transcribe being handled now
 };
 
-BatchRequest TranslationServer::Impl::parse(const std::string& body) const {
+ModelServer::Impl::Impl(const ServeOptions& options, const ServedModels& models)
+    : options_(options), models_(models) {
+  MIXSEQ_CHECK(models_.translator != nullptr || models_.transcriber != nullptr,
+               "serve: no model to serve; give a translation checkpoint, a speech recognizer's, or both");
+  if (models_.translator != nullptr)
+    translation_ = std::make_unique<TranslationBatcher>(
+        options_.batching, [this](const std::vector<std::string>& sources, const BeamSearchOptions& search) {
+          TranslateOptions translate;
+          translate.search = search;
+          translate.max_tokens = options_.batching.max_batch_cost;
+          translate.max_source_tokens = 0;  // checked per request, before the batch
+          return models_.translator->translate(sources, translate);
+        });
+  if (models_.transcriber != nullptr) {
+    models_.speech_input.check();
+    models_.transcribe.max_frames = options_.speech_batching.max_batch_cost;
+    transcription_ = std::make_unique<TranscriptionBatcher>(
+        options_.speech_batching, [this](const std::vector<std::vector<float>>& audio, const AnyBatch&) {
+          return models_.transcriber->transcribe(audio, models_.transcribe);
+        });
+  }
+}
+
+std::string ModelServer::Impl::endpoints() const {
+  std::string list;
+  if (translation_) list += "POST /translate, ";
+  if (transcription_) list += "POST /transcribe, ";
+  return list + "GET /health and GET /metrics";
+}
+
+TranslationBatcher::Request ModelServer::Impl::parse_translation(const std::string& body) const {
   if (static_cast<int64_t>(body.size()) > options_.max_body_bytes)
     throw Refusal{413, str_cat("the request body has ", body.size(), " bytes, over the limit of ",
                                options_.max_body_bytes, " (--max-body-bytes)")};
@@ -280,35 +353,93 @@ BatchRequest TranslationServer::Impl::parse(const std::string& body) const {
     throw Refusal{413, str_cat("\"src\" has ", src.size(), " sentences, over the limit of ", options_.max_sentences,
                                " a request (--max-sentences)")};
 
-  BatchRequest request;
-  request.search = search_;
-  if (json.contains("beam_size")) request.search.beam_size = integer_in(json, "beam_size", 1, options_.max_beam_size);
-  if (json.contains("nbest")) request.search.nbest = integer_in(json, "nbest", 1, request.search.beam_size);
-  if (request.search.nbest > request.search.beam_size)
-    throw Refusal{400, str_cat("\"beam_size\" ", request.search.beam_size, " is below the server's nbest ",
-                               request.search.nbest, "; ask for nbest <= beam_size")};
+  TranslationBatcher::Request request;
+  auto& search = request.settings;
+  search = models_.search;
+  if (json.contains("beam_size")) search.beam_size = integer_in(json, "beam_size", 1, options_.max_beam_size);
+  if (json.contains("nbest")) search.nbest = integer_in(json, "nbest", 1, search.beam_size);
+  if (search.nbest > search.beam_size)
+    throw Refusal{400, str_cat("\"beam_size\" ", search.beam_size, " is below the server's nbest ", search.nbest,
+                               "; ask for nbest <= beam_size")};
   for (size_t i = 0; i < src.size(); ++i) {
     if (!src[i].is_string()) throw Refusal{400, str_cat("src[", i, "] is a ", src[i].type_name(), ", not a string")};
     auto sentence = src[i].get<std::string>();
-    const int64_t tokens = translator_.source_tokens(sentence);
+    const int64_t tokens = models_.translator->source_tokens(sentence);
     if (options_.max_source_tokens > 0 && tokens > options_.max_source_tokens)
       throw Refusal{400, str_cat("src[", i, "] has ", tokens, " tokens, over the limit of ", options_.max_source_tokens,
                                  " (--max-source-tokens)")};
-    request.source_tokens += tokens + 1;  // + </s>, as the model sees it
-    request.sources.push_back(std::move(sentence));
+    request.cost += tokens + 1;  // + </s>, as the model sees it
+    request.items.push_back(std::move(sentence));
   }
   return request;
 }
 
-void TranslationServer::Impl::refuse_and_close(httplib::Response& response, int status, const std::string& message) {
+TranscriptionBatcher::Request ModelServer::Impl::parse_audio(const std::string& body) const {
+  if (static_cast<int64_t>(body.size()) > options_.max_audio_bytes)
+    throw Refusal{413, str_cat("the request body has ", body.size(), " bytes, over the limit of ",
+                               options_.max_audio_bytes, " (--max-audio-bytes)")};
+  if (body.empty())
+    throw Refusal{400, "the request body is empty: send the bytes of an audio file (WAV, FLAC, OGG, ...)"};
+  const double announced = announced_seconds(body);
+  if (options_.max_audio_seconds > 0 && announced > options_.max_audio_seconds)
+    throw Refusal{400, str_cat("the audio is too long: its header announces ", announced,
+                               " s, over the limit of ", options_.max_audio_seconds, " s (--max-audio-seconds)")};
+  AudioReadOptions reading;
+  reading.sample_rate = models_.speech_input.sample_rate;
+  Audio audio;
+  try {
+    audio = decode_audio(body, "the request body", reading);
+  } catch (const Error& e) {  // not audio, truncated, empty: each names what is wrong
+    throw Refusal{400, str_cat(e.what(), "; send the bytes of an audio file (WAV, FLAC, OGG, ...)")};
+  }
+  const double seconds = audio.seconds();
+  if (options_.max_audio_seconds > 0 && seconds > options_.max_audio_seconds)
+    throw Refusal{400, str_cat("the audio is too long: ", seconds, " s, over the limit of ",
+                               options_.max_audio_seconds, " s (--max-audio-seconds)")};
+  if (options_.min_audio_seconds > 0 && seconds < options_.min_audio_seconds)
+    throw Refusal{400, str_cat("the audio is too short: ", seconds, " s, under the minimum of ",
+                               options_.min_audio_seconds, " s (--min-audio-seconds)")};
+  TranscriptionBatcher::Request request;
+  // As `mixseq transcribe` reads a file: the samples a prepared dataset would hold (16 bits).
+  request.items.push_back(as_stored_samples(audio.samples));
+  request.cost = models_.speech_input.feature_options().frames(static_cast<int64_t>(audio.samples.size()));
+  return request;
+}
+
+void ModelServer::Impl::refuse_and_close(httplib::Response& response, int status, const std::string& message) {
   ++refused_;
   t_close_after_answer = true;
   answer(response, status, {{"error", message}});
   response.set_header("Connection", "close");
 }
 
-bool TranslationServer::Impl::refuse_before_reading(const httplib::Request& request, httplib::Response& response) {
-  const bool translate = request.method == "POST" && request.path == "/translate";
+bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, httplib::Response& response) {
+  const bool post = request.method == "POST";
+  const bool to_translate = post && request.path == "/translate";
+  const bool to_transcribe = post && request.path == "/transcribe";
+  if ((to_translate && !translation_) || (to_transcribe && !transcription_)) {
+    refuse_and_close(response, 404,
+                     str_cat("this server has no ", to_translate ? "translation model" : "speech recognizer",
+                             " (start it with ", to_translate ? "-c CHECKPOINT" : "--speech-checkpoint CHECKPOINT",
+                             "); there are ", endpoints()));
+    return true;
+  }
+  if (to_transcribe) {
+    // Audio comes as raw bytes: audio/wav, audio/flac, ..., or application/octet-stream (or no type).
+    const auto type = request.get_header_value("Content-Type");
+    const auto media = type.substr(0, type.find(';'));
+    if (!media.empty() && strncasecmp(media.c_str(), "audio/", 6) != 0 &&
+        strcasecmp(media.c_str(), "application/octet-stream") != 0) {
+      refuse_and_close(response, 415,
+                       str_cat("POST /transcribe takes the bytes of an audio file with Content-Type audio/* or "
+                               "application/octet-stream, not \"", type, "\" (curl: -H 'Content-Type: audio/wav' "
+                               "--data-binary @file.wav)"));
+      return true;
+    }
+  }
+  const bool own_body = to_translate || to_transcribe;  // read by the handler, which stops at the limit
+  const int64_t limit = to_transcribe ? options_.max_audio_bytes : options_.max_body_bytes;
+  const char* flag = to_transcribe ? "--max-audio-bytes" : "--max-body-bytes";
   // As cpp-httplib decides it: a body in chunks has no Content-Length to check beforehand.
   const bool chunked = strcasecmp(request.get_header_value("Transfer-Encoding").c_str(), "chunked") == 0;
   if (request.has_header("Content-Length") && !chunked) {
@@ -318,33 +449,33 @@ bool TranslationServer::Impl::refuse_before_reading(const httplib::Request& requ
                                               "\" is not a byte count (a number of 0 to 18 digits, one value)"));
       return true;
     }
-    if (translate && length > options_.max_body_bytes) {
+    if (own_body && length > limit) {
       refuse_and_close(response, 413,
-                       str_cat("the request body has ", length, " bytes (Content-Length), over the limit of ",
-                               options_.max_body_bytes, " (--max-body-bytes); it was not read"));
+                       str_cat("the request body has ", length, " bytes (Content-Length), over the limit of ", limit,
+                               " (", flag, "); it was not read"));
       return true;
     }
-    if (translate || length == 0) return false;
-  } else if (translate || (!chunked && request.method != "POST" && request.method != "PUT" &&
-                           request.method != "PATCH" && request.method != "DELETE")) {
-    return false;  // POST /translate reads its body itself; other methods have none to read
+    if (own_body || length == 0) return false;
+  } else if (own_body || (!chunked && request.method != "POST" && request.method != "PUT" &&
+                          request.method != "PATCH" && request.method != "DELETE")) {
+    return false;  // POST /translate and /transcribe read their bodies themselves; other methods have none
   }
   // A body sent anywhere else: the library would read it whole (a chunked one without limit) or,
   // for a GET, parse it as the next request.
   if (request.method == "GET" && (request.path == "/health" || request.path == "/metrics")) {
     refuse_and_close(response, 400, str_cat("GET ", request.path, " takes no request body"));
   } else {
-    refuse_and_close(response, 404, str_cat("no endpoint ", request.method, " ", request.path,
-                                            "; there are POST /translate, GET /health and GET /metrics"));
+    refuse_and_close(response, 404,
+                     str_cat("no endpoint ", request.method, " ", request.path, "; there are ", endpoints()));
   }
   return true;
 }
 
-void TranslationServer::Impl::read_and_translate(const httplib::ContentReader& content, httplib::Response& response) {
-  std::string body;
+bool ModelServer::Impl::read_body(const httplib::ContentReader& content, int64_t limit, const char* flag,
+                                  std::string& body, httplib::Response& response) {
   bool over_limit = false;
   const bool read = content([&](const char* data, size_t size) {
-    if (static_cast<int64_t>(body.size() + size) > options_.max_body_bytes) {
+    if (static_cast<int64_t>(body.size() + size) > limit) {
       over_limit = true;
       return false;  // stops reading: the library returns at once, the rest of the body unread
     }
@@ -352,27 +483,27 @@ void TranslationServer::Impl::read_and_translate(const httplib::ContentReader& c
     return true;
   });
   if (over_limit) {
-    refuse_and_close(response, 413, str_cat("the request body is over the limit of ", options_.max_body_bytes,
-                                            " bytes (--max-body-bytes); it was refused after ", body.size(),
-                                            " bytes, the rest unread"));
-    return;
+    refuse_and_close(response, 413, str_cat("the request body is over the limit of ", limit, " bytes (", flag,
+                                            "); it was refused after ", body.size(), " bytes, the rest unread"));
+    return false;
   }
   if (!read) {
     refuse_and_close(response, 400, str_cat("the request body could not be read after ", body.size(),
                                             " bytes: malformed chunked encoding, or the connection stopped sending"));
-    return;
+    return false;
   }
-  translate(body, response);
+  return true;
 }
 
-void TranslationServer::Impl::translate(const std::string& body, httplib::Response& response) {
+void ModelServer::Impl::translate(const std::string& body, httplib::Response& response) {
   const auto start = Clock::now();
   ++in_flight_;
   try {
-    auto request = parse(body);
-    const bool nested = request.search.nbest > 1;  // each "tgt" item a list of nbest translations
-    const auto count = static_cast<int64_t>(request.sources.size());
-    const auto results = request.sources.empty() ? BatchResults{} : batcher_.submit(std::move(request)).get();
+    auto request = parse_translation(body);
+    const bool nested = request.settings.nbest > 1;  // each "tgt" item a list of nbest translations
+    const auto count = static_cast<int64_t>(request.items.size());
+    const auto results =
+        request.items.empty() ? TranslationBatcher::Results{} : translation_->submit(std::move(request)).get();
     Json tgt = Json::array(), scores = Json::array();
     for (const auto& hypotheses : results) {
       if (!nested) {
@@ -391,33 +522,85 @@ void TranslationServer::Impl::translate(const std::string& body, httplib::Respon
     const double elapsed = milliseconds_since(start);
     answer(response, 200, {{"tgt", std::move(tgt)}, {"scores", std::move(scores)}, {"time_ms", elapsed}});
     latency_.add(elapsed);
-    ++requests_;
-    sentences_ += count;
+    translate_counts_.latency.add(elapsed);
+    ++translate_counts_.requests;
+    translate_counts_.items += count;
   } catch (const Refusal& refusal) {
     ++refused_;
     answer(response, refusal.status, {{"error", refusal.message}});
   } catch (const std::exception& e) {
     ++failed_;
-    log_info("serve: a request failed: ", e.what());
+    log_info("serve: a translation request failed: ", e.what());
     answer(response, 500, {{"error", str_cat("translation failed: ", e.what())}});
   }
   --in_flight_;
 }
 
-Json TranslationServer::Impl::metrics() const {
-  return {{"requests", requests_.load()},
-          {"sentences", sentences_.load()},
-          {"refused", refused_.load()},
-          {"failed", failed_.load()},
-          {"in_flight", in_flight_.load()},
-          {"queue_length", batcher_.queued_requests()},
-          {"batches", batcher_.batches_run()},
-          {"latency_ms", {{"p50", latency_.percentile(50)}, {"p90", latency_.percentile(90)},
-                          {"p99", latency_.percentile(99)}}},
-          {"uptime_s", milliseconds_since(started_) / 1000}};
+void ModelServer::Impl::transcribe(const std::string& body, httplib::Response& response) {
+  const auto start = Clock::now();
+  ++in_flight_;
+  try {
+    auto request = parse_audio(body);
+    const double seconds = static_cast<double>(request.items.front().size()) /
+                           static_cast<double>(models_.speech_input.sample_rate);
+    const auto transcripts = transcription_->submit(std::move(request)).get();
+    const Transcript& transcript = transcripts.at(0);
+    Json words = Json::array();
+    for (const auto& w : transcript.words)  // milliseconds, as `transcribe --json` writes them
+      words.push_back({{"word", w.word}, {"start", std::round(w.start * 1000) / 1000},
+                       {"end", std::round(w.end * 1000) / 1000}});
+    const double elapsed = milliseconds_since(start);
+    answer(response, 200, {{"text", transcript.text}, {"words", std::move(words)},
+                           {"seconds", std::round(seconds * 1000) / 1000}, {"time_ms", elapsed}});
+    latency_.add(elapsed);
+    transcribe_counts_.latency.add(elapsed);
+    ++transcribe_counts_.requests;
+    ++transcribe_counts_.items;
+  } catch (const Refusal& refusal) {
+    ++refused_;
+    answer(response, refusal.status, {{"error", refusal.message}});
+  } catch (const std::exception& e) {
+    ++failed_;
+    log_info("serve: a transcription request failed: ", e.what());
+    answer(response, 500, {{"error", str_cat("transcription failed: ", e.what())}});
+  }
+  --in_flight_;
 }
 
-void TranslationServer::Impl::run() {
+Json ModelServer::Impl::metrics() const {
+  const auto percentiles = [](const LatencyWindow& window) {
+    return Json{{"p50", window.percentile(50)}, {"p90", window.percentile(90)}, {"p99", window.percentile(99)}};
+  };
+  const int64_t translate_queue = translation_ ? translation_->queued_requests() : 0;
+  const int64_t translate_batches = translation_ ? translation_->batches_run() : 0;
+  const int64_t transcribe_queue = transcription_ ? transcription_->queued_requests() : 0;
+  const int64_t transcribe_batches = transcription_ ? transcription_->batches_run() : 0;
+  Json json = {{"requests", translate_counts_.requests.load() + transcribe_counts_.requests.load()},
+               {"sentences", translate_counts_.items.load()},
+               {"utterances", transcribe_counts_.items.load()},
+               {"refused", refused_.load()},
+               {"failed", failed_.load()},
+               {"in_flight", in_flight_.load()},
+               {"queue_length", translate_queue + transcribe_queue},
+               {"batches", translate_batches + transcribe_batches},
+               {"latency_ms", percentiles(latency_)},
+               {"uptime_s", milliseconds_since(started_) / 1000}};
+  if (translation_)
+    json["translate"] = {{"requests", translate_counts_.requests.load()},
+                         {"sentences", translate_counts_.items.load()},
+                         {"queue_length", translate_queue},
+                         {"batches", translate_batches},
+                         {"latency_ms", percentiles(translate_counts_.latency)}};
+  if (transcription_)
+    json["transcribe"] = {{"requests", transcribe_counts_.requests.load()},
+                          {"utterances", transcribe_counts_.items.load()},
+                          {"queue_length", transcribe_queue},
+                          {"batches", transcribe_batches},
+                          {"latency_ms", percentiles(transcribe_counts_.latency)}};
+  return json;
+}
+
+void ModelServer::Impl::run() {
   HttpServer http;
   const int threads = options_.http_threads;
   http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
@@ -429,9 +612,9 @@ void TranslationServer::Impl::run() {
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  // Bodies are read by read_and_translate(), which stops at the limit; the library's own limit
+  // Bodies are read by read_body(), which stops at the endpoint's limit; the library's own limit
   // is a backstop.
-  http.set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
+  http.set_payload_max_length(static_cast<size_t>(std::max(options_.max_body_bytes, options_.max_audio_bytes)));
   http.set_keep_alive_timeout(2);  // an idle connection holds a thread, and holds up a shutdown this long
   // Requests a client may send on one connection, pipelined or not; the last answer says
   // "Connection: close" (cpp-httplib's default, 5, is low for pipelining clients).
@@ -446,7 +629,15 @@ void TranslationServer::Impl::run() {
     return refuse_before_reading(request, response) ? response.status : 100;
   });
   http.Post("/translate", [this](const httplib::Request&, httplib::Response& response,
-                                 const httplib::ContentReader& content) { read_and_translate(content, response); });
+                                 const httplib::ContentReader& content) {
+    std::string body;
+    if (read_body(content, options_.max_body_bytes, "--max-body-bytes", body, response)) translate(body, response);
+  });
+  http.Post("/transcribe", [this](const httplib::Request&, httplib::Response& response,
+                                  const httplib::ContentReader& content) {
+    std::string body;
+    if (read_body(content, options_.max_audio_bytes, "--max-audio-bytes", body, response)) transcribe(body, response);
+  });
   http.Get("/health", [](const httplib::Request&, httplib::Response& response) {
     answer(response, 200, {{"status", "ok"}});
   });
@@ -459,8 +650,7 @@ void TranslationServer::Impl::run() {
     if (!response.body.empty()) return;  // answered by a handler above
     if (response.status < 500) ++refused_;
     const std::string what =
-        response.status == 404   ? str_cat("no endpoint ", request.method, " ", request.path,
-                                           "; there are POST /translate, GET /health and GET /metrics")
+        response.status == 404   ? str_cat("no endpoint ", request.method, " ", request.path, "; there are ", endpoints())
         : response.status == 413 ? str_cat("the request body is over the limit of ", options_.max_body_bytes,
                                            " bytes (--max-body-bytes)")
                                  : str_cat("the HTTP request was refused (status ", response.status, ")");
@@ -478,8 +668,10 @@ void TranslationServer::Impl::run() {
                              " (is the host an address of this machine?)"),
                "; choose another --port, or --port 0 for any free one");
   std::cout << "serve: listening on http://" << options_.host << ":" << port << std::endl;
-  log_info("serve: listening on http://", options_.host, ":", port, " (", threads, " connection threads, batches of ",
-           options_.batching.max_batch_tokens, " tokens, waiting ", options_.batching.max_wait_ms, " ms)");
+  log_info("serve: listening on http://", options_.host, ":", port, " (", threads, " connection threads, ",
+           translation_ ? str_cat("batches of ", options_.batching.max_batch_cost, " tokens, ") : "",
+           transcription_ ? str_cat("batches of ", options_.speech_batching.max_batch_cost, " audio frames, ") : "",
+           "waiting ", options_.batching.max_wait_ms, " ms)");
 
   // stop() closes the listening socket; listen_after_bind() then returns once the connection
   // threads have answered every request they accepted. stop() does nothing before listening starts.
@@ -492,17 +684,18 @@ void TranslationServer::Impl::run() {
   http.listen_after_bind();
   listening_ended = true;
   watcher.join();
-  batcher_.shutdown();
-  log_info("serve: stopped after ", requests_.load(), " requests (", sentences_.load(), " sentences), ",
-           refused_.load(), " refused, ", failed_.load(), " failed");
+  if (translation_) translation_->shutdown();
+  if (transcription_) transcription_->shutdown();
+  log_info("serve: stopped after ", translate_counts_.requests.load() + transcribe_counts_.requests.load(),
+           " requests (", translate_counts_.items.load(), " sentences, ", transcribe_counts_.items.load(),
+           " utterances), ", refused_.load(), " refused, ", failed_.load(), " failed");
 }
 
-TranslationServer::TranslationServer(const ServeOptions& options, Translator& translator,
-                                     const BeamSearchOptions& search)
-    : impl_(std::make_unique<Impl>(options, translator, search)) {}
+ModelServer::ModelServer(const ServeOptions& options, const ServedModels& models)
+    : impl_(std::make_unique<Impl>(options, models)) {}
 
-TranslationServer::~TranslationServer() = default;
+ModelServer::~ModelServer() = default;
 
-void TranslationServer::run() { impl_->run(); }
+void ModelServer::run() { impl_->run(); }
 
 }  // namespace mixseq

@@ -1,0 +1,83 @@
+// ModelServer: `mixseq serve`'s HTTP server (docs/serving.md). It serves a translator, a speech
+// recognizer, or both from one process:
+//   POST /translate   {"src": ["...", ...], "beam_size"?: K, "nbest"?: N}
+//                     -> {"tgt": [...], "scores": [...], "time_ms": t}
+//   POST /transcribe  the bytes of an audio file (any format libsndfile reads: WAV, FLAC, OGG, ...)
+//                     -> {"text": "...", "words": [{"word", "start", "end"}], "seconds": s, "time_ms": t}
+//   GET  /health      -> {"status": "ok"}
+//   GET  /metrics     -> requests, sentences, utterances, errors, queue lengths, batches, latency percentiles
+// A translation is tokenized, searched and detokenized as `mixseq translate` does it, with its
+// search defaults; an audio file is decoded, resampled to the recognizer's rate and quantized to
+// 16 bits as `mixseq transcribe` reads it, so both give what the commands give.
+// Requests are checked before they reach a model: a body that is not JSON or not audio, a missing
+// "src", an item that is not a string, malformed UTF-8, a sentence, an utterance or a body over
+// its limit, an unknown key, an endpoint whose model is not served each get a 4xx answer whose
+// JSON "error" names what is wrong; the server keeps running.
+// Accepted requests from every connection go to one micro-batcher per model
+// (serve/micro_batcher.h), whose worker thread is the only one that runs that model.
+//
+// Threads and ownership. The translator and the transcriber (and the models, vocabulary and
+// tokenizer they refer to) must outlive the server; each is used by its batcher's worker, and the
+// translator's tokenizer (which is thread-safe) by the connection threads, to count tokens. run()
+// blocks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "mixseq/data/speech_batch.h"
+#include "mixseq/decode/beam_search.h"
+#include "mixseq/decode/speech_transcriber.h"
+#include "mixseq/decode/translator.h"
+#include "mixseq/serve/latency_window.h"
+#include "mixseq/serve/micro_batcher.h"
+
+namespace mixseq {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";      // address to listen on; 0.0.0.0 listens on every interface
+  int port = 8080;                      // 0 = a free port chosen by the system (printed at start)
+  int http_threads = 32;                // connections served at once; each mostly waits for its batch
+  int64_t max_body_bytes = 1 << 20;     // a larger /translate body is refused (413)
+  int64_t max_sentences = 1000;         // sentences per request; more are refused (413)
+  int64_t max_source_tokens = 1024;     // longest sentence, in the model's tokens (400 beyond); 0 = no limit
+  int64_t max_beam_size = 64;           // largest beam_size a request may ask for (each costs memory and time)
+  MicroBatcherOptions batching;         // /translate: --max-batch-tokens (the cost: source tokens), --max-wait-ms
+  int64_t max_audio_bytes = 16 << 20;   // a larger /transcribe body is refused (413)
+  double max_audio_seconds = 30.0;      // longest utterance (400 beyond), after resampling; 0 = no limit
+  double min_audio_seconds = 0.05;      // shortest utterance (400 below): less holds no word; 0 = no limit
+  MicroBatcherOptions speech_batching{48000, 5};  // /transcribe: --max-batch-frames (the cost: feature
+                                                  // frames of all utterances), --max-wait-ms
+};
+
+// The models a server answers with; at least one of the two.
+struct ServedModels {
+  Translator* translator = nullptr;      // POST /translate; null: not served (the endpoint answers 404)
+  BeamSearchOptions search;              // the defaults of every /translate request (the checkpoint's
+                                         // validation_search with the command line's flags); a request
+                                         // may change its beam_size and nbest
+  SpeechTranscriber* transcriber = nullptr;  // POST /transcribe; null: not served (404)
+  SpeechInputConfig speech_input;        // the recognizer's input settings: its sample rate, and its
+                                         // feature frames as /transcribe's batch cost
+  TranscribeOptions transcribe;          // how batches of utterances are decoded (its max_frames is set
+                                         // to speech_batching.max_batch_cost)
+};
+
+class ModelServer {
+ public:
+  ModelServer(const ServeOptions& options, const ServedModels& models);
+  ~ModelServer();
+
+  // Binds host:port (throws mixseq::Error naming them if it cannot), prints
+  // "serve: listening on http://<host>:<port>" on stdout, and serves until stop_requested()
+  // (util/stop_request.h: SIGINT or SIGTERM once watch_stop_signals() ran). It then stops
+  // accepting, answers every request already received, and returns.
+  void run();
+
+ private:
+  class Impl;  // keeps the HTTP library out of this header
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mixseq
