@@ -2,14 +2,25 @@
 # Exact resume: a training run killed with SIGKILL and resumed with --resume from
 # checkpoint_last.pt logs the same loss at every update as a run that never stopped. With "lm",
 # a Transformer-XL language model whose memory carries across updates (and is saved with the
-# stream position), over an epoch boundary.
-#   train_resume.sh <mixseq> <work dir> [translation|lm]
+# stream position), over an epoch boundary. With "speech", a small Wave2Letter+ on espeak-ng
+# digits, over several epochs, with dropout, speed perturbation, dither and SpecAugment (drawn
+# per batch from the seed, the epoch and the batch).
+#   train_resume.sh <mixseq> <work dir> [translation|lm|speech]
 set -euo pipefail
 mixseq=$1
 work=$2
 kind=${3:-translation}
 source "$(dirname "$0")/small_task.sh"
-if [ "$kind" = lm ]; then
+if [ "$kind" = speech ]; then
+  command -v espeak-ng >/dev/null || { echo "SKIP: espeak-ng is not installed"; exit 77; }
+  rm -rf "$work" && mkdir -p "$work"
+  python3 "$(dirname "$0")/tools/spoken_numbers.py" "$work/digits" --train 120 --valid 10 --seed 2
+  "$mixseq" prepare --task speech --train "$work/digits/train.tsv" --valid "$work/digits/valid.tsv" -o "$work/data" >/dev/null
+  train=("$mixseq" --threads 1 train -c "$(dirname "$0")/../../configs/speech_tiny.yaml" --data.dir "$work/data"
+         --model.wave2letter_plus.channels "[32, 32, 32]" --model.wave2letter_plus.prologue_channels 32
+         --model.wave2letter_plus.epilogue_channels 32 --model.wave2letter_plus.enc_feats 32
+         --speech.max_frames 3000 --train.max_epochs 0 --train.max_steps 70)
+elif [ "$kind" = lm ]; then
   make_small_lm_task "$mixseq" "$work"
   tiny_lm_train_command "$mixseq" "$work"
   train+=(--model.transformer_xl.dropout 0.1 --train.max_steps 250)
