@@ -1,10 +1,12 @@
 // mixseq transcribe: audio files in, transcripts out, with a speech recognizer's checkpoint alone.
 //   mixseq transcribe -c runs/asr/checkpoint_best.pt -i test.tsv -o test.hyp
 //   mixseq transcribe -c runs/asr/checkpoint_best.pt a.wav b.flac --json
+//   mixseq transcribe -c runs/asr/checkpoint_best.pt -i test.tsv --beam-size 16 --lm words.arpa --lm-weight 1 --word-bonus 2
 // The manifest is TSV whose first column is an audio path (absolute or relative to the manifest's
 // folder; a second column, e.g. a reference transcript, is ignored) or NeMo's JSON lines. The
 // output has one line per utterance in input order, written buffer by buffer as they are done.
-// An unreadable audio file stops it with an error naming the file.
+// An unreadable audio file stops it with an error naming the file. Decoding is greedy unless
+// --beam-size > 1 or --lm is given: CTC prefix beam search (decode/ctc_beam_search.h).
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -14,6 +16,7 @@
 #include "mixseq/audio/audio_file.h"
 #include "mixseq/data/speech_data.h"
 #include "mixseq/decode/speech_transcriber.h"
+#include "mixseq/text/arpa_language_model.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
@@ -32,6 +35,7 @@ struct TranscribeArguments {
   std::string precision = "fp32";
   int64_t buffer_size = 64;  // utterances read and transcribed together
   bool json = false;
+  std::string lm;  // ARPA word model for shallow fusion; "" = none
   TranscribeOptions options;
 };
 
@@ -59,6 +63,28 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU)")
       ->capture_default_str();
+  CtcBeamSearchOptions& beam = arguments->options.beam;
+  command->add_option("--beam-size", beam.beam_size,
+                      "CTC prefix beam search: prefixes kept per frame; 1 without --lm = greedy decoding")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--lm", arguments->lm, "Word n-gram language model in ARPA format (.gz too) fused into the beam search");
+  command->add_option("--lm-weight", beam.alpha, "alpha: the weight of ln p_lm(words) in the beam search's score")
+      ->check(finite_number())
+      ->capture_default_str();
+  command->add_option("--word-bonus", beam.beta, "beta: added to the beam search's score per word")
+      ->check(finite_number())
+      ->capture_default_str();
+  command->add_option("--nbest", beam.nbest, "With --json: the n best transcripts of the beam search, with scores")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--cutoff-top-n", beam.cutoff_top_n, "Beam search: symbols tried per frame, most likely first; 0 = all")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--cutoff-prob", beam.cutoff_prob,
+                      "Beam search: symbols tried per frame until they hold this probability mass; 1 = all")
+      ->check(in_range(1e-9, 1))
+      ->capture_default_str();
   table.add(command, [=] {
     MIXSEQ_CHECK(arguments->manifest.empty() != arguments->files.empty(),
                  "transcribe: give either --input MANIFEST or audio files, not ",
@@ -68,12 +94,22 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       for (const auto& entry : read_speech_manifest(arguments->manifest, false)) paths.push_back(entry.audio);
     std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
     if (!arguments->manifest.empty()) inputs.push_back({"--input", arguments->manifest});
+    if (!arguments->lm.empty()) inputs.push_back({"--lm", arguments->lm});
     for (const auto& path : paths) inputs.push_back({"audio file", path});
     refuse_output_over_inputs({"--output", arguments->output}, inputs);
 
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
+    TranscribeOptions options = arguments->options;
+    MIXSEQ_CHECK(options.beam.nbest <= options.beam.beam_size, "transcribe: --nbest (", options.beam.nbest,
+                 ") must be at most --beam-size (", options.beam.beam_size, ")");
+    if (!arguments->lm.empty()) {
+      options.beam.language_model = std::make_shared<const ArpaLanguageModel>(ArpaLanguageModel::load(arguments->lm));
+      const auto& lm = *options.beam.language_model;
+      log_info("transcribe: language model ", arguments->lm, ": order ", lm.order(), ", ", lm.vocabulary_size(),
+               " words; alpha ", options.beam.alpha, ", beta ", options.beam.beta, ", beam ", options.beam.beam_size);
+    }
     auto recognizer = load_trained_speech_recognizer(arguments->checkpoint, device);
     const SpeechTranscriber transcriber(recognizer, device, precision);
     AudioReadOptions reading;
@@ -89,7 +125,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
         audio_seconds += static_cast<double>(audio.back().size()) / static_cast<double>(reading.sample_rate);
       }
       const auto start = std::chrono::steady_clock::now();
-      const auto transcripts = transcriber.transcribe(audio, arguments->options);
+      const auto transcripts = transcriber.transcribe(audio, options);
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (size_t k = 0; k < transcripts.size(); ++k) {
         if (!arguments->json) {
@@ -100,8 +136,14 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
         for (const auto& w : transcripts[k].words)
           words.push_back({{"word", w.word}, {"start", std::round(w.start * 1000) / 1000},
                            {"end", std::round(w.end * 1000) / 1000}});
-        out.stream() << nlohmann::json{{"audio", paths[begin + k]}, {"text", transcripts[k].text}, {"words", words}}.dump()
-                     << '\n';
+        nlohmann::json record = {{"audio", paths[begin + k]}, {"text", transcripts[k].text}, {"words", words}};
+        if (options.beam.nbest > 1) {
+          record["nbest"] = nlohmann::json::array();
+          for (const auto& h : transcripts[k].nbest)
+            record["nbest"].push_back({{"text", h.text}, {"score", h.score}, {"ctc_log_prob", h.ctc_log_prob},
+                                       {"lm_log10_prob", h.lm_log10_prob}});
+        }
+        out.stream() << record.dump() << '\n';
       }
       out.stream().flush();
     }

@@ -22,6 +22,8 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return audio[a].size() > audio[b].size(); });
   const SpeechFeatureOptions features = recognizer_.input.feature_options();
   const double hop_seconds = recognizer_.input.hop_ms / 1000.0;
+  const bool greedy = options.beam.beam_size == 1 && !options.beam.language_model;
+  if (!greedy) check_ctc_beam_search_options(options.beam, recognizer_.symbols);
   torch::NoGradGuard no_grad;
   for (size_t begin = 0; begin < order.size();) {
     // Longest first: the first utterance of a batch sets its padded length.
@@ -37,14 +39,26 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
       const AutocastScope autocast(precision_, device_);
       output = recognizer_.model->forward(batch.features.to(device_), batch.lengths.to(device_));
     }
-    const auto hypotheses = ctc_greedy_decode(output.logits.to(torch::kFloat), output.lengths);
     const double frame_seconds =
         hop_seconds * static_cast<double>(batch.features.size(1)) / static_cast<double>(std::max<int64_t>(1, output.logits.size(1)));
-    for (size_t k = begin; k < end; ++k) {
-      const auto& hypothesis = hypotheses[k - begin];
-      Transcript& t = transcripts[order[k]];
-      t.text = recognizer_.symbols.decode(hypothesis.symbols);
-      t.words = ctc_words(hypothesis, recognizer_.symbols, frame_seconds);
+    if (greedy) {
+      const auto hypotheses = ctc_greedy_decode(output.logits.to(torch::kFloat), output.lengths);
+      for (size_t k = begin; k < end; ++k) {
+        const auto& hypothesis = hypotheses[k - begin];
+        Transcript& t = transcripts[order[k]];
+        t.text = recognizer_.symbols.decode(hypothesis.symbols);
+        t.words = ctc_words(hypothesis, recognizer_.symbols, frame_seconds);
+      }
+    } else {
+      const auto searched = ctc_beam_search(output.logits, output.lengths, recognizer_.symbols, options.beam);
+      for (size_t k = begin; k < end; ++k) {
+        const auto& nbest = searched[k - begin];  // never empty: the empty prefix at least
+        Transcript& t = transcripts[order[k]];
+        t.text = recognizer_.symbols.decode(nbest.at(0).hypothesis.symbols);
+        t.words = ctc_words(nbest[0].hypothesis, recognizer_.symbols, frame_seconds);
+        for (const auto& h : nbest)
+          t.nbest.push_back({recognizer_.symbols.decode(h.hypothesis.symbols), h.score, h.ctc_log_prob, h.lm_log10_prob});
+      }
     }
     begin = end;
   }

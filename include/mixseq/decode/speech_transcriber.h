@@ -1,6 +1,7 @@
 // SpeechTranscriber: audio in, text out, with a trained speech recognizer
 // (models/trained_model.h, load_trained_speech_recognizer): features as the model was trained
-// with them (no dither, no augmentation), the model in evaluation mode, greedy CTC decoding, word
+// with them (no dither, no augmentation), the model in evaluation mode, CTC decoding (greedy by
+// default; prefix beam search with an optional ARPA word model, decode/ctc_beam_search.h), word
 // times from the CTC alignment. Utterances are batched longest-first within a call; results come
 // back in input order.
 #pragma once
@@ -10,19 +11,30 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/decode/ctc_beam_search.h"
 #include "mixseq/decode/ctc_decoding.h"
 #include "mixseq/models/trained_model.h"
 #include "mixseq/util/mixed_precision.h"
 
 namespace mixseq {
 
+// One of the n best transcripts of a beam search.
+struct ScoredTranscript {
+  std::string text;           // normalised transcript
+  double score = 0;           // the search's ranking score (CtcScoredHypothesis::score, natural log)
+  double ctc_log_prob = 0;    // ln P(text | audio) over the paths the search kept
+  double lm_log10_prob = 0;   // log10 p_lm of its words (0 without a language model)
+};
+
 struct Transcript {
   std::string text;              // normalised transcript (e.g. lowercase characters and spaces)
   std::vector<TimedWord> words;  // its words with start and end times in seconds
+  std::vector<ScoredTranscript> nbest;  // beam search only: the n best, best first (nbest[0].text == text)
 };
 
 struct TranscribeOptions {
   int64_t max_frames = 48000;  // feature frames per batch (utterances x longest); one utterance may exceed it
+  CtcBeamSearchOptions beam;   // beam_size 1 and no language model (the default) = greedy decoding
 };
 
 class SpeechTranscriber {
