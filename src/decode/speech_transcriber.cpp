@@ -39,15 +39,22 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
       const AutocastScope autocast(precision_, device_);
       output = recognizer_.model->forward(batch.features.to(device_), batch.lengths.to(device_));
     }
-    const double frame_seconds =
-        hop_seconds * static_cast<double>(batch.features.size(1)) / static_cast<double>(std::max<int64_t>(1, output.logits.size(1)));
+    // One output frame's duration, from each utterance's own input and output lengths (not the padded
+    // batch's), so that word times do not depend on what the utterance was batched with.
+    const auto in_frames = batch.lengths.to(torch::kCPU, torch::kLong);
+    const auto out_frames = output.lengths.to(torch::kCPU, torch::kLong);
+    const auto frame_seconds_of = [&](size_t b) {
+      const auto index = static_cast<int64_t>(b);
+      return hop_seconds * static_cast<double>(in_frames[index].item<int64_t>()) /
+             static_cast<double>(std::max<int64_t>(1, out_frames[index].item<int64_t>()));
+    };
     if (greedy) {
       const auto hypotheses = ctc_greedy_decode(output.logits.to(torch::kFloat), output.lengths);
       for (size_t k = begin; k < end; ++k) {
         const auto& hypothesis = hypotheses[k - begin];
         Transcript& t = transcripts[order[k]];
         t.text = recognizer_.symbols.decode(hypothesis.symbols);
-        t.words = ctc_words(hypothesis, recognizer_.symbols, frame_seconds);
+        t.words = ctc_words(hypothesis, recognizer_.symbols, frame_seconds_of(k - begin));
       }
     } else {
       const auto searched = ctc_beam_search(output.logits, output.lengths, recognizer_.symbols, options.beam);
@@ -55,7 +62,7 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
         const auto& nbest = searched[k - begin];  // never empty: the empty prefix at least
         Transcript& t = transcripts[order[k]];
         t.text = recognizer_.symbols.decode(nbest.at(0).hypothesis.symbols);
-        t.words = ctc_words(nbest[0].hypothesis, recognizer_.symbols, frame_seconds);
+        t.words = ctc_words(nbest[0].hypothesis, recognizer_.symbols, frame_seconds_of(k - begin));
         for (const auto& h : nbest)
           t.nbest.push_back({recognizer_.symbols.decode(h.hypothesis.symbols), h.score, h.ctc_log_prob, h.lm_log10_prob});
       }

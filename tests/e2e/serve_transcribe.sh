@@ -2,7 +2,7 @@
 # mixseq serve's POST /transcribe (issue 25) with real HTTP clients (tools/serve_transcribe_check.py),
 # on the speech model e2e_speech_learns trains (a CTest fixture: that test runs first and leaves
 # <speech work>/run/checkpoint_best.pt and the validation audio <speech work>/digits): every
-# validation file gets exactly `mixseq transcribe`'s text (word times within 1%); one server serves a
+# validation file gets exactly `mixseq transcribe`'s text and word times; one server serves a
 # translation model beside it; 8 concurrent clients get their own answers, batched together; bad
 # bodies (not audio, empty, truncated, too long or short, too big, another Content-Type) get a
 # 4xx naming what is wrong while the server keeps running; SIGTERM ends it with 0.
