@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Connected-digit recognition on real recordings (the Free Spoken Digit Dataset: 5 speakers x 10
+# digits x 50 takes, 8 kHz): utterances of 1-7 digits joined from one speaker's takes with short
+# random gaps (scripts/recipes/tools/fsdd_connected.py); trained on four speakers plus espeak-ng
+# voices reading digit strings (tests/e2e/tools/spoken_numbers.py), validated on the fifth speaker,
+# never heard in training; then `mixseq transcribe` and `mixseq wer` on the held-out speaker.
+#   [HELD_OUT=theo] [CONFIG=...] scripts/recipes/fsdd_digits.sh [FSDD_RECORDINGS_DIR] [WORK_DIR] [mixseq train overrides...]
+# FSDD_RECORDINGS_DIR defaults to ../shared/data/fsdd/recordings; the model is left at
+# WORK_DIR/heldout_<speaker>/checkpoint_best.pt. Rotate HELD_OUT over george, jackson, lucas,
+# theo, yweweler for the per-speaker figures of docs/benchmarks.md. SYNTHETIC=0 leaves the
+# espeak-ng voices out; SEED changes the utterances drawn.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+recordings=${1:-$here/../shared/data/fsdd/recordings}
+work=${2:-runs/fsdd}
+shift $(( $# > 2 ? 2 : $# ))
+mixseq=${MIXSEQ:-$here/build/bin/mixseq}
+config=${CONFIG:-$here/configs/fsdd_digits.yaml}
+held_out=${HELD_OUT:-theo}
+seed=${SEED:-1}
+run=$work/heldout_$held_out
+data=$work/data_$held_out
+
+python3 "$here/scripts/recipes/tools/fsdd_connected.py" "$recordings" "$data/fsdd" --held-out "$held_out" \
+  --train 2000 --valid 300 --seed "$seed"
+train_manifest=$data/fsdd/train.tsv
+if [ "${SYNTHETIC:-1}" != 0 ]; then
+  python3 "$here/tests/e2e/tools/spoken_numbers.py" "$data/espeak" --train 1500 --valid 0 --max-digits 7 --seed "$seed"
+  { cat "$data/fsdd/train.tsv" | sed "s|^|fsdd/|"; sed "s|^|espeak/|" "$data/espeak/train.tsv"; } >"$data/train_all.tsv"
+  train_manifest=$data/train_all.tsv
+fi
+"$mixseq" prepare --task speech --train "$train_manifest" --valid "$data/fsdd/valid.tsv" --sample-rate 8000 \
+  -o "$data/prepared" --workers 2
+"$mixseq" train -c "$config" --data.dir "$data/prepared" --train.run_dir "$run" "$@"
+"$mixseq" transcribe -c "$run/checkpoint_best.pt" -i "$data/fsdd/valid.tsv" -o "$run/valid.hyp"
+cut -f2 "$data/fsdd/valid.tsv" >"$run/valid.ref"
+echo "held-out speaker $held_out:"
+"$mixseq" wer "$run/valid.ref" -i "$run/valid.hyp"
+"$mixseq" wer "$run/valid.ref" -i "$run/valid.hyp" --cer

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Connected-digit utterances from the Free Spoken Digit Dataset (one digit per recording):
+each utterance is 1-7 takes of ONE speaker, concatenated with random gaps of 50-300 ms of low
+noise, written as 8 kHz 16-bit WAV with its transcript (the lowercase digit words).
+
+  fsdd_connected.py RECORDINGS_DIR OUT_DIR --held-out SPEAKER [--train N] [--valid N] [--seed S]
+
+OUT_DIR/train.tsv: utterances of every speaker but SPEAKER; OUT_DIR/valid.tsv: SPEAKER's alone.
+Paths in the manifests are relative to OUT_DIR.
+"""
+import argparse
+import array
+import collections
+import os
+import random
+import re
+import sys
+import wave
+
+WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+RATE = 8000
+
+
+def read(path):
+    with wave.open(path) as w:
+        if w.getframerate() != RATE or w.getnchannels() != 1 or w.getsampwidth() != 2:
+            sys.exit(f"{path}: expected 8 kHz 16-bit mono (FSDD's format)")
+        return array.array("h", w.readframes(w.getnframes()))
+
+
+def write(path, samples):
+    with wave.open(path, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(RATE)
+        w.writeframes(samples.tobytes())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("recordings")
+    ap.add_argument("out_dir")
+    ap.add_argument("--held-out", required=True)
+    ap.add_argument("--train", type=int, default=2000, help="training utterances (over all training speakers)")
+    ap.add_argument("--valid", type=int, default=300, help="validation utterances of the held-out speaker")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    takes = collections.defaultdict(list)  # speaker -> [(digit, path)]
+    for name in sorted(os.listdir(args.recordings)):
+        m = re.fullmatch(r"(\d)_([a-z]+)_(\d+)\.wav", name)
+        if m:
+            takes[m.group(2)].append((int(m.group(1)), os.path.join(args.recordings, name)))
+    if args.held_out not in takes:
+        sys.exit(f"no recordings of speaker '{args.held_out}' in {args.recordings}; speakers: {', '.join(sorted(takes))}")
+    rng = random.Random(args.seed)
+    cache = {}
+    os.makedirs(os.path.join(args.out_dir, "audio"), exist_ok=True)
+    for split, count, speakers in (("train", args.train, sorted(s for s in takes if s != args.held_out)),
+                                   ("valid", args.valid, [args.held_out])):
+        lines = []
+        for i in range(count):
+            speaker = speakers[i % len(speakers)]
+            chosen = [rng.choice(takes[speaker]) for _ in range(rng.randint(1, 7))]
+            samples = array.array("h")
+            for k, (digit, path) in enumerate(chosen):
+                gap = rng.randint(int(0.05 * RATE), int(0.3 * RATE)) if k else rng.randint(0, int(0.1 * RATE))
+                samples.extend(rng.randint(-30, 30) for _ in range(gap))
+                if path not in cache:
+                    cache[path] = read(path)
+                samples.extend(cache[path])
+            samples.extend(rng.randint(-30, 30) for _ in range(rng.randint(0, int(0.1 * RATE))))
+            name = f"audio/{split}_{speaker}_{i:05d}.wav"
+            write(os.path.join(args.out_dir, name), samples)
+            lines.append(f"{name}\t{' '.join(WORDS[d] for d, _ in chosen)}\n")
+        with open(os.path.join(args.out_dir, f"{split}.tsv"), "w") as f:
+            f.writelines(lines)
+
+
+if __name__ == "__main__":
+    main()
