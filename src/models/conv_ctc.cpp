@@ -119,7 +119,8 @@ torch::Tensor ConvCtcModelImpl::apply_layer(const Layer& layer, torch::Tensor x,
 }
 
 torch::Tensor ConvCtcModelImpl::activate(torch::Tensor x, double dropout) const {
-  x = config_.activation == "clipped_relu" ? torch::hardtanh(x, 0.0, 20.0) : torch::relu(x);
+  // clamp rather than hardtanh: LibTorch 1.13 has no bf16 backward for hardtanh on the CPU.
+  x = config_.activation == "clipped_relu" ? torch::clamp(x, 0.0, 20.0) : torch::relu(x);
   return dropout > 0 ? torch::dropout(x, dropout, is_training()) : x;
 }
 

@@ -47,8 +47,8 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
                config_.in_feats, "], not ", features.sizes());
   MIXSEQ_CHECK(features.size(1) >= 31, "deepspeech2 needs at least 31 frames, not ", features.size(1));
   auto x = features.transpose(1, 2).unsqueeze(1);  // [B, 1, F, T]
-  x = torch::hardtanh(norm1_->forward(conv1_->forward(x)), 0.0, 20.0);
-  x = torch::hardtanh(norm2_->forward(conv2_->forward(x)), 0.0, 20.0);  // [B, C, F', T']
+  x = torch::clamp(norm1_->forward(conv1_->forward(x)), 0.0, 20.0);
+  x = torch::clamp(norm2_->forward(conv2_->forward(x)), 0.0, 20.0);  // [B, C, F', T']
   const int64_t batch = x.size(0), frames = x.size(3);
   x = x.reshape({batch, x.size(1) * x.size(2), frames}).permute({2, 0, 1}).contiguous();  // [T', B, C F']
   auto out_lengths = ((lengths.to(torch::kLong).cpu() - 11).floor_divide(2) + 1 - 10).clamp(1, frames);

@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <iostream>
+
+#include "mixseq/criteria/ctc_loss.h"
 #include "mixseq/models/conv_ctc.h"
 #include "mixseq/models/deepspeech2.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
+#include "model_test_support.h"
 
 namespace mixseq {
 namespace {
@@ -131,6 +135,64 @@ TEST(SpeechModels, RegistryBuildsEachSpeechArchitectureAndRefusesOtherFamilies) 
     FAIL() << "a transformer is not a speech recognizer";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("jasper"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace mixseq
+
+namespace mixseq {
+namespace {
+
+// bf16 autocast on the CPU trains each speech architecture: forward and backward run (clipped ReLU
+// included; LibTorch 1.13 has no bf16 backward for hardtanh) and the CTC loss's gradient points
+// where fp32's does.
+TEST(SpeechModels, Bf16AutocastTrainsCloseToFp32) {
+  ModelConfig config;
+  config.wave2letter_plus.channels = {16, 16};
+  config.wave2letter_plus.kernels = {5, 7};
+  config.wave2letter_plus.dropouts = {0.0, 0.0};
+  config.wave2letter_plus.prologue_channels = 16;
+  config.wave2letter_plus.epilogue_channels = 16;
+  config.wave2letter_plus.enc_feats = 16;
+  config.wave2letter_plus.prologue_dropout = config.wave2letter_plus.epilogue_dropout = 0.0;
+  config.deepspeech2.hidden = 16;
+  config.deepspeech2.layers = 1;
+  config.deepspeech2.conv_channels = 4;
+  for (const std::string arch : {"wave2letter_plus", "deepspeech2"}) {
+    config.arch = arch;
+    torch::manual_seed(5);
+    auto model = build_speech_recognizer(config, 7);
+    const auto x = torch::randn({2, 60, model->feature_bins()});
+    const auto lengths = torch::tensor({60, 60}, torch::kLong);
+    const std::vector<std::vector<int64_t>> targets = {{1, 2, 3, 4}, {5, 6, 5}};
+    const auto gradient_of = [&](bool bf16) {
+      model->zero_grad();
+      torch::Tensor loss;
+      if (bf16) {
+        const test::CpuAutocast autocast;
+        const auto out = model->forward(x, lengths);
+        loss = ctc_loss_sums(out.logits, out.lengths, targets).loss;
+      } else {
+        const auto out = model->forward(x, lengths);
+        loss = ctc_loss_sums(out.logits, out.lengths, targets).loss;
+      }
+      loss.backward();
+      std::vector<torch::Tensor> grads;
+      for (const auto& p : model->parameters()) grads.push_back(p.grad().clone());
+      return torch::cat([&] {
+        std::vector<torch::Tensor> flat;
+        for (const auto& g : grads) flat.push_back(g.flatten());
+        return flat;
+      }());
+    };
+    const auto fp32 = gradient_of(false), bf16 = gradient_of(true);
+    EXPECT_TRUE(torch::isfinite(bf16).all().item<bool>()) << arch;
+    // bf16 keeps 8 bits of mantissa, and this small random model's gradient passes through five
+    // convolutions in it: measured cosines 0.96 (wave2letter_plus) and 0.99+ (deepspeech2).
+    const double cosine = (bf16.dot(fp32) / (bf16.norm() * fp32.norm())).item<double>();
+    EXPECT_GT(cosine, 0.9) << arch;
+    std::cout << arch << ": cosine of the bf16 and fp32 gradients " << cosine << "\n";
   }
 }
 
