@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from serve_client import request
+from serve_client import concurrent_clients, request
 
 mixseq, checkpoint, sources_path, expected_path, work = sys.argv[1:6]
 sources = open(sources_path, encoding="utf-8").read().splitlines()
@@ -68,28 +68,13 @@ try:
         fail(f"nbest 2: {status} {str(answer)[:300]}")
 
     # 16 clients x 50 requests of 1-4 sentences, each answer checked against its own sentences.
-    outcomes = []
-    def client(seed):
-        rng = random.Random(seed)
-        for r in range(50):
-            batch = [rng.choice(sources) for _ in range(rng.randint(1, 4))]
-            try:
-                status, answer = request(port, "POST", "/translate", {"src": batch})
-            except Exception as e:  # noqa: BLE001 -- any failure is the test's finding
-                outcomes.append(f"client {seed} request {r}: {e!r}")
-                continue
-            outcomes.append("ok" if status == 200 else f"client {seed} request {r}: HTTP {status} {answer}")
-            if status == 200:
-                check_translations(f"client {seed} request {r}", batch, answer)
+    def send(rng, what):
+        batch = [rng.choice(sources) for _ in range(rng.randint(1, 4))]
+        status, answer = request(port, "POST", "/translate", {"src": batch})
+        return status, answer, lambda answer: check_translations(what, batch, answer)
     _, before = request(port, "GET", "/metrics")
-    start = time.monotonic()
-    clients = [threading.Thread(target=client, args=(seed,)) for seed in range(16)]
-    for c in clients:
-        c.start()
-    for c in clients:
-        c.join(timeout=max(1.0, 90 - (time.monotonic() - start)))
-    seconds = time.monotonic() - start
-    if any(c.is_alive() for c in clients):
+    outcomes, seconds, finished = concurrent_clients(16, 50, send, 90)
+    if not finished:
         fail("16 clients x 50 requests did not finish within 90 s")
     errors = [o for o in outcomes if o != "ok"]
     if len(outcomes) != 800 or errors:

@@ -8,16 +8,13 @@ import ctypes
 import ctypes.util
 import http.client
 import json
-import random
 import signal
 import struct
 import subprocess
 import sys
-import threading
-import time
 import wave
 
-from serve_client import request
+from serve_client import concurrent_clients, request
 
 mixseq, speech_checkpoint, translation_checkpoint, expected_path, work = sys.argv[1:6]
 expected = [json.loads(line) for line in open(expected_path, encoding="utf-8")]
@@ -128,27 +125,13 @@ try:
     check_transcript("stereo", want, transcribe(port, open(f"{work}/stereo.wav", "rb").read())[1])
 
     # 8 clients x 15 requests of random validation files, each answer checked against its own file.
-    outcomes = []
-    def client(seed):
-        rng = random.Random(seed)
-        for r in range(15):
-            record = rng.choice(expected)
-            try:
-                status, answer = transcribe(port, audio[record["audio"]])
-            except Exception as e:  # noqa: BLE001 -- any failure is the test's finding
-                outcomes.append(f"client {seed} request {r}: {e!r}")
-                continue
-            outcomes.append("ok" if status == 200 else f"client {seed} request {r}: HTTP {status} {answer}")
-            if status == 200:
-                check_transcript(f"client {seed} request {r}", record, answer)
+    def send(rng, what):
+        record = rng.choice(expected)
+        status, answer = transcribe(port, audio[record["audio"]])
+        return status, answer, lambda answer: check_transcript(what, record, answer)
     _, before = request(port, "GET", "/metrics")
-    start = time.monotonic()
-    clients = [threading.Thread(target=client, args=(seed,)) for seed in range(8)]
-    for c in clients:
-        c.start()
-    for c in clients:
-        c.join(timeout=max(1.0, 120 - (time.monotonic() - start)))
-    if any(c.is_alive() for c in clients):
+    outcomes, seconds, finished = concurrent_clients(8, 15, send, 120)
+    if not finished:
         fail("8 clients x 15 requests did not finish within 120 s")
     errors = [o for o in outcomes if o != "ok"]
     if len(outcomes) != 120 or errors:
@@ -156,7 +139,7 @@ try:
     _, after = request(port, "GET", "/metrics")
     served = after["transcribe"]["requests"] - before["transcribe"]["requests"]
     batches = after["transcribe"]["batches"] - before["transcribe"]["batches"]
-    print(f"concurrent: 120 requests in {time.monotonic() - start:.1f} s, {batches} batches; metrics {after}",
+    print(f"concurrent: 120 requests in {seconds:.1f} s, {batches} batches; metrics {after}",
           flush=True)
     if served != 120 or after["utterances"] - before["utterances"] != 120:
         fail(f"/metrics counted {served} transcriptions for the 120 concurrent ones: {after}")
