@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+import serve_client
 from serve_client import concurrent_clients, request
 
 mixseq, checkpoint, sources_path, expected_path, work = sys.argv[1:6]
@@ -30,14 +31,7 @@ def fail(what):
 
 
 def start_server(name, *flags):
-    log = open(f"{work}/{name}.log", "w")
-    process = subprocess.Popen([mixseq, "--threads", "1", "serve", "-c", checkpoint, "--device", "cpu", "--port", "0",
-                                *flags], stdout=subprocess.PIPE, stderr=log, text=True)
-    line = process.stdout.readline()  # "serve: listening on http://127.0.0.1:<port>"
-    if not line.startswith("serve: listening on http://127.0.0.1:"):
-        process.kill()
-        sys.exit(f"FAIL: {name} server did not say where it listens: {line!r}; see {work}/{name}.log")
-    return process, int(line.rsplit(":", 1)[1])
+    return serve_client.start_server(mixseq, work, name, "-c", checkpoint, *flags)
 
 
 def check_translations(what, batch, answer):

@@ -3,6 +3,8 @@ many clients sending requests at once."""
 import http.client
 import json
 import random
+import subprocess
+import sys
 import threading
 import time
 
@@ -44,3 +46,16 @@ def concurrent_clients(clients, requests_each, send, seconds):
     for t in threads:
         t.join(timeout=max(1.0, seconds - (time.monotonic() - start)))
     return outcomes, time.monotonic() - start, not any(t.is_alive() for t in threads)
+
+
+def start_server(mixseq, work, name, *arguments):
+    """Starts `mixseq --threads 1 serve --device cpu --port 0 ARGUMENTS` (stderr to WORK/NAME.log);
+    returns (process, port) once it says where it listens."""
+    log = open(f"{work}/{name}.log", "w")
+    process = subprocess.Popen([mixseq, "--threads", "1", "serve", "--device", "cpu", "--port", "0", *arguments],
+                               stdout=subprocess.PIPE, stderr=log, text=True)
+    line = process.stdout.readline()  # "serve: listening on http://127.0.0.1:<port>"
+    if not line.startswith("serve: listening on http://127.0.0.1:"):
+        process.kill()
+        sys.exit(f"FAIL: {name} server did not say where it listens: {line!r}; see {work}/{name}.log")
+    return process, int(line.rsplit(":", 1)[1])

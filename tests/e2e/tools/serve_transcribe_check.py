@@ -14,6 +14,7 @@ import subprocess
 import sys
 import wave
 
+import serve_client
 from serve_client import concurrent_clients, request
 
 mixseq, speech_checkpoint, translation_checkpoint, expected_path, work = sys.argv[1:6]
@@ -28,14 +29,7 @@ def fail(what):
 
 
 def start_server(name, *flags):
-    log = open(f"{work}/{name}.log", "w")
-    process = subprocess.Popen([mixseq, "--threads", "1", "serve", "--device", "cpu", "--port", "0", *flags],
-                               stdout=subprocess.PIPE, stderr=log, text=True)
-    line = process.stdout.readline()  # "serve: listening on http://127.0.0.1:<port>"
-    if not line.startswith("serve: listening on http://127.0.0.1:"):
-        process.kill()
-        sys.exit(f"FAIL: {name} server did not say where it listens: {line!r}; see {work}/{name}.log")
-    return process, int(line.rsplit(":", 1)[1])
+    return serve_client.start_server(mixseq, work, name, *flags)
 
 
 def transcribe(port, body, content_type="audio/wav"):
