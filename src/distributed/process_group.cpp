@@ -7,6 +7,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <csignal>
 #include <cstdlib>
 #include <vector>
 
@@ -96,6 +97,10 @@ ProcessGroup::ProcessGroup(const LaunchEnvironment& env, const c10::Device& devi
                device.str());
   impl_->timeout = std::chrono::seconds(options.timeout);
   impl_->where = str_cat("rank ", rank_, " of ", world_size_, " (", backend_, ")");
+  // Gloo's TCP pairs write with writev(2), which raises SIGPIPE when the peer's socket is gone;
+  // its default action ends this rank without a word. Ignored (as Python ignores it under
+  // torchrun), the write fails with EPIPE and the pending collective's wait() names the cause.
+  std::signal(SIGPIPE, SIG_IGN);
 
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(env.master_port);

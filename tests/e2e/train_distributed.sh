@@ -60,10 +60,14 @@ done
 kill -9 "$rank1"
 killed_at=$SECONDS
 wait "$rank1" 2>/dev/null || true
-if wait %1 2>/dev/null; then fail "rank 0 exited cleanly after its peer was killed"; fi
+rank0_status=0
+wait %1 2>/dev/null || rank0_status=$?
+[ "$rank0_status" -ne 0 ] || fail "rank 0 exited cleanly after its peer was killed"
 [ $((SECONDS - killed_at)) -lt 30 ] || fail "rank 0 took $((SECONDS - killed_at)) s to notice"
+# A signal (141 = SIGPIPE from a socket write to the dead peer) would end rank 0 without a word.
+[ "$rank0_status" -eq 1 ] || fail "rank 0 ended with status $rank0_status, not mixseq's error status 1"
 grep -q "A peer rank has exited or stopped responding" "$work/killed.rank0.log" ||
-  fail "rank 0's error does not say what happened: $(tail -2 "$work/killed.rank0.log")"
+  fail "rank 0's error does not say what happened (status $rank0_status): $(tail -2 "$work/killed.rank0.log")"
 "$mixseq" --threads 1 translate -c "$work/killed/checkpoint_last.pt" -i "$work/raw/valid.en" -o "$work/killed.hyp" --device cpu \
   2>"$work/killed.translate.log" || fail "checkpoint_last.pt of the killed run does not load"
 echo "PASS: rank 0 stopped $((SECONDS - killed_at)) s after rank 1 was killed: $(grep -m1 'mixseq: error' "$work/killed.rank0.log")"

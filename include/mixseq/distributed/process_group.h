@@ -44,7 +44,8 @@ class PendingCollective {
 
 class ProcessGroup {
  public:
-  // Blocks until all env.world_size ranks have joined, or throws after the timeout.
+  // Blocks until all env.world_size ranks have joined, or throws after the timeout. Sets SIGPIPE
+  // to be ignored in this process, so that a write to a dead peer fails as an error, not a signal.
   ProcessGroup(const LaunchEnvironment& env, const c10::Device& device, const ProcessGroupOptions& options);
   ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
