@@ -47,6 +47,7 @@
 #include "mixseq/quant/calibration.h"
 #include "mixseq/quant/quantization_plan.h"
 #include "mixseq/text/vocabulary.h"
+#include "mixseq/train/train_config.h"
 #include "mixseq/train/translation_loss.h"
 #include "mixseq/train/update_step.h"
 #include "mixseq/util/cpu_kernels.h"
@@ -78,7 +79,8 @@ struct BenchArguments {
   int64_t tgt_len = 64;   // language model: tokens per training segment
   int64_t mem_len = 64;   // language model: memory, in positions
   int64_t eval_tgt_len = 0;  // language model: tokens per evaluation segment; 0 = tgt_len
-  std::string config;            // speech recognizers: the training config (-c); its model and optimizer
+  std::string config;            // a training config (-c): its model section replaces the shape flags (speech
+                                 // recognizers also take its optimizer and features); empty = the flags
   int64_t frames = 400;          // speech recognizers: feature frames per utterance
   std::vector<int64_t> cutoffs;  // Transformer-XL: adaptive softmax clusters; empty = full softmax
   int64_t clamp_len = -1;    // Transformer-XL evaluation: -1 = no clamping
@@ -100,6 +102,12 @@ struct BenchArguments {
 };
 
 ModelConfig model_config(const BenchArguments& arguments) {
+  if (!arguments.config.empty()) {  // a preset (configs/bench/*.yaml): its model section, then --model.<key>
+    TrainConfig train;
+    read_config_file(arguments.config, train.fields());
+    apply_config_overrides(arguments.model_overrides, [&](ConfigVisitor& v) { v.section("model", train.model); });
+    return train.model;
+  }
   ModelConfig config;
   config.arch = arguments.model;
   config.gnmt.hidden_size = arguments.hidden;
@@ -131,8 +139,12 @@ bool is_language_model(const BenchArguments& arguments) {
   return model_family(arguments.model) == kLanguageModelFamily;  // throws for an unknown --model
 }
 
+bool is_speech_recognizer(const BenchArguments& arguments) {
+  return model_family(arguments.model) == kSpeechRecognizerFamily;
+}
+
 bool counts_target_tokens_only(const BenchArguments& arguments) {
-  return arguments.model == "transformer" || is_language_model(arguments);
+  return arguments.model != "gnmt";  // fairseq's models and language models count target tokens
 }
 
 const char* token_count_name(const BenchArguments& arguments) {
@@ -165,19 +177,22 @@ nlohmann::json common_fields(const BenchArguments& arguments, const torch::nn::M
   nlohmann::json fields = {{"model", arguments.model},
                            {"params", count_parameters(model)},
                            {"vocab", arguments.vocab},
-                           {"layers", language_model ? arguments.n_layer : arguments.layers},
                            {"batch", arguments.batch},
                            {"precision", precision_name(precision)},
                            {"device", device.str()},
                            {"threads", threads},
                            {"blas_core", choose_cpu_kernels().blas_core}};
-  if (language_model)
-    fields.update({{"d_model", arguments.d_model}, {"n_head", arguments.n_head}, {"d_head", arguments.d_head},
+  if (!arguments.config.empty())
+    fields["config"] = arguments.config;  // the shape is the preset's, not the flags'
+  else if (language_model)
+    fields.update({{"layers", arguments.n_layer}, {"d_model", arguments.d_model}, {"n_head", arguments.n_head},
+                   {"d_head", arguments.d_head},
                    {"d_inner", arguments.d_inner}, {"mem_len", arguments.mem_len}, {"cutoffs", arguments.cutoffs}});
   else if (arguments.model == "transformer")
-    fields.update({{"d_model", arguments.d_model}, {"ffn", arguments.ffn}, {"heads", arguments.heads}});
+    fields.update({{"layers", arguments.layers}, {"d_model", arguments.d_model}, {"ffn", arguments.ffn},
+                   {"heads", arguments.heads}});
   else
-    fields["hidden"] = arguments.hidden;
+    fields.update({{"layers", arguments.layers}, {"hidden", arguments.hidden}});
   return fields;
 }
 
@@ -264,7 +279,7 @@ SpeechBenchArguments speech_arguments(const BenchArguments& arguments, int64_t s
 }
 
 int bench_train(const BenchArguments& arguments, int threads) {
-  if (!arguments.config.empty()) return bench_speech_train(speech_arguments(arguments, arguments.steps), threads);
+  if (is_speech_recognizer(arguments)) return bench_speech_train(speech_arguments(arguments, arguments.steps), threads);
   auto device = resolve_device(arguments.device, "--device");
   const auto launch = detect_launch_environment();
   std::unique_ptr<ProcessGroup> group;
@@ -521,9 +536,6 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
   train->add_flag("--no-overlap", arguments->no_overlap, "Data-parallel: all-reduce only after backward");
   add_language_model_options(train, *arguments);
   const auto add_speech_options = [&](CLI::App* command) {
-    command->add_option("-c,--config", arguments->config,
-                        "Speech recognizers: a training config (configs/bench/jasper.yaml); its model, optimizer "
-                        "and features are measured on random frames and transcripts");
     command->add_option("--frames", arguments->frames, "Speech recognizers: feature frames per utterance")
         ->check(at_least(1))
         ->capture_default_str();
@@ -564,6 +576,10 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
       ->check(at_least(-1))
       ->capture_default_str();
   eval->add_flag("--same-length", arguments->same_length, "Every query attends over --mem-len keys");
+  for (auto* command : {train, translate, eval, transcribe})
+    command->add_option("-c,--config", arguments->config,
+                        "A training config (configs/bench/*.yaml): its model section instead of the shape flags; "
+                        "speech recognizers also take its optimizer and features (random frames and transcripts)");
   for (auto* command : {train, translate, eval})
     command->add_option("--profile", arguments->profile_top,
                         "Also print the N operators with the most self time (LibTorch's profiler; slows the run)")

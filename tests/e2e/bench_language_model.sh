@@ -54,6 +54,27 @@ assert flag["params"] == key["params"], (flag, key)
 assert flag["params"] - pre["params"] == 2 * (16 * 16 + 16 + 16 * 16) - 2 * (16 + 16), (flag["params"], pre["params"])
 assert arch["model"] == "transformer_xl" and arch["bench"] == "eval", arch
 PY
+# -c PRESET: the model section of a training config replaces the shape flags (a bench preset, as
+# configs/bench/*.yaml); --model.<key> still applies after it; other sections are read but unused.
+cat >preset.yaml <<'YAML'
+model:
+  arch: transformer
+  transformer: {embed_dim: 16, ffn_dim: 32, heads: 2, encoder_layers: 1, decoder_layers: 1}
+optim: {name: adam, lr: 1.0e-3}
+YAML
+preset=(--threads 1 bench train -c preset.yaml --vocab 50 --batch 2 --seq-len 4 --steps 1 --warmup-steps 0)
+"$mixseq" "${preset[@]}" --d-model 64 --model.transformer.ffn_dim 48 >preset.json
+"$mixseq" --threads 1 bench translate -c preset.yaml --vocab 50 --batch 2 --batches 1 --max-len 3 >preset_translate.json
+python3 - <<'PY'
+import json
+flag, preset, search = (json.loads(open(f).readline()) for f in ("flag.json", "preset.json", "preset_translate.json"))
+assert preset["params"] == flag["params"] and preset["config"] == "preset.yaml", (preset, flag)
+assert "d_model" not in preset and preset["tok_per_s_counts"].startswith("target tokens"), preset
+assert search["bench"] == "translate" and search["model"] == "transformer" and search["sent_per_s"] > 0, search
+assert search["params"] == flag["params"] - 2 * (16 * 16 + 16 + 16 * 16), (search, flag)  # ffn 32, not 48
+PY
+printf 'model: {arch: transformer, transformer: {embed_dim: 16, heads: 3}}\n' >bad_heads.yaml
+expect "embed_dim" bench train -c bad_heads.yaml --vocab 50 --steps 1
 expect "unknown option --model.transformer.ffn" "${small[@]}" --model.transformer.ffn 48
 expect "unknown option --train.seed" "${small[@]}" --train.seed 3
 
