@@ -7,7 +7,9 @@
 
 #include "mixseq/models/conv_ctc.h"
 #include "mixseq/models/deepspeech2.h"
+#include "mixseq/models/fconv.h"
 #include "mixseq/models/gnmt.h"
+#include "mixseq/models/lstm_lm.h"
 #include "mixseq/models/transformer.h"
 #include "mixseq/models/transformer_xl.h"
 #include "mixseq/util/error.h"
@@ -28,12 +30,15 @@ struct Architecture {
 };
 
 const std::map<std::string, Architecture> kArchitectures = {
+    {"fconv", {kSeq2SeqFamily, [](const ModelConfig& c, int64_t vocab) { return FconvModel(c.fconv, vocab).ptr(); }}},
     {"gnmt", {kSeq2SeqFamily, [](const ModelConfig& c, int64_t vocab) { return GnmtModel(c.gnmt, vocab).ptr(); }}},
     {"transformer",
      {kSeq2SeqFamily, [](const ModelConfig& c, int64_t vocab) { return TransformerModel(c.transformer, vocab).ptr(); }}},
     {"transformer_xl", {kLanguageModelFamily, [](const ModelConfig& c, int64_t vocab) {
                           return TransformerXlModel(c.transformer_xl, vocab).ptr();
                         }}},
+    {"lstm_lm",
+     {kLanguageModelFamily, [](const ModelConfig& c, int64_t vocab) { return LstmLmModel(c.lstm_lm, vocab).ptr(); }}},
     {"jasper", {kSpeechRecognizerFamily, [](const ModelConfig& c, int64_t vocab) {
                   return std::make_shared<ConvCtcModelImpl>(c.jasper, vocab);
                 }}},
