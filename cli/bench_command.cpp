@@ -15,8 +15,10 @@
 // Training tok/s counts source + target tokens for GNMT (as NVIDIA's GNMT does) and target tokens
 // for the Transformer (as fairseq does) and Transformer-XL; the JSON says which. A language model
 // trains on --batch streams of random ids cut into --tgt-len segments, carrying its memory from
-// step to step, as the reference's train.py does (dropout 0.1, clip 0.25, Adam 2.5e-4); `bench
-// eval` runs its evaluation: no gradients, segments of --eval-tgt-len with --mem-len of memory.
+// step to step, as the reference's train.py does (dropout 0.1, clip 0.25, Adam 2.5e-4; with -c PRESET
+// the preset's optim and clipping sections instead: configs/bench/lstm_lm.yaml has word_language_model's
+// plain SGD, lr 20, clip 0.25); `bench eval` runs its evaluation: no gradients, segments of
+// --eval-tgt-len with --mem-len of memory (an LSTM carries its whole state and ignores --mem-len).
 // Started by a launcher (RANK/WORLD_SIZE, mpirun, srun), `bench train` runs data-parallel, each
 // rank on its own random batch, and adds the gradient all-reduce figures: buckets, bytes per
 // step, time spent waiting for them after backward; --no-overlap starts every all-reduce after
@@ -148,7 +150,7 @@ bool counts_target_tokens_only(const BenchArguments& arguments) {
 }
 
 const char* token_count_name(const BenchArguments& arguments) {
-  if (is_language_model(arguments)) return "target tokens, as kimiyoung/transformer-xl";
+  if (is_language_model(arguments)) return "target tokens, as kimiyoung/transformer-xl and word_language_model";
   return counts_target_tokens_only(arguments) ? "target tokens, as fairseq" : "source + target tokens, as NVIDIA's GNMT";
 }
 
@@ -209,7 +211,7 @@ struct TrainWorkload {
   UpdateStep::ForwardLoss forward_loss;
   int64_t rank_update_tokens = 0;
   double max_norm = 5.0;
-  double learning_rate = 2e-3;
+  OptimizerOptions optimizer;  // Adam 2e-3 unless the workload says otherwise
 };
 
 TrainWorkload translation_workload(const BenchArguments& arguments, Precision precision, const torch::Device& device,
@@ -247,8 +249,14 @@ TrainWorkload language_model_workload(const BenchArguments& arguments, Precision
     return LossSums{loss.nll_sum, loss.nll_sum.detach(), loss.targets, 0};
   };
   workload.rank_update_tokens = arguments.batch * length;
-  workload.max_norm = 0.25;         // the reference's --clip
-  workload.learning_rate = 2.5e-4;  // and --lr
+  workload.max_norm = 0.25;            // kimiyoung/transformer-xl's --clip
+  workload.optimizer.lr = 2.5e-4;      // and --lr (Adam)
+  if (!arguments.config.empty()) {     // a preset trains with its own optimizer and clipping (configs/bench/
+    TrainConfig preset;                // lstm_lm.yaml: word_language_model's plain SGD, lr 20, clip 0.25)
+    read_config_file(arguments.config, preset.fields());
+    workload.optimizer = preset.optim;
+    workload.max_norm = preset.clipping.max_norm;
+  }
   return workload;
 }
 
@@ -295,9 +303,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
                                                      : translation_workload(arguments, precision, device, data_seed);
   auto& model = workload.model;
   model->train();
-  OptimizerOptions optimizer_options;
-  optimizer_options.lr = workload.learning_rate;
-  auto optimizer = build_optimizer(optimizer_options, model->parameters());
+  auto optimizer = build_optimizer(workload.optimizer, model->parameters());
   GradientClippingOptions clipping;
   clipping.max_norm = workload.max_norm;
   UpdateStep update(*model, *optimizer, clipping, LossScalerOptions{}, precision, device);
@@ -344,6 +350,9 @@ int bench_train(const BenchArguments& arguments, int threads) {
                  {"steps", arguments.steps},
                  {"tok_per_s", tokens / seconds},
                  {"tok_per_s_counts", token_count_name(arguments)},
+                 {"optimizer", workload.optimizer.name},
+                 {"lr", workload.optimizer.lr},
+                 {"max_norm", workload.max_norm},
                  {"ms_per_step", seconds * 1e3 / arguments.steps},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});

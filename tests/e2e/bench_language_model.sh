@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `mixseq bench train/eval --model transformer_xl` on a tiny shape: one JSON line each, with the
+# `mixseq bench train/eval --model transformer_xl` on a tiny shape, and the LSTM language model's
+# preset at its bench shape: one JSON line each, with the
 # parameter count of the reference's model at that shape and target tokens counted; a language
 # model where a translation model is needed (and the reverse) is an error that says so.
 #   bench_language_model.sh <mixseq> <work dir>
@@ -73,16 +74,33 @@ assert "d_model" not in preset and preset["tok_per_s_counts"].startswith("target
 assert search["bench"] == "translate" and search["model"] == "transformer" and search["sent_per_s"] > 0, search
 assert search["params"] == flag["params"] - 2 * (16 * 16 + 16 + 16 * 16), (search, flag)  # ffn 32, not 48
 PY
+# The LSTM language model's preset (configs/bench/lstm_lm.yaml): word_language_model at its bench
+# shape, 4,653,200 parameters at vocabulary 10000, trained with the harness's plain SGD (lr 20,
+# clip 0.25) that the preset's optim and clipping sections give; its evaluation.
+lstm_preset=$(dirname "$0")/../../configs/bench/lstm_lm.yaml
+"$mixseq" --threads 1 bench train -c "$lstm_preset" --vocab 10000 --batch 4 --tgt-len 5 --steps 2 --warmup-steps 1 \
+  --precision fp32 >lstm_train.json
+"$mixseq" --threads 1 bench eval -c "$lstm_preset" --vocab 10000 --batch 4 --tgt-len 5 --steps 2 --warmup-steps 1 \
+  --precision fp32 >lstm_eval.json
+python3 - <<'PY'
+import json
+train, evaluation = (json.loads(open(f).readline()) for f in ("lstm_train.json", "lstm_eval.json"))
+for record in (train, evaluation):
+    assert record["model"] == "lstm_lm" and record["params"] == 4653200, record
+    assert record["tok_per_s"] > 0 and record["tok_per_s_counts"].startswith("target tokens"), record
+assert train["optimizer"] == "sgd" and train["lr"] == 20.0 and train["max_norm"] == 0.25, train
+assert 8.5 < evaluation["loss"] < 10.0, evaluation  # about log(10000) = 9.2 untrained
+PY
 printf 'model: {arch: transformer, transformer: {embed_dim: 16, heads: 3}}\n' >bad_heads.yaml
 expect "embed_dim" bench train -c bad_heads.yaml --vocab 50 --steps 1
 expect "unknown option --model.transformer.ffn" "${small[@]}" --model.transformer.ffn 48
 expect "unknown option --train.seed" "${small[@]}" --train.seed 3
 
-expect "bench eval measures a language model's evaluation, and --model gnmt is a sequence-to-sequence (translation) model; use bench translate, or --model transformer_xl" \
+expect "bench eval measures a language model's evaluation, and --model gnmt is a sequence-to-sequence (translation) model; use bench translate, or --model lstm_lm" \
   bench eval --model gnmt --vocab 10 --steps 1
 expect "model.arch 'transformer_xl' is a language model, but a sequence-to-sequence (translation) model is needed here" \
   bench translate --model transformer_xl --vocab 10 --batches 1
-expect "unknown model.arch 'gpt'; known: deepspeech2, gnmt, jasper, transformer, transformer_xl, wave2letter_plus" bench train --model gpt --vocab 10 --steps 1
+expect "unknown model.arch 'gpt'; known: deepspeech2, gnmt, jasper, lstm_lm, transformer, transformer_xl, wave2letter_plus" bench train --model gpt --vocab 10 --steps 1
 expect "--mem-len: -1 is out of range; it must be at least 0" bench eval --model transformer_xl --mem-len -1
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: bench train/eval --model transformer_xl print their JSON lines; the families are told apart"
