@@ -66,8 +66,13 @@ void add_prepare_command(CLI::App& app, CommandTable& table) {
       ->check(at_least(0))
       ->capture_default_str();
   command->add_option("--symbols", speech->symbols,
-                      "speech: english (OpenSeq2Seq's 28 characters) or data (the training transcripts' characters)")
-      ->check(CLI::IsMember({"english", "data"}))
+                      "speech: english (OpenSeq2Seq's 28 characters), data (the training transcripts' characters) "
+                      "or spm:MODEL (the pieces of a SentencePiece model from `mixseq spm train`)")
+      ->check([](const std::string& value) {
+        return value == "english" || value == "data" || value.rfind("spm:", 0) == 0
+                   ? std::string()
+                   : "must be english, data or spm:MODEL, not '" + value + "'";
+      })
       ->capture_default_str();
   command->add_option("--workers", speech->workers, "speech: threads reading and resampling audio")
       ->check(at_least(1))

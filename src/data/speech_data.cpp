@@ -26,6 +26,9 @@ namespace {
 
 constexpr const char* kManifestName = "dataset.json";
 constexpr const char* kSymbolsName = "vocab.txt";
+constexpr const char* kPiecesModelName = "symbols.model";  // with pieces: the SentencePiece model, and
+constexpr const char* kPiecesVocabName = "symbols.vocab";  // its pieces as spm_train lists them
+constexpr std::string_view kSpmPrefix = "spm:";
 
 std::string resolve(const std::string& audio, const std::string& manifest) {
   const fs::path path(audio);
@@ -128,8 +131,9 @@ std::vector<ManifestEntry> read_speech_manifest(const std::string& path, bool ne
 std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepareOptions& options) {
   MIXSEQ_CHECK(!options.manifests.empty(), "prepare: no manifest given");
   MIXSEQ_CHECK(options.sample_rate >= 1000, "prepare: the sample rate (", options.sample_rate, ") is below 1000 Hz");
-  MIXSEQ_CHECK(options.symbols == "english" || options.symbols == "data", "prepare: symbols '", options.symbols,
-               "' is not english or data");
+  const bool pieces = options.symbols.rfind(kSpmPrefix, 0) == 0;
+  MIXSEQ_CHECK(options.symbols == "english" || options.symbols == "data" || pieces, "prepare: symbols '",
+               options.symbols, "' is not english, data or spm:MODEL");
   MIXSEQ_CHECK(options.workers >= 1, "prepare: workers (", options.workers, ") must be at least 1");
   std::map<std::string, std::vector<ManifestEntry>> entries;
   for (const auto& [split, manifest] : options.manifests) entries[split] = read_speech_manifest(manifest, true);
@@ -138,6 +142,8 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
     MIXSEQ_CHECK(entries.count("train"), "prepare: symbols 'data' needs a training manifest");
     symbols = symbols_of_data(entries["train"]);
   }
+  const std::string pieces_model = pieces ? options.symbols.substr(kSpmPrefix.size()) : "";
+  if (pieces) symbols = CtcSymbols::from_sentencepiece(pieces_model);
   fs::create_directories(options.out_dir);
   AudioReadOptions audio;
   audio.sample_rate = options.sample_rate;
@@ -196,6 +202,18 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
   OutputFile vocab((fs::path(options.out_dir) / kSymbolsName).string());
   vocab.stream() << symbols.to_text();
   vocab.commit();
+  if (pieces) {  // training encodes the transcripts with the model: it travels with the dataset
+    const std::pair<fs::path, const char*> copies[] = {{pieces_model, kPiecesModelName},
+                                                       {fs::path(pieces_model).replace_extension(".vocab"), kPiecesVocabName}};
+    for (const auto& [from, name] : copies) {
+      std::ifstream in(from, std::ios::binary);
+      MIXSEQ_CHECK(in.good(), from.string(), " cannot be read");
+      OutputFile copy((fs::path(options.out_dir) / name).string());
+      copy.stream() << in.rdbuf();
+      copy.commit();
+    }
+    manifest["sentencepiece"] = kPiecesModelName;
+  }
   OutputFile json((fs::path(options.out_dir) / kManifestName).string());
   json.stream() << manifest.dump(2) << '\n';
   json.commit();
@@ -294,6 +312,14 @@ SpeechData::SpeechData(const std::string& dir) : dir_(dir) {
   const MappedFile symbols_file(symbols_path);
   symbols_text_.assign(reinterpret_cast<const char*>(symbols_file.data()), symbols_file.size());
   symbols_ = CtcSymbols::from_text(symbols_text_, symbols_path);
+  if (manifest.contains("sentencepiece")) {  // pieces: the model that segments the transcripts
+    MIXSEQ_CHECK(manifest["sentencepiece"].is_string(), path, ": \"sentencepiece\" must name the model file");
+    const std::string model = (fs::path(dir) / manifest["sentencepiece"].get<std::string>()).string();
+    auto with_model = CtcSymbols::from_sentencepiece(model);
+    MIXSEQ_CHECK(with_model.to_text() == symbols_.to_text(), symbols_path, " does not list the pieces of ", model,
+                 ": the files do not belong together");
+    symbols_ = std::move(with_model);
+  }
   MIXSEQ_CHECK(manifest.contains("splits") && manifest["splits"].is_object(), path, ": no \"splits\"");
   for (const auto& [name, info] : manifest["splits"].items()) {
     auto split = std::make_unique<SpeechSplit>(dir, name, symbols_, sample_rate_);

@@ -54,7 +54,6 @@ class PrefixSearch {
       : options_(options), lm_(options.language_model.get()), alpha_(lm_ ? options.alpha : 0.0) {
     for (int64_t id = 0; id < symbols.size(); ++id) {
       symbol_text_.push_back(symbols.symbol(id));
-      if (symbols.symbol(id) == " ") space_ = id;
     }
     if (lm_) history_size_ = static_cast<size_t>(std::max<int64_t>(1, lm_->order() - 1));
   }
@@ -209,10 +208,14 @@ class PrefixSearch {
     child.parent = parent;
     child.symbol = symbol;
     child.state = p.state;
-    if (symbol == space_)
+    // A symbol that begins with a space (the space, or a piece that begins a word) ends the word.
+    const std::string& text = symbol_text_[static_cast<size_t>(symbol)];
+    if (!text.empty() && text.front() == ' ') {
       complete_word(child.state);
-    else
-      child.state.word += symbol_text_[static_cast<size_t>(symbol)];
+      child.state.word.append(text, 1);
+    } else {
+      child.state.word += text;
+    }
     nodes_[static_cast<size_t>(parent)].children.emplace_back(symbol, id);
     return id;
   }
@@ -221,7 +224,6 @@ class PrefixSearch {
   const ArpaLanguageModel* lm_;
   double alpha_;
   std::vector<std::string> symbol_text_;
-  int64_t space_ = -1;
   size_t history_size_ = 1;
   std::deque<Node> nodes_;
 };
@@ -240,9 +242,9 @@ void check_ctc_beam_search_options(const CtcBeamSearchOptions& options, const Ct
                ") and beta (", options.beta, ") must be finite");
   if (options.language_model) {
     bool has_space = false;
-    for (int64_t id = 0; id < symbols.size(); ++id) has_space |= symbols.symbol(id) == " ";
-    MIXSEQ_CHECK(has_space, "CTC beam search: a word language model needs a space symbol to split words; the model's "
-                 "symbols have none");
+    for (int64_t id = 1; id < symbols.size(); ++id) has_space |= symbols.symbol(id).front() == ' ';
+    MIXSEQ_CHECK(has_space, "CTC beam search: a word language model needs a space symbol (or pieces that begin words) "
+                 "to split words; the model's symbols have none");
   }
 }
 

@@ -34,10 +34,11 @@ std::vector<TimedWord> ctc_words(const CtcHypothesis& hypothesis, const CtcSymbo
   std::vector<TimedWord> words;
   bool open = false;
   for (size_t i = 0; i < hypothesis.symbols.size(); ++i) {
-    const std::string& symbol = symbols.symbol(hypothesis.symbols[i]);
-    if (symbol == " ") {
+    std::string_view symbol = symbols.symbol(hypothesis.symbols[i]);
+    if (!symbol.empty() && symbol.front() == ' ') {  // the space, or a piece that begins a word
       open = false;
-      continue;
+      symbol.remove_prefix(1);
+      if (symbol.empty()) continue;
     }
     if (!open) {
       words.push_back({"", static_cast<double>(hypothesis.first_frame[i]) * frame_seconds, 0});

@@ -36,7 +36,9 @@ struct SpeechPrepareOptions {
   double min_seconds = 0.1;                      // shorter utterances are skipped; 0 keeps all
   double max_seconds = 30.0;                     // longer utterances are skipped; 0 keeps all
   std::string symbols = "english";               // english: OpenSeq2Seq's 28 characters; data: the characters
-                                                 // of the training transcripts
+                                                 // of the training transcripts; spm:MODEL: the pieces of a
+                                                 // SentencePiece model (`mixseq spm train`; its .vocab beside
+                                                 // it), copied into the dataset as symbols.model/.vocab
   int64_t workers = 1;                           // threads reading and resampling audio
 };
 

@@ -72,19 +72,26 @@ torch::Tensor random_log_probs(int64_t frames, int64_t vocab, uint64_t seed, dou
   return (torch::randn({frames, vocab}) * sharpness).log_softmax(-1);  // [T, V]
 }
 
-// The words of a label sequence: runs of non-space symbols.
+// blank and SentencePiece-style pieces: "▁a" and "▁b" begin words, "b" continues one, "▁" is a
+// lone word boundary.
+CtcSymbols tiny_pieces() {
+  return CtcSymbols::from_text("<blank>\tpieces\n\xE2\x96\x81" "a\nb\n\xE2\x96\x81" "b\n", "tiny pieces");
+}
+
+// The words of a label sequence: the text of its symbols split at spaces ("▁a" reads " a").
 std::vector<std::string> words_of(const std::vector<int64_t>& labels, const CtcSymbols& symbols) {
+  std::string text;
+  for (const int64_t s : labels) text += symbols.symbol(s);
   std::vector<std::string> words;
   std::string word;
-  for (const int64_t s : labels) {
-    if (symbols.symbol(s) == " ") {
+  for (const char c : text + " ") {
+    if (c == ' ') {
       if (!word.empty()) words.push_back(word);
       word.clear();
     } else {
-      word += symbols.symbol(s);
+      word += c;
     }
   }
-  if (!word.empty()) words.push_back(word);
   return words;
 }
 
@@ -187,6 +194,32 @@ TEST(CtcBeamSearch, ShallowFusionEqualsExhaustiveFormula) {
         EXPECT_EQ(found[i].words, static_cast<int64_t>(words.size()));
         EXPECT_NEAR(found[i].lm_log10_prob, lm->sentence_log10_prob(words, setting.end_of_sentence), 1e-9);
       }
+    }
+  }
+}
+
+// Pieces: a word ends where a piece that begins one follows ("▁a b ▁b" is the words "ab b").
+TEST(CtcBeamSearch, ShallowFusionOverPiecesEqualsExhaustiveFormula) {
+  const auto symbols = tiny_pieces();
+  ASSERT_TRUE(symbols.pieces());
+  EXPECT_EQ(words_of({1, 2, 3}, symbols), (std::vector<std::string>{"ab", "b"}));
+  const auto lm = std::make_shared<const ArpaLanguageModel>(ArpaLanguageModel::from_text(kWordModel, "words.arpa"));
+  for (const uint64_t seed : {11, 12, 13}) {
+    const auto log_probs = random_log_probs(6, 4, seed, 1.5);
+    const auto expected = rank(exhaustive_search(log_probs), symbols, lm.get(), 0.7, 0.4);
+    CtcBeamSearchOptions options;
+    options.beam_size = 2000;
+    options.nbest = 4;
+    options.alpha = 0.7;
+    options.beta = 0.4;
+    options.language_model = lm;
+    const auto found = ctc_beam_search_utterance(log_probs, symbols, options);
+    ASSERT_EQ(found.size(), 4u);
+    for (size_t i = 0; i < found.size(); ++i) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " rank " + std::to_string(i));
+      EXPECT_EQ(found[i].hypothesis.symbols, expected[i].labels);
+      EXPECT_NEAR(found[i].score, expected[i].score, 1e-6);
+      EXPECT_EQ(found[i].words, static_cast<int64_t>(words_of(found[i].hypothesis.symbols, symbols).size()));
     }
   }
 }

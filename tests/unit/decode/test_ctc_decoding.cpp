@@ -43,5 +43,27 @@ TEST(CtcDecoding, WordsCarryTheirFrameTimes) {
   EXPECT_DOUBLE_EQ(words[1].end, 8 * 0.02);
 }
 
+// Pieces: a word starts at a piece that begins one ("▁" in SentencePiece's spelling), at that
+// piece's first frame; a lone "▁" only ends the word before it.
+TEST(CtcDecoding, WordsOfPiecesStartAtWordInitialPieces) {
+  const auto symbols = CtcSymbols::from_text("<blank>\tpieces\n\xE2\x96\x81the\n\xE2\x96\x81" "ca\nts\n\xE2\x96\x81\n",
+                                             "pieces");
+  EXPECT_EQ(symbols.symbol(1), " the");
+  // frames: ▁the ▁the _ ▁ca ts _ ▁ ▁the
+  const std::vector<int64_t> frames = {1, 1, 0, 2, 3, 0, 4, 1};
+  const auto hypothesis = ctc_greedy_decode(one_hot_logits(frames, symbols.size()), torch::tensor({8}, torch::kLong))[0];
+  EXPECT_EQ(symbols.decode(hypothesis.symbols), "the cats the");
+  const auto words = ctc_words(hypothesis, symbols, 0.04);
+  ASSERT_EQ(words.size(), 3u);
+  EXPECT_EQ(words[0].word, "the");
+  EXPECT_DOUBLE_EQ(words[0].start, 0.0);
+  EXPECT_DOUBLE_EQ(words[0].end, 2 * 0.04);
+  EXPECT_EQ(words[1].word, "cats");
+  EXPECT_DOUBLE_EQ(words[1].start, 3 * 0.04);
+  EXPECT_DOUBLE_EQ(words[1].end, 5 * 0.04);
+  EXPECT_EQ(words[2].word, "the");
+  EXPECT_DOUBLE_EQ(words[2].start, 7 * 0.04);
+}
+
 }  // namespace
 }  // namespace mixseq
