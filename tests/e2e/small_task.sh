@@ -58,3 +58,17 @@ make_tiny_translation_model() {
     --validation_search.max_len_b 10 2>"$2/train.log" || { tail -5 "$2/train.log"; return 1; }
   cp "$2/run/checkpoint_best.pt" "$2/model.pt"
 }
+
+# Sets the array `train` to a one-thread CPU `mixseq train` command of a tiny LSTM language model
+# on that corpus (2 layers of 48, word vectors of 32 tied to the output through a projection,
+# every dropout and weight drop on, 8 streams of 16-token segments).
+#   tiny_lstm_lm_train_command <mixseq> <work dir>
+tiny_lstm_lm_train_command() {
+  train=("$1" --threads 1 train --train.device cpu --data.dir "$2/data" --model.arch lstm_lm
+         --model.lstm_lm.embed_dim 32 --model.lstm_lm.hidden_size 48 --model.lstm_lm.num_layers 2
+         --model.lstm_lm.tie_weights true --model.lstm_lm.dropout_embed 0.1 --model.lstm_lm.dropout_hidden 0.1
+         --model.lstm_lm.dropout_output 0.1 --model.lstm_lm.weight_drop 0.2
+         --lm.batch_size 8 --lm.tgt_len 16 --lm.eval_tgt_len 16
+         --optim.lr 3e-3 --schedule.name cosine --schedule.cosine.warmup_steps 20 --schedule.cosine.eta_min 0
+         --clipping.max_norm 0.25 --train.max_epochs 0)
+}

@@ -2,10 +2,11 @@
 # Exact resume: a training run killed with SIGKILL and resumed with --resume from
 # checkpoint_last.pt logs the same loss at every update as a run that never stopped. With "lm",
 # a Transformer-XL language model whose memory carries across updates (and is saved with the
-# stream position), over an epoch boundary. With "speech", a small Wave2Letter+ on espeak-ng
+# stream position), over an epoch boundary; with "lstm_lm" the same for an LSTM language model, whose
+# memory is its (h, c) state, with dropout and weight drop. With "speech", a small Wave2Letter+ on espeak-ng
 # digits, over several epochs, with dropout, speed perturbation, dither and SpecAugment (drawn
 # per batch from the seed, the epoch and the batch).
-#   train_resume.sh <mixseq> <work dir> [translation|lm|speech]
+#   train_resume.sh <mixseq> <work dir> [translation|lm|lstm_lm|speech]
 set -euo pipefail
 mixseq=$1
 work=$2
@@ -24,6 +25,10 @@ elif [ "$kind" = lm ]; then
   make_small_lm_task "$mixseq" "$work"
   tiny_lm_train_command "$mixseq" "$work"
   train+=(--model.transformer_xl.dropout 0.1 --train.max_steps 250)
+elif [ "$kind" = lstm_lm ]; then
+  make_small_lm_task "$mixseq" "$work"
+  tiny_lstm_lm_train_command "$mixseq" "$work"
+  train+=(--train.max_steps 250)
 else
   make_small_task "$mixseq" "$work"
   tiny_train_command "$mixseq" "$work"
