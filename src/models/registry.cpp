@@ -7,6 +7,7 @@
 
 #include "mixseq/models/conv_ctc.h"
 #include "mixseq/models/deepspeech2.h"
+#include "mixseq/models/fconv.h"
 #include "mixseq/models/gnmt.h"
 #include "mixseq/models/lstm_lm.h"
 #include "mixseq/models/transformer.h"
@@ -29,6 +30,7 @@ struct Architecture {
 };
 
 const std::map<std::string, Architecture> kArchitectures = {
+    {"fconv", {kSeq2SeqFamily, [](const ModelConfig& c, int64_t vocab) { return FconvModel(c.fconv, vocab).ptr(); }}},
     {"gnmt", {kSeq2SeqFamily, [](const ModelConfig& c, int64_t vocab) { return GnmtModel(c.gnmt, vocab).ptr(); }}},
     {"transformer",
      {kSeq2SeqFamily, [](const ModelConfig& c, int64_t vocab) { return TransformerModel(c.transformer, vocab).ptr(); }}},

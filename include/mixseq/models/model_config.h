@@ -64,6 +64,41 @@ struct TransformerConfig {
   }
 };
 
+// ConvS2S (Gehring et al. 2017) as fairseq's `fconv` builds it (models/fconv.h); the fields are
+// its flags (--encoder-embed-dim ...). Layer lists are fairseq's expressions: a sum of lists of
+// (channels, kernel width[, residual]) tuples, each list optionally repeated, "[(512, 3)] * 9 +
+// [(1024, 3)] * 4"; residual (default 1) says how many layers back the residual comes from, 0
+// for none. The defaults are fairseq's fconv_iwslt_de_en, with the dropout of its IWSLT example.
+struct FconvConfig {
+  int64_t encoder_embed_dim = 256;              // E: width of the source embeddings and of the encoder output
+  std::string encoder_layers = "[(256, 3)] * 4";  // the encoder's convolutions
+  int64_t decoder_embed_dim = 256;              // width of the target embeddings and of the attention
+  std::string decoder_layers = "[(256, 3)] * 3";  // the decoder's convolutions
+  int64_t decoder_out_embed_dim = 256;          // width between the last convolution and the vocabulary
+  std::string decoder_attention = "True";       // True (every decoder layer attends), False, or one per layer
+  double dropout = 0.2;                         // on embeddings, each convolution's input and before the
+                                                // output projection; 0 disables
+  int64_t max_positions = 1024;                 // rows of each learned position table (row 0 is padding's)
+  bool share_input_output_embed = false;        // the output projection's weight is the target embedding
+                                                // (needs decoder_out_embed_dim == decoder_embed_dim)
+
+  void visit(ConfigVisitor& v) {
+    v.field("encoder_embed_dim", encoder_embed_dim, "width of the source embeddings and the encoder output");
+    v.field("encoder_layers", encoder_layers, "encoder convolutions, fairseq's \"[(channels, kernel), ...] * n + ...\"");
+    v.field("decoder_embed_dim", decoder_embed_dim, "width of the target embeddings and the attention");
+    v.field("decoder_layers", decoder_layers, "decoder convolutions, fairseq's \"[(channels, kernel), ...] * n + ...\"");
+    v.field("decoder_out_embed_dim", decoder_out_embed_dim, "width between the last convolution and the vocabulary");
+    v.field("decoder_attention", decoder_attention, "True, False, or one per decoder layer: \"[True, False, ...]\"");
+    v.field("dropout", dropout, "dropout on embeddings, convolution inputs and before the output; 0 disables");
+    v.field("max_positions", max_positions, "rows of each learned position table (the longest sentence + 1)");
+    v.field("share_input_output_embed", share_input_output_embed,
+            "output projection weight is the target embedding (decoder_out_embed_dim == decoder_embed_dim)");
+  }
+
+  static FconvConfig iwslt_de_en();  // fairseq's fconv_iwslt_de_en (the defaults above)
+  static FconvConfig wmt_en_de();    // fairseq's fconv_wmt_en_de: 15 + 15 layers, embeddings 768, output 512
+};
+
 // Transformer-XL (Dai et al. 2019) as kimiyoung/transformer-xl's pytorch/mem_transformer.py
 // builds it with attention type 0; the fields are its train.py flags. The defaults are the
 // WikiText-103 base model of NVIDIA's recipe (16 layers of 512, 8 heads of 64). The segment
@@ -150,6 +185,7 @@ struct ModelConfig {
   std::string arch = "gnmt";  // the architecture, a name in src/models/registry.cpp
   GnmtConfig gnmt;
   TransformerConfig transformer;
+  FconvConfig fconv;
   TransformerXlConfig transformer_xl;
   LstmLmConfig lstm_lm;
   ConvCtcConfig jasper = ConvCtcConfig::jasper_10x5();                 // arch jasper
@@ -160,6 +196,7 @@ struct ModelConfig {
     v.choice("arch", arch, architecture_names(), "model architecture");
     v.section("gnmt", gnmt);
     v.section("transformer", transformer);
+    v.section("fconv", fconv);
     v.section("transformer_xl", transformer_xl);
     v.section("lstm_lm", lstm_lm);
     v.section("jasper", jasper);

@@ -13,12 +13,13 @@ TEST(Registry, SaysTheFamilyOfEachArchitecture) {
   EXPECT_EQ(model_family("gnmt"), "seq2seq");
   EXPECT_EQ(model_family("transformer"), "seq2seq");
   EXPECT_EQ(model_family("transformer_xl"), "language_model");
-  EXPECT_EQ(model_architectures("seq2seq"), (std::vector<std::string>{"gnmt", "transformer"}));
-  EXPECT_EQ(model_architectures("language_model"), (std::vector<std::string>{"transformer_xl"}));
+  EXPECT_EQ(model_family("fconv"), "seq2seq");
+  EXPECT_EQ(model_architectures("seq2seq"), (std::vector<std::string>{"fconv", "gnmt", "transformer"}));
+  EXPECT_EQ(model_architectures("language_model"), (std::vector<std::string>{"lstm_lm", "transformer_xl"}));
   EXPECT_EQ(model_architectures("speech"), std::vector<std::string>{});
   EXPECT_EQ(model_family_description("seq2seq"), "sequence-to-sequence (translation) model");
   EXPECT_EQ(error_of([] { model_family("lstm"); }),
-            "unknown model.arch 'lstm'; known: deepspeech2, gnmt, jasper, transformer, transformer_xl, wave2letter_plus");
+            "unknown model.arch 'lstm'; known: deepspeech2, fconv, gnmt, jasper, lstm_lm, transformer, transformer_xl, wave2letter_plus");
 }
 
 // A model of one family where the other is needed is an error that names both families and the
@@ -28,14 +29,14 @@ TEST(Registry, RefusesAnArchitectureOfTheOtherFamily) {
   config.arch = "transformer";
   EXPECT_EQ(error_of([&] { build_language_model(config, 12); }),
             "model.arch 'transformer' is a sequence-to-sequence (translation) model, but a language model is "
-            "needed here; architectures of that family: transformer_xl");
+            "needed here; architectures of that family: lstm_lm, transformer_xl");
   config.arch = "transformer_xl";
   EXPECT_EQ(error_of([&] { build_seq2seq_model(config, 12); }),
             "model.arch 'transformer_xl' is a language model, but a sequence-to-sequence (translation) model is "
-            "needed here; architectures of that family: gnmt, transformer");
+            "needed here; architectures of that family: fconv, gnmt, transformer");
   config.arch = "gpt";
   EXPECT_EQ(error_of([&] { build_language_model(config, 12); }),
-            "unknown model.arch 'gpt'; known: deepspeech2, gnmt, jasper, transformer, transformer_xl, wave2letter_plus");
+            "unknown model.arch 'gpt'; known: deepspeech2, fconv, gnmt, jasper, lstm_lm, transformer, transformer_xl, wave2letter_plus");
 }
 
 // build_model builds any family's architecture; the family's builders return the same module type.

@@ -1,0 +1,380 @@
+#include "mixseq/models/fconv.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mixseq/models/registry.h"
+#include "mixseq/nn/glu_convolution.h"
+#include "mixseq/nn/grad_multiply.h"
+#include "mixseq/nn/parameter_count.h"
+#include "mixseq/nn/weight_norm_linear.h"
+#include "mixseq/text/vocabulary.h"
+#include "mixseq/util/error.h"
+#include "model_test_support.h"
+
+namespace mixseq {
+namespace {
+
+constexpr int64_t kVocab = 50;
+
+// Small, and with everything the layer lists allow: an even kernel (asymmetric padding in the
+// encoder), width changes (residual projections), a 1x1 convolution, no residual, a residual from
+// two layers back, and a decoder layer without attention.
+FconvConfig small_config() {
+  FconvConfig config;
+  config.encoder_embed_dim = 12;
+  config.encoder_layers = "[(8, 3)] * 2 + [(10, 2)]";
+  config.decoder_embed_dim = 12;
+  config.decoder_layers = "[(8, 3), (10, 2), (10, 1, 0), (8, 4, 2)]";
+  config.decoder_attention = "[True, False, True, True]";
+  config.decoder_out_embed_dim = 6;
+  config.dropout = 0.2;
+  config.max_positions = 32;
+  return config;
+}
+
+torch::Tensor random_target(const std::vector<int64_t>& lengths) {
+  auto target = test::random_tokens(lengths, kVocab);
+  target.select(1, 0).fill_(kBosId);
+  return target;
+}
+
+template <typename Fn>
+std::string error_of(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Fconv, ParameterCountMatchesFairseq) {
+  // ../shared/peers/convs2s_bench.py --arch fconv_iwslt_de_en --vocab 2000 prints params=5484448
+  // (FConvModel.build_model, separate source and target embeddings, max positions 1024). By hand,
+  // with a weight-normalised linear I -> O holding O*I + O (g) + O (bias):
+  //   encoder  embeddings 2000*256 + positions 1024*256                    =   774,144
+  //            fc1, fc2: 2 x (256*256 + 2*256)                             =   132,096
+  //            4 convolutions: 4 x (3*256*512 + 2*512)                     = 1,576,960
+  //   decoder  embeddings + positions, fc1                                 =   840,192
+  //            3 convolutions                                              = 1,182,720
+  //            3 attentions: 3 x 2 x (256*256 + 2*256)                     =   396,288
+  //            fc2 256*256 + 2*256; fc3 2000*256 + 2*2000                  =   582,048
+  //   total                                                                = 5,484,448
+  EXPECT_EQ(count_parameters(*FconvModel(FconvConfig::iwslt_de_en(), 2000)), 5484448);
+  ModelConfig config;
+  config.arch = "fconv";
+  EXPECT_EQ(count_parameters(*build_seq2seq_model(config, 2000)), 5484448);  // the registry's default is the preset
+}
+
+TEST(Fconv, WmtPresetHasFairseqsLayers) {
+  const auto config = FconvConfig::wmt_en_de();
+  const auto layers = parse_fconv_layers(config.encoder_layers, "k");
+  ASSERT_EQ(layers.size(), 15u);
+  EXPECT_EQ(layers[8].channels, 512);
+  EXPECT_EQ(layers[9].channels, 1024);
+  EXPECT_EQ(layers[13].channels, 2048);
+  EXPECT_EQ(layers[13].kernel_width, 1);
+  EXPECT_EQ(config.decoder_out_embed_dim, 512);
+  EXPECT_EQ(config.encoder_embed_dim, 768);
+}
+
+TEST(Fconv, ParsesFairseqLayerExpressions) {
+  const auto layers = parse_fconv_layers("[(512, 3)] * 2 + [(1024, 5, 0), (7, 1, 2,)] + [(4,2)]*0", "k");
+  ASSERT_EQ(layers.size(), 4u);
+  EXPECT_EQ(layers[0].channels, 512);
+  EXPECT_EQ(layers[0].kernel_width, 3);
+  EXPECT_EQ(layers[0].residual, 1);  // fairseq's extend_conv_spec default
+  EXPECT_EQ(layers[2].channels, 1024);
+  EXPECT_EQ(layers[2].residual, 0);
+  EXPECT_EQ(layers[3].residual, 2);
+  EXPECT_EQ(parse_fconv_attention("True", 3, "k"), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(parse_fconv_attention("[False, True]", 2, "k"), (std::vector<bool>{false, true}));
+
+  for (const char* bad : {"[(256 3)]", "[(256, 3)] * ", "[(256, 3)] - 1", "(256, 3)", "[(0, 3)]", "[]"}) {
+    const auto message = error_of([&] { parse_fconv_layers(bad, "model.fconv.encoder_layers"); });
+    EXPECT_NE(message.find("model.fconv.encoder_layers"), std::string::npos) << bad << ": " << message;
+  }
+  EXPECT_NE(error_of([] { parse_fconv_layers("[(8, 3, 2)]", "model.fconv.decoder_layers"); })
+                .find("model.fconv.decoder_layers: layer 1 takes its residual from 2 layers back"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_fconv_attention("[True]", 2, "model.fconv.decoder_attention"); })
+                .find("model.fconv.decoder_attention lists 1 flags for 2 decoder layers"),
+            std::string::npos);
+}
+
+TEST(Fconv, BadConfigValuesNameTheirKeys) {
+  auto config = small_config();
+  config.share_input_output_embed = true;  // out 6 != embed 12
+  EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.share_input_output_embed"),
+            std::string::npos);
+  config = small_config();
+  config.decoder_attention = "False";
+  EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.decoder_attention"), std::string::npos);
+  config = small_config();
+  config.dropout = 1.0;
+  EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.dropout"), std::string::npos);
+  config = small_config();
+  config.encoder_layers = "[(8, 3)] * x";
+  EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.encoder_layers"), std::string::npos);
+  FconvModel model(small_config(), kVocab);  // 32 positions: sentences up to 31 tokens
+  const auto long_source = at::full({1, 32}, 7, at::kLong);
+  EXPECT_NE(error_of([&] { model->start(long_source, at::tensor({32}, at::kLong)); }).find("model.fconv.max_positions"),
+            std::string::npos);
+}
+
+TEST(Fconv, InitialisesAsFairseq) {
+  at::manual_seed(1);
+  FconvModel model(FconvConfig::iwslt_de_en(), 2000);
+  const auto parameters = model->named_parameters();
+  const auto& embedding = parameters["encoder_embedding.weight"];
+  EXPECT_TRUE(at::equal(embedding[kPadId], at::zeros({256})));
+  EXPECT_NEAR(embedding.slice(0, 1).std().item<double>(), 0.1, 0.002);
+  EXPECT_TRUE(at::equal(parameters["decoder_positions.weight"][kPadId], at::zeros({256})));
+  // fc1 follows dropout 0.2: N(0, sqrt(0.8 / 256)); the attention's projections N(0, sqrt(1 / 256)).
+  EXPECT_NEAR(parameters["encoder_fc1.weight_v"].std().item<double>(), std::sqrt(0.8 / 256), 0.002);
+  EXPECT_NEAR(parameters["decoder_layers.0.attention.in_projection.weight_v"].std().item<double>(),
+              std::sqrt(1.0 / 256), 0.002);
+  // Convolutions: N(0, sqrt(4 * 0.8 / (3 * 256))).
+  const auto& conv = parameters["encoder_layers.0.conv.weight_v"];
+  EXPECT_EQ(conv.sizes(), (at::IntArrayRef{3, 256, 512}));
+  EXPECT_NEAR(conv.std().item<double>(), std::sqrt(3.2 / 768), 0.002);
+  // weight_norm starts g at ||V||, so that the weight starts equal to V.
+  const auto& decoder_conv = *model->named_modules()["decoder_layers.1.conv"]->as<GluConvolutionImpl>();
+  EXPECT_TRUE(at::allclose(decoder_conv.weight(), decoder_conv.weight_v, 1e-5, 1e-6));
+  EXPECT_TRUE(at::equal(parameters["decoder_fc3.bias"], at::zeros({2000})));
+}
+
+// The layer against LibTorch's own composition: conv1d on [B, I, T] with the weight norm written
+// out (one norm per output channel over K x I), then glu over the channels.
+TEST(Fconv, GluConvolutionEqualsConv1dThenGlu) {
+  at::manual_seed(2);
+  for (const int64_t kernel : {1, 3, 4}) {
+    GluConvolution layer(GluConvolutionOptions{5, 7, kernel, 0.1});
+    {
+      torch::NoGradGuard no_grad;
+      layer->weight_g.uniform_(0.5, 2.0);  // not at ||V||, so that g matters
+      layer->bias.normal_();
+    }
+    const auto x = at::randn({9, 2, 5});  // [T, B, I]
+    const auto& v = layer->weight_v;      // [K, I, 2O]
+    const auto norms = v.pow(2).sum(at::IntArrayRef{0, 1}, /*keepdim=*/true).sqrt();                 // [1, 1, 2O]
+    const auto weight = (v * layer->weight_g / norms).permute({2, 1, 0}).contiguous();  // [2O, I, K]
+    for (const int64_t padding : {int64_t{0}, kernel / 2}) {
+      const auto expected =
+          at::glu(at::conv1d(x.permute({1, 2, 0}), weight, layer->bias, 1, padding), 1).permute({2, 0, 1});
+      const auto output = layer(x, padding);  // [T', B, O]
+      ASSERT_EQ(output.sizes(), expected.sizes());
+      EXPECT_TRUE(at::allclose(output, expected, 1e-5, 1e-6)) << "kernel " << kernel << " padding " << padding;
+    }
+  }
+}
+
+// Central differences of a double-precision loss against autograd's gradients of g and V.
+void expect_gradients_match_finite_differences(torch::nn::Module& module, const std::function<torch::Tensor()>& loss) {
+  module.to(at::kDouble);
+  module.zero_grad();
+  loss().backward();
+  for (auto& item : module.named_parameters()) {
+    const auto& name = item.key();
+    auto& parameter = item.value();
+    const auto analytic = parameter.grad().clone();
+    torch::NoGradGuard no_grad;
+    auto flat = parameter.view(-1);
+    for (int64_t i = 0; i < flat.numel(); i += std::max<int64_t>(1, flat.numel() / 17)) {
+      const double h = 1e-6, original = flat[i].item<double>();
+      flat[i].fill_(original + h);
+      const double up = loss().item<double>();
+      flat[i].fill_(original - h);
+      const double down = loss().item<double>();
+      flat[i].fill_(original);
+      EXPECT_NEAR(analytic.view(-1)[i].item<double>(), (up - down) / (2 * h), 1e-6) << name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(Fconv, WeightNormGradientsMatchFiniteDifferences) {
+  at::manual_seed(3);
+  WeightNormLinear linear(WeightNormLinearOptions{6, 4, 0.0});
+  {
+    torch::NoGradGuard no_grad;
+    linear->weight_g.uniform_(0.5, 2.0);
+  }
+  const auto x = at::randn({3, 6}, at::kDouble), r = at::randn({3, 4}, at::kDouble);
+  expect_gradients_match_finite_differences(*linear, [&] { return (linear(x) * r).sum(); });
+  // W = g V / ||V|| row by row.
+  const auto expected = linear->weight_g * linear->weight_v / linear->weight_v.norm(2, {1}, /*keepdim=*/true);
+  EXPECT_TRUE(at::allclose(linear->weight(), expected));
+
+  GluConvolution conv(GluConvolutionOptions{3, 2, 3, 0.0});
+  {
+    torch::NoGradGuard no_grad;
+    conv->weight_g.uniform_(0.5, 2.0);
+  }
+  const auto y = at::randn({5, 2, 3}, at::kDouble), s = at::randn({5, 2, 2}, at::kDouble);
+  expect_gradients_match_finite_differences(*conv, [&] { return (conv(y, 1) * s).sum(); });
+}
+
+TEST(Fconv, GradMultiplyScalesOnlyTheGradient) {
+  const auto x = at::randn({3, 4}).requires_grad_();
+  const auto y = grad_multiply(x, 0.125);
+  EXPECT_TRUE(at::equal(y, x));
+  (y * 2).sum().backward();
+  EXPECT_TRUE(at::allclose(x.grad(), at::full({3, 4}, 0.25)));
+}
+
+TEST(Fconv, IncrementalDecodingEqualsFullDecoding) {
+  at::manual_seed(4);
+  FconvModel model(small_config(), kVocab);
+  model->eval();
+  const std::vector<int64_t> lengths = {6, 2, 5};
+  const auto source = test::random_tokens(lengths, kVocab);
+  const auto source_lengths = at::tensor(lengths, at::kLong);
+  const auto target = random_target({7, 7, 7});
+
+  torch::NoGradGuard no_grad;
+  const auto expected = at::log_softmax(model(source, source_lengths, target), -1);  // [3, 7, V]
+  auto state = model->start(source, source_lengths);
+  const auto mask = dynamic_cast<FconvState&>(*state).pad_mask;
+  for (int64_t t = 0; t < target.size(1); ++t) {
+    const auto step = model->step(*state, target.select(1, t));
+    ASSERT_EQ(step.logits.sizes(), (at::IntArrayRef{3, kVocab}));
+    ASSERT_EQ(step.attention.sizes(), (at::IntArrayRef{3, 6}));
+    EXPECT_TRUE(at::allclose(at::log_softmax(step.logits, -1), expected.select(1, t), 1e-5, 1e-5)) << "position " << t;
+    EXPECT_TRUE(at::allclose(step.attention.sum(-1), at::ones({3}), 1e-5, 1e-6));
+    EXPECT_TRUE(at::equal(step.attention.masked_select(mask), at::zeros({mask.sum().item<int64_t>()})));
+  }
+  // Each convolution keeps K - 1 inputs, whatever the prefix's length: 2, 1, 0 (1x1) and 3 columns.
+  const auto& histories = dynamic_cast<FconvState&>(*state).conv_inputs;
+  ASSERT_EQ(histories.size(), 4u);
+  EXPECT_EQ(histories[0].sizes(), (at::IntArrayRef{2, 3, 8}));
+  EXPECT_EQ(histories[1].sizes(), (at::IntArrayRef{1, 3, 8}));
+  EXPECT_FALSE(histories[2].defined());
+  EXPECT_EQ(histories[3].sizes(), (at::IntArrayRef{3, 3, 10}));
+}
+
+TEST(Fconv, StepAfterSelectEqualsForwardOfTheSelectedRows) {
+  at::manual_seed(5);
+  FconvModel model(small_config(), kVocab);
+  model->eval();
+  const std::vector<int64_t> lengths = {6, 2, 4};
+  const auto source = test::random_tokens(lengths, kVocab);
+  const auto source_lengths = at::tensor(lengths, at::kLong);
+  const auto target = random_target({6, 6, 6});
+
+  torch::NoGradGuard no_grad;
+  const auto expected = model(source, source_lengths, target);  // [3, 6, V]
+  const auto first_rows = at::tensor({2, 0, 1, 1}, at::kLong);
+  const auto second_rows = at::tensor({3, 0, 0, 1}, at::kLong);
+  auto rows = at::arange(3, at::kLong);
+  auto state = model->start(source, source_lengths);
+  for (int64_t t = 0; t < target.size(1); ++t) {
+    if (t == 0 || t == 3) {
+      const auto& selection = t == 0 ? first_rows : second_rows;
+      state->select(selection);
+      rows = rows.index_select(0, selection);
+    }
+    const auto step = model->step(*state, target.select(1, t).index_select(0, rows));
+    EXPECT_TRUE(at::allclose(step.logits, expected.select(1, t).index_select(0, rows), 1e-5, 1e-5)) << "position " << t;
+  }
+}
+
+TEST(Fconv, SelectWithinSourcesEqualsSelect) {
+  at::manual_seed(6);
+  FconvModel model(small_config(), kVocab);
+  model->eval();
+  const std::vector<int64_t> lengths = {6, 2, 4};
+  const auto source = test::random_tokens(lengths, kVocab);
+  const auto source_lengths = at::tensor(lengths, at::kLong);
+  const auto target = random_target({4, 4, 4}).repeat_interleave(2, 0);
+  test::expect_select_within_sources_equals_select(*model, source, source_lengths, target);
+}
+
+// Padding changes nothing: a sentence decodes the same alone as beside a longer one, and target
+// padding at the end does not reach the positions before it.
+TEST(Fconv, PaddingChangesNothing) {
+  at::manual_seed(7);
+  FconvModel model(small_config(), kVocab);
+  model->eval();
+  const auto source = test::random_tokens({7, 3}, kVocab);
+  const auto target = random_target({5, 5});
+  torch::NoGradGuard no_grad;
+  const auto both = model(source, at::tensor({7, 3}, at::kLong), target);                            // [2, 5, V]
+  const auto alone = model(source.slice(0, 1, 2).slice(1, 0, 3), at::tensor({3}, at::kLong), target.slice(0, 1, 2));
+  EXPECT_TRUE(at::allclose(both.slice(0, 1, 2), alone, 1e-5, 1e-5));
+  auto padded_target = target.clone();
+  padded_target.select(1, 4).fill_(kPadId);
+  const auto padded = model(source, at::tensor({7, 3}, at::kLong), padded_target);
+  EXPECT_TRUE(at::allclose(padded.slice(1, 0, 4), both.slice(1, 0, 4), 1e-5, 1e-5));
+}
+
+// A decoder position sees no later target token.
+TEST(Fconv, DecoderIsCausal) {
+  at::manual_seed(8);
+  FconvModel model(small_config(), kVocab);
+  model->eval();
+  const auto source = test::random_tokens({5}, kVocab);
+  auto target = random_target({6});
+  torch::NoGradGuard no_grad;
+  const auto before = model(source, at::tensor({5}, at::kLong), target);
+  target[0][4] = (target[0][4].item<int64_t>() + 1 - kSpecialSymbolCount) % (kVocab - kSpecialSymbolCount) +
+                 kSpecialSymbolCount;
+  const auto after = model(source, at::tensor({5}, at::kLong), target);
+  EXPECT_TRUE(at::equal(before.slice(1, 0, 4), after.slice(1, 0, 4)));
+  EXPECT_FALSE(at::allclose(before.slice(1, 4), after.slice(1, 4)));
+}
+
+TEST(Fconv, SharedOutputEmbeddingIsTheTargetEmbedding) {
+  auto config = small_config();
+  config.decoder_out_embed_dim = config.decoder_embed_dim;
+  config.share_input_output_embed = true;
+  FconvModel model(config, kVocab);
+  const auto names = model->named_parameters().keys();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "decoder_output_bias"), 1);
+  EXPECT_EQ(std::count_if(names.begin(), names.end(),
+                          [](const std::string& n) { return n.rfind("decoder_fc3", 0) == 0; }),
+            0);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const auto source = test::random_tokens({4}, kVocab);
+  EXPECT_EQ(model(source, at::tensor({4}, at::kLong), random_target({3})).sizes(), (at::IntArrayRef{1, 3, kVocab}));
+}
+
+TEST(Fconv, TrainsUnderBf16Autocast) {
+  at::manual_seed(9);
+  FconvModel model(small_config(), kVocab);
+  const auto source = test::random_tokens({6, 4}, kVocab);
+  const auto target = random_target({5, 5});
+  const auto fp32 = model(source, at::tensor({6, 4}, at::kLong), target);
+  torch::Tensor bf16;
+  {
+    test::CpuAutocast autocast;
+    model->eval();
+    bf16 = model(source, at::tensor({6, 4}, at::kLong), target);
+  }
+  model->eval();
+  const auto reference = model(source, at::tensor({6, 4}, at::kLong), target);
+  EXPECT_TRUE(at::allclose(bf16.to(at::kFloat), reference, 0.05, 0.1));
+  // In training, gradients reach every parameter (dropout on).
+  model->train();
+  {
+    test::CpuAutocast autocast;
+    model(source, at::tensor({6, 4}, at::kLong), target).to(at::kFloat).logsumexp(-1).sum().backward();
+  }
+  for (const auto& item : model->named_parameters()) {
+    const auto& name = item.key();
+    const auto& parameter = item.value();
+    ASSERT_TRUE(parameter.grad().defined()) << name;
+    EXPECT_TRUE(parameter.grad().isfinite().all().item<bool>()) << name;
+  }
+  EXPECT_TRUE(fp32.isfinite().all().item<bool>());
+}
+
+}  // namespace
+}  // namespace mixseq
