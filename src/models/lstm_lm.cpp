@@ -7,6 +7,7 @@
 
 #include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/lstm_recurrence.h"
+#include "mixseq/nn/token_nll.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
 
@@ -151,10 +152,11 @@ LmOutput LstmLmModelImpl::forward(const torch::Tensor& tokens, const torch::Tens
                " must have the shape of tokens ", tokens.sizes());
   check_ids(tokens, vocab_size_, "tokens");
   check_ids(targets, vocab_size_, "targets");
-  auto [hidden, next] = hidden_states(tokens, memory);                      // [B, T, E or H]
-  const auto log_probs = output_log_probs(hidden.reshape({-1, hidden.size(2)}));  // [B T, V]
-  // -log p(target), 0 where the target is kPadId.
-  const auto nll = at::nll_loss(log_probs, targets.reshape({-1}), {}, at::Reduction::None, kPadId);  // [B T]
+  auto [hidden, next] = hidden_states(tokens, memory);                            // [B, T, E or H]
+  const auto scores = at::linear(hidden.reshape({-1, hidden.size(2)}), output_weight(), output_bias_);  // [B T, V]
+  // -log p(target) in fp32 from the scores in one pass, 0 where the target is kPadId; no [B T, V]
+  // log-probabilities (nn/token_nll.h).
+  const auto nll = token_nll(scores, targets.reshape({-1}));                     // [B T]
   return {nll.view(targets.sizes()), std::move(next)};
 }
 

@@ -1,0 +1,170 @@
+#include "mixseq/nn/token_nll.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "mixseq/nn/bf16_rows.h"
+#include "mixseq/nn/softmax_rows.h"
+#include "mixseq/text/vocabulary.h"
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+// The arithmetic's dtype: fp64 for fp64 logits (gradient checks), fp32 for every other.
+template <typename scalar_t>
+using Arithmetic = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+
+// A row in the arithmetic's dtype: fp32 and fp64 rows as they are, others widened into `buffer`.
+template <typename scalar_t>
+const Arithmetic<scalar_t>* widened(const scalar_t* row, int64_t n, Arithmetic<scalar_t>* buffer) {
+  if constexpr (std::is_same_v<scalar_t, Arithmetic<scalar_t>>) {
+    return row;
+  } else if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    widen_row(row, n, buffer);
+    return buffer;
+  } else {
+    for (int64_t v = 0; v < n; ++v) buffer[v] = static_cast<float>(row[v]);
+    return buffer;
+  }
+}
+
+// Stores `values` (the arithmetic's dtype) as a row of the logits' dtype.
+template <typename scalar_t>
+void store(const Arithmetic<scalar_t>* values, int64_t n, scalar_t* row) {
+  if constexpr (std::is_same_v<scalar_t, Arithmetic<scalar_t>>) {
+    if (values != row) std::copy(values, values + n, row);
+  } else if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    narrow_row(values, n, row);
+  } else {
+    for (int64_t v = 0; v < n; ++v) row[v] = static_cast<scalar_t>(values[v]);
+  }
+}
+
+// log Σ_v exp(z_v): in SIMD registers for fp32 (nn/softmax_rows.h), plainly for fp64.
+float log_sum_exp_of(const float* z, int64_t n, float* scratch) { return softmax_row_stats(z, n, scratch).log_sum_exp; }
+double log_sum_exp_of(const double* z, int64_t n, double*) {
+  double max = -std::numeric_limits<double>::infinity(), total = 0.0;
+  for (int64_t v = 0; v < n; ++v) max = std::max(max, z[v]);
+  for (int64_t v = 0; v < n; ++v) total += std::exp(z[v] - max);
+  return max + std::log(total);
+}
+
+// p_v = exp(z_v - log_sum_exp).
+void softmax_of(const float* z, int64_t n, float log_sum_exp, float* p) { softmax_row(z, n, log_sum_exp, p); }
+void softmax_of(const double* z, int64_t n, double log_sum_exp, double* p) {
+  for (int64_t v = 0; v < n; ++v) p[v] = std::exp(z[v] - log_sum_exp);
+}
+
+// Rows per parallel task: a few hundred thousand logits each.
+int64_t rows_per_task(int64_t vocab) { return std::max<int64_t>(1, 262144 / vocab); }
+
+// logits [N, V], targets [N] -> log Σ exp(z) [N] and -log p_target [N] (both 0 where the target is <pad>).
+template <typename scalar_t>
+void forward_rows(const at::Tensor& logits, const at::Tensor& targets, at::Tensor& log_sum_exp, at::Tensor& nll) {
+  using acc_t = Arithmetic<scalar_t>;
+  const int64_t V = logits.size(1);
+  const scalar_t* z_all = logits.data_ptr<scalar_t>();
+  const int64_t* target = targets.data_ptr<int64_t>();
+  acc_t* lse = log_sum_exp.data_ptr<acc_t>();
+  acc_t* out = nll.data_ptr<acc_t>();
+  at::parallel_for(0, logits.size(0), rows_per_task(V), [&](int64_t begin, int64_t end) {
+    std::vector<acc_t> buffer(V), scratch(V);
+    for (int64_t i = begin; i < end; ++i) {
+      if (target[i] == kPadId) {
+        lse[i] = 0, out[i] = 0;
+        continue;
+      }
+      const acc_t* z = widened(z_all + i * V, V, buffer.data());
+      lse[i] = log_sum_exp_of(z, V, scratch.data());
+      out[i] = lse[i] - z[target[i]];
+    }
+  });
+}
+
+// d nll_i / d z_iv = g_i (p_iv - [v = target_i]); 0 in rows whose target is <pad>.
+template <typename scalar_t>
+void backward_rows(const at::Tensor& logits, const at::Tensor& targets, const at::Tensor& log_sum_exp,
+                   const at::Tensor& grad_nll, at::Tensor& grad_logits) {
+  using acc_t = Arithmetic<scalar_t>;
+  const int64_t V = logits.size(1);
+  const scalar_t* z_all = logits.data_ptr<scalar_t>();
+  const int64_t* target = targets.data_ptr<int64_t>();
+  const acc_t* lse = log_sum_exp.data_ptr<acc_t>();
+  const acc_t* g = grad_nll.data_ptr<acc_t>();
+  scalar_t* dz_all = grad_logits.data_ptr<scalar_t>();
+  at::parallel_for(0, logits.size(0), rows_per_task(V), [&](int64_t begin, int64_t end) {
+    std::vector<acc_t> buffer(V);
+    for (int64_t i = begin; i < end; ++i) {
+      scalar_t* dz = dz_all + i * V;
+      if (target[i] == kPadId || g[i] == 0) {
+        std::fill(dz, dz + V, scalar_t(0));
+        continue;
+      }
+      acc_t* p = buffer.data();
+      softmax_of(widened(z_all + i * V, V, p), V, lse[i], p);
+      for (int64_t v = 0; v < V; ++v) p[v] *= g[i];
+      p[target[i]] -= g[i];
+      store<scalar_t>(p, V, dz);
+    }
+  });
+}
+
+class FusedTokenNll : public torch::autograd::Function<FusedTokenNll> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& logits,
+                            const at::Tensor& targets) {
+    const auto rows = logits.contiguous();     // [N, V]
+    const auto row_targets = targets.contiguous();  // [N]
+    const auto arithmetic = rows.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+    auto log_sum_exp = at::empty({rows.size(0)}, rows.options().dtype(arithmetic));
+    auto nll = at::empty_like(log_sum_exp);
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, rows.scalar_type(), "mixseq::token_nll", [&] {
+      forward_rows<scalar_t>(rows, row_targets, log_sum_exp, nll);
+    });
+    context->save_for_backward({rows, row_targets, log_sum_exp});
+    return nll;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
+                                                 torch::autograd::variable_list gradients) {
+    const auto saved = context->get_saved_variables();
+    const auto &rows = saved[0], &row_targets = saved[1], &log_sum_exp = saved[2];
+    const auto grad_nll = gradients[0].to(log_sum_exp.scalar_type()).contiguous();  // [N]
+    auto grad_rows = at::empty_like(rows);
+    AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, rows.scalar_type(), "mixseq::token_nll_backward", [&] {
+      backward_rows<scalar_t>(rows, row_targets, log_sum_exp, grad_nll, grad_rows);
+    });
+    return {grad_rows, at::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor token_nll(const torch::Tensor& logits, const torch::Tensor& targets) {
+  MIXSEQ_CHECK(logits.dim() == 2 && targets.dim() == 1 && logits.size(0) == targets.size(0),
+               "token_nll: logits must be [N, V] and targets [N]; got logits ", logits.sizes(), " and targets ",
+               targets.sizes());
+  MIXSEQ_CHECK(at::isFloatingType(logits.scalar_type()), "token_nll: logits must be floating point, not ",
+               logits.scalar_type());
+  MIXSEQ_CHECK(targets.scalar_type() == at::kLong, "token_nll: targets must be int64, not ", targets.scalar_type());
+  const auto arithmetic = logits.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  if (!logits.device().is_cpu() || logits.numel() == 0) {
+    const auto log_probs = at::log_softmax(logits, -1, arithmetic);  // [N, V]
+    return at::nll_loss(log_probs, targets, {}, at::Reduction::None, kPadId);
+  }
+  const int64_t V = logits.size(1);
+  MIXSEQ_CHECK(targets.ge(0).logical_and(targets.lt(V)).all().item<bool>(), "token_nll: targets must lie in [0, ", V,
+               "), the vocabulary of the logits");
+  return FusedTokenNll::apply(logits, targets);
+}
+
+}  // namespace mixseq

@@ -1,0 +1,53 @@
+// token_nll: the per-token NLL and its gradient against LibTorch's log_softmax + gather, in fp64,
+// fp32 and bf16, with <pad> targets and an upstream gradient that differs by row.
+#include "mixseq/nn/token_nll.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "mixseq/text/vocabulary.h"
+
+namespace mixseq {
+namespace {
+
+struct Case {
+  at::ScalarType dtype;
+  double tolerance;
+};
+
+TEST(TokenNll, EqualsLogSoftmaxAndGatherWithTheirGradients) {
+  for (const auto [dtype, tolerance] : {Case{at::kDouble, 1e-10}, Case{at::kFloat, 1e-5}, Case{at::kBFloat16, 1e-2}}) {
+    torch::manual_seed(4);
+    const int64_t N = 7, V = 1003;  // V not a multiple of the SIMD width
+    const auto logits = (at::randn({N, V}) * 4).to(dtype).requires_grad_(true);
+    auto targets = at::randint(kSpecialSymbolCount, V, {N}, at::kLong);
+    targets[2] = kPadId;
+    const auto upstream = at::rand({N}, at::kDouble) + 0.5;  // a different weight per row
+
+    const auto nll = token_nll(logits, targets);
+    const auto arithmetic = dtype == at::kDouble ? at::kDouble : at::kFloat;
+    EXPECT_EQ(nll.scalar_type(), arithmetic);
+    (nll * upstream.to(arithmetic)).sum().backward();
+
+    // The same from LibTorch's ops, in fp64 on the same (rounded) logits.
+    const auto reference_logits = logits.detach().to(at::kDouble).requires_grad_(true);
+    auto expected = -at::log_softmax(reference_logits, -1).gather(1, targets.unsqueeze(1)).squeeze(1);
+    expected = expected.masked_fill(targets == kPadId, 0.0);
+    (expected * upstream).sum().backward();
+
+    EXPECT_TRUE(at::allclose(nll.to(at::kDouble), expected.detach(), tolerance, tolerance)) << dtype;
+    EXPECT_EQ(nll[2].item<double>(), 0.0);
+    ASSERT_EQ(logits.grad().scalar_type(), dtype);
+    EXPECT_TRUE(at::allclose(logits.grad().to(at::kDouble), reference_logits.grad(), tolerance, tolerance)) << dtype;
+    EXPECT_EQ(logits.grad()[2].abs().max().item<double>(), 0.0);  // <pad>: no gradient
+  }
+}
+
+TEST(TokenNll, RefusesTargetsOutsideTheVocabulary) {
+  const auto logits = at::randn({2, 5});
+  EXPECT_THROW(token_nll(logits, at::tensor({1, 5}, at::kLong)), std::exception);
+  EXPECT_THROW(token_nll(logits, at::tensor({1, 2, 3}, at::kLong)), std::exception);
+}
+
+}  // namespace
+}  // namespace mixseq
