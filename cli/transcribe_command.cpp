@@ -6,7 +6,8 @@
 // folder; a second column, e.g. a reference transcript, is ignored) or NeMo's JSON lines. The
 // output has one line per utterance in input order, written buffer by buffer as they are done.
 // An unreadable audio file stops it with an error naming the file. Decoding is greedy unless
-// --beam-size > 1 or --lm is given: CTC prefix beam search (decode/ctc_beam_search.h).
+// --beam-size > 1 or --lm is given: CTC prefix beam search (decode/ctc_beam_search.h). On the CPU
+// a buffer's batches are decoded side by side (--workers, as translate's).
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -59,6 +60,11 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       ->capture_default_str();
   command->add_option("--max-frames", arguments->options.max_frames, "Feature frames per batch (utterances x longest)")
       ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--workers", arguments->options.workers,
+                      "CPU: batches decoded side by side, each on its share of the threads (0: one per thread; "
+                      "1: one batch at a time on all threads)")
+      ->check(at_least(0))
       ->capture_default_str();
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU)")

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "mixseq/data/speech_batch.h"
 #include "mixseq/util/threads.h"
+#include "mixseq/util/worker_threads.h"
 
 namespace mixseq {
 
@@ -17,6 +19,7 @@ SpeechTranscriber::SpeechTranscriber(TrainedSpeechRecognizer& recognizer, const 
 std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vector<float>>& audio,
                                                       const TranscribeOptions& options) const {
   std::vector<Transcript> transcripts(audio.size());
+  if (audio.empty()) return transcripts;
   std::vector<size_t> order(audio.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return audio[a].size() > audio[b].size(); });
@@ -24,16 +27,33 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
   const double hop_seconds = recognizer_.input.hop_ms / 1000.0;
   const bool greedy = options.beam.beam_size == 1 && !options.beam.language_model;
   if (!greedy) check_ctc_beam_search_options(options.beam, recognizer_.symbols);
-  torch::NoGradGuard no_grad;
+
+  // Batches over `order`, longest first: the first utterance of a batch sets its padded length.
+  const int threads = device_.is_cpu() ? adapt_threads_to_load() : 1;
+  const int wanted_workers =
+      device_.is_cpu() ? worker_count(options.workers, threads, static_cast<int64_t>(audio.size())) : 1;
+  int64_t max_frames = options.max_frames;
+  if (wanted_workers > 1) {  // a batch for every worker: smaller batches lose less than an idle core
+    int64_t total = 0;
+    for (const auto& samples : audio) total += features.frames(static_cast<int64_t>(samples.size()));
+    max_frames = std::min(max_frames, (total + wanted_workers - 1) / wanted_workers);
+  }
+  std::vector<std::pair<size_t, size_t>> batches;  // [begin, end) in `order`
   for (size_t begin = 0; begin < order.size();) {
-    // Longest first: the first utterance of a batch sets its padded length.
     const int64_t longest = features.frames(static_cast<int64_t>(audio[order[begin]].size()));
     size_t end = begin + 1;
-    while (end < order.size() && static_cast<int64_t>(end - begin + 1) * longest <= options.max_frames) ++end;
+    while (end < order.size() && static_cast<int64_t>(end - begin + 1) * longest <= max_frames) ++end;
+    batches.emplace_back(begin, end);
+    begin = end;
+  }
+
+  const auto decode_batch = [&](int64_t index) {
+    const auto [begin, end] = batches[static_cast<size_t>(index)];
+    torch::NoGradGuard no_grad;  // grad mode is per thread: each worker sets its own
     std::vector<std::vector<float>> batch_audio;
     for (size_t k = begin; k < end; ++k) batch_audio.push_back(audio[order[k]]);
     const SpeechBatch batch = make_speech_batch(batch_audio, recognizer_.input, nullptr);
-    if (device_.is_cpu()) adapt_threads_to_load();  // docs/threads.md
+    if (device_.is_cpu()) adapt_threads_to_load();  // docs/threads.md; a worker's count stays fixed
     CtcOutput output;
     {
       const AutocastScope autocast(precision_, device_);
@@ -67,8 +87,9 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
           t.nbest.push_back({recognizer_.symbols.decode(h.hypothesis.symbols), h.score, h.ctc_log_prob, h.lm_log10_prob});
       }
     }
-    begin = end;
-  }
+  };
+  const auto count = static_cast<int64_t>(batches.size());
+  run_on_workers(count, worker_count(wanted_workers, threads, count), decode_batch);
   return transcripts;
 }
 

@@ -4,6 +4,14 @@
 // default; prefix beam search with an optional ARPA word model, decode/ctc_beam_search.h), word
 // times from the CTC alignment. Utterances are batched longest-first within a call; results come
 // back in input order.
+//
+// Threading: on the CPU, the batches of one call are decoded side by side on worker threads, each
+// with its share of the CPU threads (TranscribeOptions::workers, util/worker_threads.h, as
+// Translator does), and a call with fewer batches than workers first shares its utterances out
+// into smaller batches. The transcripts do not depend on the worker count, since an utterance's
+// output does not depend on what it is batched with (features normalised per utterance, the
+// padding masked, batch norm in evaluation mode), up to the rounding of differently shaped
+// products. transcribe() starts and joins its workers itself; make one call at a time.
 #pragma once
 
 #include <torch/types.h>
@@ -35,6 +43,10 @@ struct Transcript {
 struct TranscribeOptions {
   int64_t max_frames = 48000;  // feature frames per batch (utterances x longest); one utterance may exceed it
   CtcBeamSearchOptions beam;   // beam_size 1 and no language model (the default) = greedy decoding
+  // Batches decoded side by side, each on its own thread with its share of the CPU threads
+  // (util/worker_threads.h); 0 = one per thread when there are that many batches, 1 = one batch
+  // at a time on all threads. CPU only: a GPU decodes one batch at a time.
+  int workers = 0;
 };
 
 class SpeechTranscriber {
