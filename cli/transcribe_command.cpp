@@ -2,11 +2,13 @@
 //   mixseq transcribe -c runs/asr/checkpoint_best.pt -i test.tsv -o test.hyp
 //   mixseq transcribe -c runs/asr/checkpoint_best.pt a.wav b.flac --json
 //   mixseq transcribe -c runs/asr/checkpoint_best.pt -i test.tsv --beam-size 16 --lm words.arpa --lm-weight 1 --word-bonus 2
+//   mixseq transcribe -c runs/asr/checkpoint_best.pt -i test.tsv --beam-size 16 --rescore-lm runs/lm/checkpoint_best.pt --rescore-weight 0.5
 // The manifest is TSV whose first column is an audio path (absolute or relative to the manifest's
 // folder; a second column, e.g. a reference transcript, is ignored) or NeMo's JSON lines. The
 // output has one line per utterance in input order, written buffer by buffer as they are done.
 // An unreadable audio file stops it with an error naming the file. Decoding is greedy unless
-// --beam-size > 1 or --lm is given: CTC prefix beam search (decode/ctc_beam_search.h). On the CPU
+// --beam-size > 1 or --lm is given: CTC prefix beam search (decode/ctc_beam_search.h), whose n-best
+// a mixseq language model may re-rank (--rescore-lm, decode/nbest_rescoring.h). On the CPU
 // a buffer's batches are decoded side by side (--workers, as translate's).
 #include <chrono>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "commands.h"
 #include "mixseq/audio/audio_file.h"
 #include "mixseq/data/speech_data.h"
+#include "mixseq/decode/nbest_rescoring.h"
 #include "mixseq/decode/speech_transcriber.h"
 #include "mixseq/text/arpa_language_model.h"
 #include "mixseq/util/error.h"
@@ -37,6 +40,7 @@ struct TranscribeArguments {
   int64_t buffer_size = 64;  // utterances read and transcribed together
   bool json = false;
   std::string lm;  // ARPA word model for shallow fusion; "" = none
+  std::string rescore_lm;  // mixseq language-model checkpoint that re-ranks the n-best; "" = none
   TranscribeOptions options;
 };
 
@@ -81,8 +85,21 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
   command->add_option("--word-bonus", beam.beta, "beta: added to the beam search's score per word")
       ->check(finite_number())
       ->capture_default_str();
-  command->add_option("--nbest", beam.nbest, "With --json: the n best transcripts of the beam search, with scores")
+  command->add_option("--nbest", beam.nbest, "The n best transcripts of the beam search: written with their scores by --json, "
+                      "re-ranked by --rescore-lm (then default: --beam-size)")
       ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option(
+      "--rescore-lm", arguments->rescore_lm,
+      "Checkpoint of a mixseq language model that re-ranks the beam search's n-best: score + W ln p_lm(text) + "
+      "bonus x words (needs --beam-size > 1; --nbest defaults to the beam size)");
+  command->add_option("--rescore-weight", arguments->options.rescoring.lm_weight,
+                      "W: the weight of the rescoring model's ln p(text, </s>)")
+      ->check(finite_number())
+      ->capture_default_str();
+  command->add_option("--rescore-word-bonus", arguments->options.rescoring.word_bonus,
+                      "Added per word to the rescored score, against the rescoring model's cost per word")
+      ->check(finite_number())
       ->capture_default_str();
   command->add_option("--cutoff-top-n", beam.cutoff_top_n, "Beam search: symbols tried per frame, most likely first; 0 = all")
       ->check(at_least(0))
@@ -101,6 +118,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
     if (!arguments->manifest.empty()) inputs.push_back({"--input", arguments->manifest});
     if (!arguments->lm.empty()) inputs.push_back({"--lm", arguments->lm});
+    if (!arguments->rescore_lm.empty()) inputs.push_back({"--rescore-lm", arguments->rescore_lm});
     for (const auto& path : paths) inputs.push_back({"audio file", path});
     refuse_output_over_inputs({"--output", arguments->output}, inputs);
 
@@ -108,6 +126,14 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
     TranscribeOptions options = arguments->options;
+    const bool nbest_given = command->get_option("--nbest")->count() > 0;
+    if (!arguments->rescore_lm.empty()) {
+      MIXSEQ_CHECK(options.beam.beam_size > 1, "transcribe: --rescore-lm re-ranks the beam search's n-best: give "
+                   "--beam-size above 1 (e.g. --beam-size 16)");
+      if (!nbest_given) options.beam.nbest = options.beam.beam_size;  // rescore the whole beam
+      MIXSEQ_CHECK(options.beam.nbest > 1, "transcribe: --rescore-lm with --nbest 1 has nothing to re-rank; give "
+                   "--nbest 2 or more (at most --beam-size)");
+    }
     MIXSEQ_CHECK(options.beam.nbest <= options.beam.beam_size, "transcribe: --nbest (", options.beam.nbest,
                  ") must be at most --beam-size (", options.beam.beam_size, ")");
     if (!arguments->lm.empty()) {
@@ -115,6 +141,15 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       const auto& lm = *options.beam.language_model;
       log_info("transcribe: language model ", arguments->lm, ": order ", lm.order(), ", ", lm.vocabulary_size(),
                " words; alpha ", options.beam.alpha, ", beta ", options.beam.beta, ", beam ", options.beam.beam_size);
+    }
+    if (!arguments->rescore_lm.empty()) {
+      auto scorer = SentenceLmScorer::load(arguments->rescore_lm, device, precision);
+      const auto& lm = scorer->language_model();
+      log_info("transcribe: rescoring the ", options.beam.nbest, " best of each utterance with the language model ",
+               arguments->rescore_lm, " (", lm.config.arch, ", ", lm.vocabulary.size(), " tokens, tokenizer ",
+               lm.tokenizer->describe(), "): W ", options.rescoring.lm_weight, ", word bonus ",
+               options.rescoring.word_bonus);
+      options.rescoring.language_model = std::move(scorer);
     }
     auto recognizer = load_trained_speech_recognizer(arguments->checkpoint, device);
     const SpeechTranscriber transcriber(recognizer, device, precision);
@@ -145,9 +180,15 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
         nlohmann::json record = {{"audio", paths[begin + k]}, {"text", transcripts[k].text}, {"words", words}};
         if (options.beam.nbest > 1) {
           record["nbest"] = nlohmann::json::array();
-          for (const auto& h : transcripts[k].nbest)
-            record["nbest"].push_back({{"text", h.text}, {"score", h.score}, {"ctc_log_prob", h.ctc_log_prob},
-                                       {"lm_log10_prob", h.lm_log10_prob}});
+          for (const auto& h : transcripts[k].nbest) {
+            nlohmann::json entry = {{"text", h.text}, {"score", h.score}, {"ctc_log_prob", h.ctc_log_prob},
+                                    {"lm_log10_prob", h.lm_log10_prob}};
+            if (options.rescoring.language_model) {
+              entry["search_score"] = h.search_score;
+              entry["rescore_lm_log_prob"] = h.rescoring_lm_log_prob;
+            }
+            record["nbest"].push_back(std::move(entry));
+          }
         }
         out.stream() << record.dump() << '\n';
       }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "mixseq/data/speech_batch.h"
+#include "mixseq/util/error.h"
 #include "mixseq/util/threads.h"
 #include "mixseq/util/worker_threads.h"
 
@@ -27,6 +28,9 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
   const double hop_seconds = recognizer_.input.hop_ms / 1000.0;
   const bool greedy = options.beam.beam_size == 1 && !options.beam.language_model;
   if (!greedy) check_ctc_beam_search_options(options.beam, recognizer_.symbols);
+  const bool rescoring = options.rescoring.language_model != nullptr;
+  MIXSEQ_CHECK(!rescoring || !greedy, "n-best rescoring re-ranks the beam search's n-best: it needs a beam_size "
+               "above 1 (or an n-gram language model), not greedy decoding");
 
   // Batches over `order`, longest first: the first utterance of a batch sets its padded length.
   const int threads = device_.is_cpu() ? adapt_threads_to_load() : 1;
@@ -47,6 +51,8 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
     begin = end;
   }
 
+  std::vector<std::vector<CtcScoredHypothesis>> searches(greedy ? 0 : audio.size());  // beam search: by utterance
+  std::vector<double> frame_seconds(audio.size());                                    // beam search: by utterance
   const auto decode_batch = [&](int64_t index) {
     const auto [begin, end] = batches[static_cast<size_t>(index)];
     torch::NoGradGuard no_grad;  // grad mode is per thread: each worker sets its own
@@ -77,19 +83,47 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
         t.words = ctc_words(hypothesis, recognizer_.symbols, frame_seconds_of(k - begin));
       }
     } else {
-      const auto searched = ctc_beam_search(output.logits, output.lengths, recognizer_.symbols, options.beam);
+      auto searched = ctc_beam_search(output.logits, output.lengths, recognizer_.symbols, options.beam);
       for (size_t k = begin; k < end; ++k) {
-        const auto& nbest = searched[k - begin];  // never empty: the empty prefix at least
-        Transcript& t = transcripts[order[k]];
-        t.text = recognizer_.symbols.decode(nbest.at(0).hypothesis.symbols);
-        t.words = ctc_words(nbest[0].hypothesis, recognizer_.symbols, frame_seconds_of(k - begin));
-        for (const auto& h : nbest)
-          t.nbest.push_back({recognizer_.symbols.decode(h.hypothesis.symbols), h.score, h.ctc_log_prob, h.lm_log10_prob});
+        searches[order[k]] = std::move(searched[k - begin]);  // never empty: the empty prefix at least
+        frame_seconds[order[k]] = frame_seconds_of(k - begin);
       }
     }
   };
   const auto count = static_cast<int64_t>(batches.size());
   run_on_workers(count, worker_count(wanted_workers, threads, count), decode_batch);
+  if (greedy) return transcripts;
+
+  // The n best of every utterance as text, then (rescoring) their language-model scores in one
+  // batched pass over all of them, then each list in the order of its final scores.
+  std::vector<std::string> texts;
+  std::vector<double> search_scores;
+  for (const auto& nbest : searches)
+    for (const auto& h : nbest) {
+      texts.push_back(recognizer_.symbols.decode(h.hypothesis.symbols));
+      search_scores.push_back(h.score);
+    }
+  std::vector<SentenceLmScore> lm_scores(texts.size());
+  std::vector<double> scores = search_scores;
+  if (rescoring) {
+    lm_scores = options.rescoring.language_model->score(texts, options.rescoring.max_tokens);
+    scores = rescored_scores(texts, search_scores, lm_scores, options.rescoring);
+  }
+  for (size_t u = 0, first = 0; u < searches.size(); first += searches[u].size(), ++u) {
+    const auto& nbest = searches[u];
+    std::vector<size_t> rank(nbest.size());
+    std::iota(rank.begin(), rank.end(), 0);
+    // Stable: ties keep the search's order, so without rescoring nothing moves.
+    std::stable_sort(rank.begin(), rank.end(), [&](size_t a, size_t b) { return scores[first + a] > scores[first + b]; });
+    Transcript& t = transcripts[u];
+    for (const size_t i : rank) {
+      const auto& h = nbest[i];
+      t.nbest.push_back({texts[first + i], scores[first + i], h.score, h.ctc_log_prob, h.lm_log10_prob,
+                         lm_scores[first + i].log_prob});
+    }
+    t.text = t.nbest.at(0).text;
+    t.words = ctc_words(nbest[rank[0]].hypothesis, recognizer_.symbols, frame_seconds[u]);
+  }
   return transcripts;
 }
 

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# `mixseq transcribe --workers` (issue 25, "Decoding and scoring") on the speech model
-# e2e_speech_learns trains (a CTest fixture: that test runs first and leaves
-# <speech work>/run/checkpoint_best.pt and the spoken digits <speech work>/digits): one worker and
-# two write the same transcripts, greedy and beam search alike, and an unreadable audio file ends
-# either with an exit status from 1 to 127 and a message naming it.
+# `mixseq transcribe --workers` and `--rescore-lm` (issue 25, "Decoding and scoring") on the speech
+# model e2e_speech_learns trains (a CTest fixture: that test runs first and leaves
+# <speech work>/run/checkpoint_best.pt and the spoken digits <speech work>/digits):
+# - one worker and two write the same transcripts, greedy and beam search alike, and an unreadable
+#   audio file ends either with an exit status from 1 to 127 and a message naming it;
+# - a tiny Transformer-XL trained here on the training transcripts (number words) re-ranks the
+#   beam search's n-best: with a large weight the transcripts hold fewer words the language model
+#   never saw (misspelt digits), the WER is no worse than the beam search's alone, and every line
+#   is a transcript; the JSON n-best carries the language model's scores, misspelt words scored
+#   as <unk>; a checkpoint that is not a language model, greedy decoding with --rescore-lm, and
+#   --nbest 1 are errors that say so.
 #   transcribe_decoding.sh <mixseq> <speech_learns work dir> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -47,5 +53,69 @@ for workers in 1 2; do
     --workers "$workers" --buffer-size 2
 done
 
+# A tiny Transformer-XL on the training transcripts (tests/e2e/small_task.sh's, words as tokens; a
+# full softmax: the vocabulary is 10 words and the 4 special symbols).
+source "$here/small_task.sh"
+mkdir -p lm/raw
+cut -f2 "$speech/digits/train.tsv" >lm/raw/train.en
+head -60 lm/raw/train.en >lm/raw/valid.en
+"$mixseq" prepare --source-lang en --target-lang "" --train lm/raw/train --valid lm/raw/valid -o lm/data \
+  --tokenizer none --vocab-pad-to-multiple 1 >lm/prepare.log 2>&1
+tiny_lm_train_command "$mixseq" "$work/lm"
+"${train[@]}" --model.transformer_xl.cutoffs "[]" --train.run_dir lm/run --train.max_steps 150 --train.log_interval 50 2>lm/train.log ||
+  { tail -5 lm/train.log; exit 1; }
+lm=$work/lm/run/checkpoint_best.pt
+
+# Rescoring the beam's 16 best with a large weight, against the beam search alone.
+wer_of() { "$mixseq" wer valid.ref -i "$1" --json | python3 -c "import json,sys; print('%.2f' % json.load(sys.stdin)['wer'])"; }
+"${transcribe[@]}" --beam-size 16 -o beam.hyp 2>/dev/null
+"${transcribe[@]}" --beam-size 16 --rescore-lm "$lm" --rescore-weight 5 -o rescored.hyp 2>rescore.log
+grep -q "rescoring the 16 best of each utterance with the language model $lm (transformer_xl" rescore.log ||
+  { echo "FAIL: no rescoring line"; cat rescore.log; exit 1; }
+[ "$(wc -l <rescored.hyp)" -eq "$lines" ] || { echo "FAIL: rescoring wrote $(wc -l <rescored.hyp) lines, not $lines"; exit 1; }
+grep -qvE "^[a-z' ]*$" rescored.hyp && { echo "FAIL: a line that is no transcript:"; grep -vE "^[a-z' ]*$" rescored.hyp; exit 1; }
+unseen_words() { tr ' ' '\n' <"$1" | grep -cvxE '|zero|one|two|three|four|five|six|seven|eight|nine' || true; }
+beam_wer=$(wer_of beam.hyp)
+rescored_wer=$(wer_of rescored.hyp)
+beam_unseen=$(unseen_words beam.hyp)
+rescored_unseen=$(unseen_words rescored.hyp)
+echo "beam 16: WER $beam_wer, $beam_unseen words that are no digit; rescored (W 5): WER $rescored_wer, $rescored_unseen"
+awk -v r="$rescored_wer" -v b="$beam_wer" 'BEGIN { exit !(r <= b) }' ||
+  { echo "FAIL: rescoring made the WER worse: $rescored_wer against $beam_wer"; exit 1; }
+[ "$rescored_unseen" -lt "$beam_unseen" ] || [ "$beam_unseen" -eq 0 ] ||
+  { echo "FAIL: rescoring did not lower the words that are no digit ($beam_unseen -> $rescored_unseen)"; exit 1; }
+cmp -s beam.hyp rescored.hyp && { echo "FAIL: rescoring with weight 5 changed no transcript"; exit 1; }
+# Weight 0 and no word bonus: the search's own order.
+"${transcribe[@]}" --beam-size 16 --rescore-lm "$lm" --rescore-weight 0 -o unweighted.hyp 2>/dev/null
+cmp beam.hyp unweighted.hyp || { echo "FAIL: --rescore-weight 0 changed the transcripts"; exit 1; }
+
+# JSON: the n-best re-ranked, best first, with both scores; misspelt words scored (as <unk>).
+"${transcribe[@]}" --beam-size 16 --nbest 8 --rescore-lm "$lm" --rescore-weight 5 --rescore-word-bonus 1 --json \
+  -o rescored.jsonl 2>/dev/null
+python3 - rescored.jsonl <<'PY'
+import json, math, sys
+digits = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+unseen = 0
+for line in open(sys.argv[1]):
+    record = json.loads(line)
+    nbest = record["nbest"]
+    assert 1 <= len(nbest) <= 8 and nbest[0]["text"] == record["text"], record
+    assert all(a["score"] >= b["score"] for a, b in zip(nbest, nbest[1:])), nbest
+    for h in nbest:
+        assert math.isfinite(h["rescore_lm_log_prob"]) and h["rescore_lm_log_prob"] < 0, h
+        words = h["text"].split()
+        expected = h["search_score"] + 5 * h["rescore_lm_log_prob"] + len(words)
+        assert abs(h["score"] - expected) < 1e-6 * max(1, abs(expected)), (h, expected)
+        unseen += sum(w not in digits for w in words)
+assert unseen > 0, "no hypothesis held a word outside the language model's vocabulary"
+PY
+
+expect_error "'$checkpoint' is a speech recognizer (CTC acoustic model) with model.arch 'wave2letter_plus', not a language model" \
+  transcribe -c "$checkpoint" -i "$manifest" --beam-size 4 --rescore-lm "$checkpoint"
+expect_error "no-such.pt" transcribe -c "$checkpoint" -i "$manifest" --beam-size 4 --rescore-lm no-such.pt
+expect_error "--rescore-lm re-ranks the beam search's n-best: give --beam-size above 1" \
+  transcribe -c "$checkpoint" -i "$manifest" --rescore-lm "$lm"
+expect_error "--rescore-lm with --nbest 1 has nothing to re-rank" \
+  transcribe -c "$checkpoint" -i "$manifest" --beam-size 4 --nbest 1 --rescore-lm "$lm"
 [ "$failures" -eq 0 ] || exit 1
-echo "PASS: an unreadable file with 1 and 2 workers"
+echo "PASS: rescoring with a language model of the transcripts"

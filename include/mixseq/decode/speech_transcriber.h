@@ -1,8 +1,9 @@
 // SpeechTranscriber: audio in, text out, with a trained speech recognizer
 // (models/trained_model.h, load_trained_speech_recognizer): features as the model was trained
 // with them (no dither, no augmentation), the model in evaluation mode, CTC decoding (greedy by
-// default; prefix beam search with an optional ARPA word model, decode/ctc_beam_search.h), word
-// times from the CTC alignment. Utterances are batched longest-first within a call; results come
+// default; prefix beam search with an optional ARPA word model, decode/ctc_beam_search.h, and its
+// n-best optionally rescored with a neural language model, decode/nbest_rescoring.h), word times
+// from the CTC alignment. Utterances are batched longest-first within a call; results come
 // back in input order.
 //
 // Threading: on the CPU, the batches of one call are decoded side by side on worker threads, each
@@ -21,6 +22,7 @@
 
 #include "mixseq/decode/ctc_beam_search.h"
 #include "mixseq/decode/ctc_decoding.h"
+#include "mixseq/decode/nbest_rescoring.h"
 #include "mixseq/models/trained_model.h"
 #include "mixseq/util/mixed_precision.h"
 
@@ -29,20 +31,26 @@ namespace mixseq {
 // One of the n best transcripts of a beam search.
 struct ScoredTranscript {
   std::string text;           // normalised transcript
-  double score = 0;           // the search's ranking score (CtcScoredHypothesis::score, natural log)
+  double score = 0;           // the ranking score: search_score, plus the rescoring's terms when a
+                              // language model rescored the n-best (decode/nbest_rescoring.h)
+  double search_score = 0;    // the search's ranking score (CtcScoredHypothesis::score, natural log)
   double ctc_log_prob = 0;    // ln P(text | audio) over the paths the search kept
-  double lm_log10_prob = 0;   // log10 p_lm of its words (0 without a language model)
+  double lm_log10_prob = 0;   // log10 p_lm of its words under the search's n-gram model (0 without one)
+  double rescoring_lm_log_prob = 0;  // ln p of text and </s> under the rescoring model (0 without rescoring)
 };
 
 struct Transcript {
   std::string text;              // normalised transcript (e.g. lowercase characters and spaces)
   std::vector<TimedWord> words;  // its words with start and end times in seconds
-  std::vector<ScoredTranscript> nbest;  // beam search only: the n best, best first (nbest[0].text == text)
+  std::vector<ScoredTranscript> nbest;  // beam search only: the n best by score, best first (nbest[0].text == text)
 };
 
 struct TranscribeOptions {
   int64_t max_frames = 48000;  // feature frames per batch (utterances x longest); one utterance may exceed it
   CtcBeamSearchOptions beam;   // beam_size 1 and no language model (the default) = greedy decoding
+  // With a language model: the beam search's beam.nbest hypotheses re-ranked by it, the transcript
+  // being the new best (needs the beam search; beam.nbest 1 leaves nothing to re-rank).
+  NbestRescoringOptions rescoring;
   // Batches decoded side by side, each on its own thread with its share of the CPU threads
   // (util/worker_threads.h); 0 = one per thread when there are that many batches, 1 = one batch
   // at a time on all threads. CPU only: a GPU decodes one batch at a time.
