@@ -13,7 +13,10 @@
 // Each prints one JSON line. Training steps are whole updates: forward, loss, backward, clipping,
 // Adam. Translation suppresses </s>, so every hypothesis runs --max-len steps: a fixed workload.
 // Training tok/s counts source + target tokens for GNMT (as NVIDIA's GNMT does) and target tokens
-// for the Transformer (as fairseq does) and Transformer-XL; the JSON says which. A language model
+// for the Transformer (as fairseq does) and Transformer-XL; the JSON says which; a translation model's
+// also has tgt_tok_per_s, target tokens as fairseq counts them. With -c PRESET a translation model
+// trains with the preset's optim and clipping sections (configs/bench/convs2s.yaml: fairseq's NAG).
+// A language model
 // trains on --batch streams of random ids cut into --tgt-len segments, carrying its memory from
 // step to step, as the reference's train.py does (dropout 0.1, clip 0.25, Adam 2.5e-4; with -c PRESET
 // the preset's optim and clipping sections instead: configs/bench/lstm_lm.yaml has word_language_model's
@@ -226,6 +229,12 @@ TrainWorkload translation_workload(const BenchArguments& arguments, Precision pr
     return translation_loss(*model, *batch, LabelSmoothingOptions{}, precision, device);
   };
   workload.rank_update_tokens = batch->target_tokens;
+  if (!arguments.config.empty()) {  // a preset trains with its own optimizer and clipping (configs/bench/
+    TrainConfig preset;             // convs2s.yaml: fairseq's NAG, lr 0.25, momentum 0.99, clip 0.1)
+    read_config_file(arguments.config, preset.fields());
+    workload.optimizer = preset.optim;
+    workload.max_norm = preset.clipping.max_norm;
+  }
   return workload;
 }
 
@@ -322,12 +331,13 @@ int bench_train(const BenchArguments& arguments, int threads) {
   synchronize(device);
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
-  int64_t tokens = 0;
+  int64_t tokens = 0, target_tokens = 0;
   double allreduce_wait_ms = 0;
   auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
   for (int64_t step = 0; step < arguments.steps; ++step) {
     const auto result = update.run(1, forward_loss, update_tokens);
     tokens += result.target_tokens + (counts_target_tokens_only(arguments) ? 0 : result.source_tokens);
+    target_tokens += result.target_tokens;
     if (reducer) allreduce_wait_ms += reducer->last_stats().wait_ms;
   }
   synchronize(device);
@@ -356,6 +366,8 @@ int bench_train(const BenchArguments& arguments, int threads) {
                  {"ms_per_step", seconds * 1e3 / arguments.steps},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
+  if (!is_language_model(arguments))  // fairseq's figure (its ntokens): target tokens, </s> included
+    record["tgt_tok_per_s"] = static_cast<double>(target_tokens * world_size) / seconds;
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
   if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);

@@ -10,6 +10,7 @@
 
 #include "mixseq/optim/fused_adam.h"
 #include "mixseq/optim/lamb.h"
+#include "mixseq/optim/nag.h"
 #include "mixseq/optim/novograd.h"
 #include "mixseq/util/error.h"
 
@@ -46,6 +47,13 @@ const std::map<std::string, OptimizerBuilder> kOptimizerBuilders = {
      [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
        const auto options = LambOptions(o.lr).betas(betas_of(o)).eps(o.eps).weight_decay(o.weight_decay);
        return std::make_unique<Lamb>(std::move(parameters), options);
+     }},
+    {"nag",
+     [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
+       MIXSEQ_CHECK(o.momentum >= 0.0 && o.momentum < 1.0, "optim.momentum (", o.momentum,
+                    ") must be in [0, 1) for nag; fairseq's default is 0.99");
+       return std::make_unique<Nag>(std::move(parameters),
+                                    NagOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
      }},
     {"novograd",
      [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {

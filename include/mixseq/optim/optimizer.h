@@ -13,6 +13,8 @@
 //         normalised gradient before the momentum; reads betas, eps, weight_decay, grad_averaging,
 //         amsgrad. Jasper's betas are (0.95, 0), not the (0.9, 0.999) default here: set them
 //         (configs/bench/jasper.yaml does).
+//   nag   mixseq::Nag (nag.h), fairseq's NAG, with which fairseq trains ConvS2S; reads momentum (set
+//         fairseq's 0.99) and weight_decay (p shrinks by lr * weight_decay before each step).
 //   sgd   LibTorch's torch::optim::SGD: momentum without dampening or Nesterov, weight_decay as L2.
 //
 // `lr` is the peak learning rate; LrSchedule (lr_schedule.h) sets the rate of every update.
@@ -37,13 +39,13 @@ namespace mixseq {
 const std::vector<std::string>& optimizer_names();
 
 struct OptimizerOptions {
-  std::string name = "adam";                 // adam | adamw | lamb | novograd | sgd
+  std::string name = "adam";                 // adam | adamw | lamb | nag | novograd | sgd
   double lr = 2e-3;                          // peak learning rate (NVIDIA GNMT --lr 2.00e-3)
   std::vector<double> betas = {0.9, 0.999};  // all but sgd: decay rates of the first and second moments
                                              // (Jasper's NovoGrad: 0.95, 0)
   double eps = 1e-8;                         // all but sgd: added to sqrt(v) (NVIDIA's LAMB uses 1e-6)
   double weight_decay = 0;                   // see above for how each optimizer applies it; 0 disables
-  double momentum = 0;                       // sgd only; 0 = plain SGD
+  double momentum = 0;                       // sgd and nag (fairseq: 0.99); 0 = plain SGD
   bool grad_averaging = false;               // novograd only: m averages (1 - beta1)-scaled steps; false = Jasper's
   bool amsgrad = false;                      // novograd only: normalise by the largest second moment so far
 
@@ -53,7 +55,7 @@ struct OptimizerOptions {
     v.field("betas", betas, "adam, adamw, lamb, novograd: moment decay rates beta1, beta2");
     v.field("eps", eps, "adam, adamw, lamb, novograd: added to sqrt(v)");
     v.field("weight_decay", weight_decay, "weight decay; 0 disables");
-    v.field("momentum", momentum, "sgd only: momentum; 0 = plain SGD");
+    v.field("momentum", momentum, "sgd and nag: momentum (fairseq's nag: 0.99); 0 = plain SGD");
     v.field("grad_averaging", grad_averaging, "novograd only: scale each step by (1 - beta1) before the momentum");
     v.field("amsgrad", amsgrad, "novograd only: normalise by the largest second moment so far (AMSGrad)");
   }

@@ -127,7 +127,7 @@ TEST(BuildOptimizer, UnknownNamesAndBadOptionsAreErrors) {
     build_optimizer(options, make_parameters());
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "unknown optimizer 'adagrad'; known: adam, adamw, lamb, novograd, sgd");
+    EXPECT_STREQ(e.what(), "unknown optimizer 'adagrad'; known: adam, adamw, lamb, nag, novograd, sgd");
   }
   options.name = "adam";
   options.betas = {0.9};
