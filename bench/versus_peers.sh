@@ -8,6 +8,7 @@
 #   ROUNDS=5 MODELS=gnmt bench/versus_peers.sh
 #   MODELS=transformer_xl CONDITIONS=idle bench/versus_peers.sh   # Transformer-XL: training, evaluation
 #                                         # with the training memory (64) and with --mem-len 128
+#   MODELS=lstm_lm bench/versus_peers.sh  # lstm_lm_bench.py's word_language_model against configs/bench/lstm_lm.yaml
 #   MODELS="jasper ds2" bench/versus_peers.sh   # speech: asr_bench.py's Jasper and DeepSpeech2 against
 #                                         # configs/bench/jasper.yaml and ds2.yaml (training and greedy frames/s)
 # Needs Debian's python3-torch and the references unpacked as ../shared/peers/README.md says;
@@ -59,6 +60,13 @@ round() {
         --batches 5 --precision fp32
       run "$condition" peer "$model" /usr/bin/python3 "$peers/asr_bench.py" "${peer_shape[@]}" --batch 8 --frames 400 \
         --train-steps 5 --infer-batches 5 --warmup 1 --json
+    elif [ "$model" = lstm_lm ]; then  # word_language_model; eval at its eval batch size, 10
+      run "$condition" mixseq lstm_lm "$mixseq" bench train -c "$here/configs/bench/lstm_lm.yaml" --vocab 10000 --batch 20 \
+        --tgt-len 35 --steps 10 --warmup-steps 1 --precision fp32
+      run "$condition" mixseq lstm_lm "$mixseq" bench eval -c "$here/configs/bench/lstm_lm.yaml" --vocab 10000 --batch 10 \
+        --tgt-len 35 --steps 10 --warmup-steps 1 --precision fp32
+      run "$condition" peer lstm_lm /usr/bin/python3 "$peers/lstm_lm_bench.py" --vocab 10000 --emsize 200 --nhid 200 \
+        --nlayers 2 --bptt 35 --batch 20 --train-steps 10 --eval-steps 10 --warmup 1 --json
     elif [ "$model" = transformer_xl ]; then
       run "$condition" mixseq transformer_xl "$mixseq" bench train --model transformer_xl --vocab 2000 "${txl_shape[@]}" --mem-len 64 --steps 10 --warmup-steps 2
       run "$condition" mixseq transformer_xl "$mixseq" bench eval --model transformer_xl --vocab 2000 "${txl_shape[@]}" --eval-tgt-len 64 --mem-len 64 --steps 10 --warmup-steps 2
@@ -109,6 +117,7 @@ FIGURES = {"gnmt": (("train", "train tok/s"), ("beam", "beam-5 sentences/s")),
            "transformer": (("train", "train tok/s"), ("beam", "beam-5 sentences/s")),
            "transformer_xl": (("train", "train tok/s"), ("eval", "eval tok/s, mem 64")),
            "transformer_xl_mem128": (("eval", "eval tok/s, mem 128"),),
+           "lstm_lm": (("train", "train tok/s"), ("eval", "eval tok/s, batch 10")),
            "jasper": (("train_frames", "train frames/s"), ("greedy_frames", "greedy frames/s")),
            "ds2": (("train_frames", "train frames/s"), ("greedy_frames", "greedy frames/s"))}
 for pair, figures in FIGURES.items():
