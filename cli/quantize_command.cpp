@@ -166,7 +166,13 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
     log_info("quantize: calibration and search translate with beam ", settings.beam_size, ", length penalty ",
              settings.length_penalty, ", coverage penalty ", settings.coverage_penalty,
              " (the checkpoint's validation_search, as translate; its search flags override it)");
-    check_patterns_match(config, quantizable_layer_names(*trained.model));
+    const auto layer_names = quantizable_layer_names(*trained.model);
+    // A model built without quantizable layers (fconv: its weights are weight-normalised, g V / ||V||)
+    // would give an "int8" checkpoint identical to the float one.
+    MIXSEQ_CHECK(!layer_names.empty(), "quantize: '", arguments->checkpoint, "' is a model.arch '",
+                 trained.config.arch, "' model, which has no quantizable layers; nothing to quantize ",
+                 "(translate runs the float checkpoint)");
+    check_patterns_match(config, layer_names);
     auto sources = read_lines(arguments->calib);
     if (static_cast<int64_t>(sources.size()) > arguments->calib_lines) sources.resize(arguments->calib_lines);
     // An empty file, or one of empty lines only: no layer would run, and the error would name a layer.

@@ -72,3 +72,15 @@ tiny_lstm_lm_train_command() {
          --optim.lr 3e-3 --schedule.name cosine --schedule.cosine.warmup_steps 20 --schedule.cosine.eta_min 0
          --clipping.max_norm 0.25 --train.max_epochs 0)
 }
+
+# Sets the array `train` to a one-thread CPU `mixseq train` command of a tiny ConvS2S (fconv: 2+2
+# layers of 32, kernel 3, dropout 0.1) with fairseq's recipe: NAG at a constant lr 0.25, momentum
+# 0.99, gradients clipped to 0.1, on the small task's data.
+#   tiny_fconv_train_command <mixseq> <work dir>
+tiny_fconv_train_command() {
+  train=("$1" --threads 1 train --train.device cpu --data.dir "$2/data" --data.max_tokens 512 --model.arch fconv
+         --model.fconv.encoder_embed_dim 32 --model.fconv.decoder_embed_dim 32 --model.fconv.decoder_out_embed_dim 32
+         --model.fconv.encoder_layers "[(32, 3)] * 2" --model.fconv.decoder_layers "[(32, 3)] * 2"
+         --model.fconv.dropout 0.1 --optim.name nag --optim.lr 0.25 --optim.momentum 0.99 --clipping.max_norm 0.1
+         --schedule.name constant --train.max_epochs 0)
+}

@@ -5,8 +5,9 @@
 # stream position), over an epoch boundary; with "lstm_lm" the same for an LSTM language model, whose
 # memory is its (h, c) state, with dropout and weight drop. With "speech", a small Wave2Letter+ on espeak-ng
 # digits, over several epochs, with dropout, speed perturbation, dither and SpecAugment (drawn
-# per batch from the seed, the epoch and the batch).
-#   train_resume.sh <mixseq> <work dir> [translation|lm|lstm_lm|speech]
+# per batch from the seed, the epoch and the batch). With "fconv", a small ConvS2S with dropout and
+# NAG's momentum buffers.
+#   train_resume.sh <mixseq> <work dir> [translation|lm|lstm_lm|speech|fconv]
 set -euo pipefail
 mixseq=$1
 work=$2
@@ -29,6 +30,10 @@ elif [ "$kind" = lstm_lm ]; then
   make_small_lm_task "$mixseq" "$work"
   tiny_lstm_lm_train_command "$mixseq" "$work"
   train+=(--train.max_steps 250)
+elif [ "$kind" = fconv ]; then
+  make_small_task "$mixseq" "$work"
+  tiny_fconv_train_command "$mixseq" "$work"
+  train+=(--model.fconv.dropout 0.2 --train.max_steps 200 --train.validate_bleu false)
 else
   make_small_task "$mixseq" "$work"
   tiny_train_command "$mixseq" "$work"

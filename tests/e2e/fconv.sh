@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# ConvS2S (model.arch fconv) through everything a translation model has: a tiny one trains on the
+# built-in task with fairseq's recipe (NAG, lr 0.25, momentum 0.99, clip 0.1; loss must fall),
+# validates with beam search, translates alone and as an ensemble, scores, trains in bf16, and
+# `quantize` refuses it clearly (no quantizable layers). Then the bench preset
+# configs/bench/convs2s.yaml: fairseq's parameter count and the JSON keys the issue's checks read.
+#   fconv.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+source "$(dirname "$0")/small_task.sh"
+make_small_task "$mixseq" "$work"
+tiny_fconv_train_command "$mixseq" "$work"
+"${train[@]}" --train.max_steps 150 --train.log_interval 1 --train.validate_interval 150 --train.validate_bleu true \
+  --train.run_dir "$work/run" 2>"$work/train.log" || { tail -20 "$work/train.log"; exit 1; }
+
+sed -n 's/.*"kind":"train".*"loss":\([^,}]*\).*/\1/p' "$work/run/metrics.jsonl" >"$work/losses"
+[ "$(wc -l <"$work/losses")" -eq 150 ] || { echo "FAIL: expected 150 logged updates"; exit 1; }
+first=$(head -10 "$work/losses" | awk '{ s += $1 } END { print s / NR }')
+last=$(tail -10 "$work/losses" | awk '{ s += $1 } END { print s / NR }')
+awk -v f="$first" -v l="$last" 'BEGIN { exit !(l < 0.75 * f) }' ||
+  { echo "FAIL: loss did not fall: first 10 updates $first, last 10 $last"; exit 1; }
+grep -q '"bleu"' "$work/run/metrics.jsonl" || { echo "FAIL: no validation BLEU logged"; exit 1; }
+grep -q "fconv with 172240 parameters" "$work/train.log" || { echo "FAIL: parameter count:"; grep "parameters" "$work/train.log"; exit 1; }
+
+ckpt=$work/run/checkpoint_last.pt
+"$mixseq" --threads 1 translate -c "$ckpt" -i "$work/raw/test.en" -o "$work/test.hyp" --device cpu \
+  2>"$work/translate.log" || { tail -20 "$work/translate.log"; exit 1; }
+[ "$(wc -l <"$work/test.hyp")" -eq "$(wc -l <"$work/raw/test.en")" ] ||
+  { echo "FAIL: translate wrote $(wc -l <"$work/test.hyp") lines for $(wc -l <"$work/raw/test.en")"; exit 1; }
+# An ensemble of a model with itself translates as the model does.
+"$mixseq" --threads 1 translate -c "$ckpt" -c "$ckpt" -i "$work/raw/test.en" -o "$work/ensemble.hyp" --device cpu \
+  2>"$work/ensemble.log" || { tail -20 "$work/ensemble.log"; exit 1; }
+cmp -s "$work/test.hyp" "$work/ensemble.hyp" || { echo "FAIL: the self-ensemble translates differently"; exit 1; }
+# Forced decoding of its own translations.
+"$mixseq" --threads 1 score -c "$ckpt" -s "$work/raw/test.en" -t "$work/test.hyp" -o "$work/scores" --device cpu \
+  2>"$work/score.log" || { tail -20 "$work/score.log"; exit 1; }
+[ "$(wc -l <"$work/scores")" -eq "$(wc -l <"$work/raw/test.en")" ] || { echo "FAIL: score lines"; exit 1; }
+
+# bf16 (autocast on the CPU): a few updates with finite losses.
+"${train[@]}" --train.max_steps 5 --train.log_interval 1 --train.precision bf16 --train.validate_bleu false \
+  --train.run_dir "$work/bf16" 2>"$work/bf16.log" || { tail -20 "$work/bf16.log"; exit 1; }
+[ "$(grep -c '"kind":"train"' "$work/bf16/metrics.jsonl")" -eq 5 ] || { echo "FAIL: bf16 run"; exit 1; }
+grep '"kind":"train"' "$work/bf16/metrics.jsonl" | grep -qi 'nan\|inf' && { echo "FAIL: bf16 loss not finite"; exit 1; }
+
+if "$mixseq" --threads 1 quantize -c "$ckpt" --calib "$work/raw/valid.en" -o "$work/int8.pt" 2>"$work/quantize.log"; then
+  echo "FAIL: quantize wrote an int8 checkpoint of a model without quantizable layers"; exit 1
+fi
+grep -q "model.arch 'fconv' model, which has no quantizable layers" "$work/quantize.log" ||
+  { echo "FAIL: quantize's message:"; tail -3 "$work/quantize.log"; exit 1; }
+[ ! -e "$work/int8.pt" ] || { echo "FAIL: quantize left $work/int8.pt"; exit 1; }
+
+preset=$(dirname "$0")/../../configs/bench/convs2s.yaml
+"$mixseq" --threads 1 bench train -c "$preset" --vocab 2000 --batch 4 --seq-len 6 --steps 2 --warmup-steps 1 \
+  --precision fp32 >"$work/bench_train.json"
+"$mixseq" --threads 1 bench translate -c "$preset" --vocab 2000 --beam 2 --batch 2 --batches 1 --max-len 4 \
+  --precision fp32 >"$work/bench_translate.json"
+python3 - "$work" <<'PY'
+import json, sys
+train, search = (json.loads(open(f"{sys.argv[1]}/{name}").readline()) for name in ("bench_train.json", "bench_translate.json"))
+for record in (train, search):
+    assert record["model"] == "fconv" and record["params"] == 5484448, record
+assert train["tgt_tok_per_s"] > 0 and train["tgt_tok_per_s"] == train["tok_per_s"], train
+assert train["optimizer"] == "nag" and train["lr"] == 0.25 and train["max_norm"] == 0.1, train
+assert search["sent_per_s"] > 0, search
+PY
+echo "PASS: fconv loss $first -> $last over 150 updates; translated (alone and as an ensemble), scored, bf16, quantize refused, bench preset"
