@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Multi30k (task 1) English->German: SentencePiece on raw text, then mixseq prepare and mixseq
-# train with configs/gnmt_multi30k.yaml (GNMT) or CONFIG=configs/transformer_multi30k.yaml.
+# train with configs/gnmt_multi30k.yaml (GNMT) or CONFIG=configs/transformer_multi30k.yaml (or
+# configs/convs2s_multi30k.yaml, ConvS2S).
 #   [CONFIG=...] scripts/recipes/multi30k_en_de.sh [MULTI30K_DIR] [WORK_DIR] [extra mixseq train overrides...]
 # MULTI30K_DIR holds train.{en,de}.gz and val.{en,de}.gz as published by the multi30k/dataset
 # repository (data/task1/raw); these machines have a copy in ../shared/data/multi30k.
