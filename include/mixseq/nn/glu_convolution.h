@@ -2,8 +2,9 @@
 // residual: a 1-D convolution over time from I to 2O channels with weight normalisation, then a
 // gated linear unit (Dauphin et al. 2017), GLU([A; B]) = A * sigmoid(B), down to O channels.
 //
-// Layout is time-major, [T, B, C], as fairseq's ConvTBC: the convolution is at::conv_tbc, K
-// matrix products over contiguous time-shifted slices, with no im2col copy. The parameters are
+// Layout is time-major, [T, B, C], as fairseq's ConvTBC, whose time-shifted slices are contiguous:
+// the convolution is one matrix product of the K slices side by side with the weight viewed as
+// [K I, 2O] (conv_tbc makes K products instead; same result). The parameters are
 // kept as torch.nn.utils.weight_norm(conv, dim=2) keeps fairseq's ConvTBC weight:
 // "weight_v" [K, I, 2O], "weight_g" [1, 1, 2O] (one norm per output channel over K x I), and
 // "bias" [2O]. Init as fairseq's ConvTBC() helper: V ~ N(0, sqrt(4 (1 - dropout) / (K I)))
@@ -11,7 +12,7 @@
 //
 // forward() pads `padding` zero frames at both ends; a caller that needs other padding (the
 // decoder's causal convolution, the encoder's even kernels) pads the input itself. Under
-// autocast the weights are cast to the input's dtype (conv_tbc has no autocast rule).
+// autocast the weights are cast to the input's dtype.
 #pragma once
 
 #include <torch/nn/module.h>
