@@ -255,6 +255,24 @@ TEST(LstmLm, Bf16AutocastForwardRuns) {
   EXPECT_TRUE(at::isfinite(model->embedding_weight().grad()).all().item<bool>());
 }
 
+// With bf16 weights (model->to(bf16)) nn/lstm_recurrence.h does not apply and each layer runs
+// LibTorch's at::lstm, the path the GPU takes too: the same NLL as the fp32 model within bf16's
+// rounding, fp32 out, and a state in the weights' dtype that the next segment accepts.
+TEST(LstmLm, Bf16WeightsRunLibTorchsLstm) {
+  torch::manual_seed(9);
+  LstmLmModel model(without_dropout(small_config()), kVocab);
+  model->eval();
+  const auto tokens = random_ids(2, 5), targets = random_ids(2, 5);
+  const auto fp32 = model->forward(tokens, targets, {});
+  model->to(at::kBFloat16);
+  const auto bf16 = model->forward(tokens, targets, {});
+  EXPECT_EQ(bf16.nll.scalar_type(), at::kFloat);
+  EXPECT_EQ(bf16.memory.layers[0].scalar_type(), at::kBFloat16);
+  EXPECT_LT((bf16.nll - fp32.nll).abs().max().item<float>(), 0.1f) << bf16.nll << fp32.nll;
+  const auto next = model->forward(tokens, targets, bf16.memory);
+  EXPECT_TRUE(at::isfinite(next.nll).all().item<bool>());
+}
+
 // word_language_model's init_weights: encoder and decoder U(-0.1, 0.1), decoder bias 0; the LSTM
 // keeps PyTorch's U(-1/sqrt(H), 1/sqrt(H)).
 TEST(LstmLm, InitialisationIsWordLanguageModels) {
