@@ -28,7 +28,11 @@
 // keeps its last K - 1 inputs (FconvState::conv_inputs), so a step costs one column of every
 // convolution, not the prefix. forward() runs the same code with empty (zero) histories, so
 // step() gives forward()'s logits at each position up to rounding. DecoderStep.attention is the
-// mean of the attention layers' weights.
+// mean of the attention layers' weights (fairseq divides their sum by all decoder layers, so its
+// rows sum to less than 1 where a layer has no attention).
+//
+// tests/unit/models/test_fconv.cpp checks logits, step-by-step attention and every parameter's
+// gradient against fairseq's own FConvEncoder/FConvDecoder (tests/data/fconv/make_golden.py).
 //
 // Mixed precision: under autocast with fp32 parameters, convolutions run in the dtype of their
 // input, attention softmaxes in fp32. Quantization (quant/) does not apply: there are no

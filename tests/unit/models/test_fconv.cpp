@@ -2,10 +2,12 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
 #include "model_test_support.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
@@ -53,6 +56,99 @@ std::string error_of(Fn&& fn) {
     return e.what();
   }
   return "(no error)";
+}
+
+// tests/data/fconv/golden.json: fairseq's own FConvEncoder/FConvDecoder (small_config()'s shape,
+// make_golden.py beside it says how), its parameters, logits, mean attention and the gradients of
+// sum(logits * R). fairseq's name -> ours, and fairseq's position row p + 1 -> our row p (its <pad>
+// is 1, positions start at 2; ours 0 and 1).
+std::string our_name(std::string name) {
+  const std::vector<std::pair<std::string, std::string>> prefixes = {
+      {"encoder.embed_tokens.", "encoder_embedding."}, {"encoder.embed_positions.", "encoder_positions."},
+      {"encoder.fc1.", "encoder_fc1."},                {"encoder.fc2.", "encoder_fc2."},
+      {"encoder.convolutions.", "encoder_layers.#.conv."}, {"encoder.projections.", "encoder_layers.#.projection."},
+      {"decoder.embed_tokens.", "decoder_embedding."}, {"decoder.embed_positions.", "decoder_positions."},
+      {"decoder.fc1.", "decoder_fc1."},                {"decoder.fc2.", "decoder_fc2."},
+      {"decoder.fc3.", "decoder_fc3."},                {"decoder.convolutions.", "decoder_layers.#.conv."},
+      {"decoder.projections.", "decoder_layers.#.projection."},
+      {"decoder.attention.", "decoder_layers.#.attention."}};
+  for (const auto& [theirs, ours] : prefixes) {
+    if (name.rfind(theirs, 0) != 0) continue;
+    auto rest = name.substr(theirs.size());
+    auto mapped = ours;
+    if (const auto hash = mapped.find('#'); hash != std::string::npos) {
+      const auto dot = rest.find('.');
+      mapped.replace(hash, 1, rest.substr(0, dot));
+      rest = rest.substr(dot + 1);
+    }
+    return mapped + rest;
+  }
+  return "(unmapped) " + name;
+}
+
+torch::Tensor golden_tensor(const nlohmann::json& values, const std::vector<int64_t>& shape) {
+  return at::tensor(values.get<std::vector<double>>(), at::kDouble).to(at::kFloat).view(shape);
+}
+
+// fairseq's position table [P, D] as ours: row p + 1 -> row p, row 0 (<pad>) zero.
+torch::Tensor shift_positions(const torch::Tensor& theirs) {
+  auto ours = at::zeros_like(theirs);
+  ours.slice(0, 1, theirs.size(0) - 1).copy_(theirs.slice(0, 2));
+  return ours;
+}
+
+TEST(FconvGolden, LogitsAttentionAndGradientsEqualFairseqs) {
+  const auto golden = nlohmann::json::parse(test::read_file(MIXSEQ_TEST_DATA_DIR "/fconv/golden.json"));
+  const int64_t vocab = golden["vocab"].get<int64_t>();
+  FconvModel model(small_config(), vocab);
+  auto parameters = model->named_parameters();
+  ASSERT_EQ(parameters.size(), golden["parameters"].size());
+  std::map<std::string, std::string> theirs_of;
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& [name, entry] : golden["parameters"].items()) {
+      const auto ours = our_name(name);
+      ASSERT_TRUE(parameters.contains(ours)) << name << " -> " << ours;
+      auto value = golden_tensor(entry["values"], entry["shape"].get<std::vector<int64_t>>());
+      if (name.find("embed_positions") != std::string::npos) value = shift_positions(value);
+      ASSERT_EQ(parameters[ours].sizes(), value.sizes()) << ours;
+      parameters[ours].copy_(value);
+      theirs_of[ours] = name;
+    }
+  }
+  model->eval();
+  std::vector<torch::Tensor> rows_source, rows_target;
+  for (const auto& row : golden["source"]) rows_source.push_back(at::tensor(row.get<std::vector<int64_t>>(), at::kLong));
+  for (const auto& row : golden["target_input"]) rows_target.push_back(at::tensor(row.get<std::vector<int64_t>>(), at::kLong));
+  const auto sources = at::stack(rows_source), targets = at::stack(rows_target);  // [3, 7], [3, 6]
+  const auto lengths = at::full({sources.size(0)}, sources.size(1), at::kLong);
+  const auto shape = golden["logits_shape"].get<std::vector<int64_t>>();
+  const auto expected = golden_tensor(golden["logits"], shape);
+  const auto logits = model(sources, lengths, targets);  // [3, 6, V]
+  EXPECT_TRUE(at::allclose(logits, expected, 1e-4, 1e-5)) << (logits - expected).abs().max();
+
+  // The gradients of sum(logits * R), through weight norm, GradMultiply and every residual.
+  (logits * golden_tensor(golden["r"], shape)).sum().backward();
+  for (const auto& [ours, name] : theirs_of) {
+    const auto& entry = golden["parameters"][name];
+    auto grad = golden_tensor(entry["grad"], entry["shape"].get<std::vector<int64_t>>());
+    if (name.find("embed_positions") != std::string::npos) grad = shift_positions(grad);
+    EXPECT_TRUE(at::allclose(parameters[ours].grad(), grad, 1e-4, 1e-5))
+        << ours << ": " << (parameters[ours].grad() - grad).abs().max();
+  }
+
+  // Step by step, fairseq's logits and attention. fairseq divides the attention layers' sum by
+  // the number of decoder layers (4, one without attention), so its rows sum to 3/4; ours by the
+  // number of attention layers (3), so that they sum to 1 as the search's coverage penalty expects.
+  torch::NoGradGuard no_grad;
+  const auto attention =
+      golden_tensor(golden["attention"], {shape[0], shape[1], sources.size(1)}) * (4.0 / 3.0);  // [3, 6, 7]
+  auto state = model->start(sources, lengths);
+  for (int64_t t = 0; t < targets.size(1); ++t) {
+    const auto step = model->step(*state, targets.select(1, t));
+    EXPECT_TRUE(at::allclose(step.logits, expected.select(1, t), 1e-4, 1e-5)) << "position " << t;
+    EXPECT_TRUE(at::allclose(step.attention, attention.select(1, t), 1e-4, 1e-6)) << "position " << t;
+  }
 }
 
 TEST(Fconv, ParameterCountMatchesFairseq) {
