@@ -153,10 +153,10 @@ LmOutput LstmLmModelImpl::forward(const torch::Tensor& tokens, const torch::Tens
   check_ids(tokens, vocab_size_, "tokens");
   check_ids(targets, vocab_size_, "targets");
   auto [hidden, next] = hidden_states(tokens, memory);                            // [B, T, E or H]
-  const auto scores = at::linear(hidden.reshape({-1, hidden.size(2)}), output_weight(), output_bias_);  // [B T, V]
-  // -log p(target) in fp32 from the scores in one pass, 0 where the target is kPadId; no [B T, V]
-  // log-probabilities (nn/token_nll.h).
-  const auto nll = token_nll(scores, targets.reshape({-1}));                     // [B T]
+  const auto products = at::matmul(hidden.reshape({-1, hidden.size(2)}), output_weight().t());  // [B T, V]
+  // -log p(target) in fp32 from products + bias in one pass, 0 where the target is kPadId; no
+  // [B T, V] log-probabilities, and the bias added as the rows are read (nn/token_nll.h).
+  const auto nll = token_nll(products, targets.reshape({-1}), output_bias_);  // [B T]
   return {nll.view(targets.sizes()), std::move(next)};
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -49,6 +50,17 @@ void store(const Arithmetic<scalar_t>* values, int64_t n, scalar_t* row) {
   }
 }
 
+// Row i's scores in the arithmetic's dtype, plus `bias` [n] (fp32 or fp64, null for none): the
+// row as it is when nothing is to be done, otherwise widened and biased into `buffer`.
+template <typename scalar_t>
+const Arithmetic<scalar_t>* scores_of(const scalar_t* row, const Arithmetic<scalar_t>* bias, int64_t n,
+                                      Arithmetic<scalar_t>* buffer) {
+  const Arithmetic<scalar_t>* z = widened(row, n, buffer);
+  if (bias == nullptr) return z;
+  for (int64_t v = 0; v < n; ++v) buffer[v] = z[v] + bias[v];
+  return buffer;
+}
+
 // log Σ_v exp(z_v): in SIMD registers for fp32 (nn/softmax_rows.h), plainly for fp64.
 float log_sum_exp_of(const float* z, int64_t n, float* scratch) { return softmax_row_stats(z, n, scratch).log_sum_exp; }
 double log_sum_exp_of(const double* z, int64_t n, double*) {
@@ -69,10 +81,12 @@ int64_t rows_per_task(int64_t vocab) { return std::max<int64_t>(1, 262144 / voca
 
 // logits [N, V], targets [N] -> log Σ exp(z) [N] and -log p_target [N] (both 0 where the target is <pad>).
 template <typename scalar_t>
-void forward_rows(const at::Tensor& logits, const at::Tensor& targets, at::Tensor& log_sum_exp, at::Tensor& nll) {
+void forward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Tensor& targets, at::Tensor& log_sum_exp,
+                  at::Tensor& nll) {
   using acc_t = Arithmetic<scalar_t>;
   const int64_t V = logits.size(1);
   const scalar_t* z_all = logits.data_ptr<scalar_t>();
+  const acc_t* b = bias.numel() > 0 ? bias.data_ptr<acc_t>() : nullptr;
   const int64_t* target = targets.data_ptr<int64_t>();
   acc_t* lse = log_sum_exp.data_ptr<acc_t>();
   acc_t* out = nll.data_ptr<acc_t>();
@@ -83,26 +97,32 @@ void forward_rows(const at::Tensor& logits, const at::Tensor& targets, at::Tenso
         lse[i] = 0, out[i] = 0;
         continue;
       }
-      const acc_t* z = widened(z_all + i * V, V, buffer.data());
+      const acc_t* z = scores_of(z_all + i * V, b, V, buffer.data());
       lse[i] = log_sum_exp_of(z, V, scratch.data());
       out[i] = lse[i] - z[target[i]];
     }
   });
 }
 
-// d nll_i / d z_iv = g_i (p_iv - [v = target_i]); 0 in rows whose target is <pad>.
+// d nll_i / d z_iv = g_i (p_iv - [v = target_i]); 0 in rows whose target is <pad>. With a bias,
+// its gradient Σ_i d nll_i / d z_iv too (grad_bias defined, zeroed, in the arithmetic's dtype):
+// each task sums its rows, then adds its sums under a lock.
 template <typename scalar_t>
-void backward_rows(const at::Tensor& logits, const at::Tensor& targets, const at::Tensor& log_sum_exp,
-                   const at::Tensor& grad_nll, at::Tensor& grad_logits) {
+void backward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Tensor& targets,
+                   const at::Tensor& log_sum_exp, const at::Tensor& grad_nll, at::Tensor& grad_logits,
+                   at::Tensor& grad_bias) {
   using acc_t = Arithmetic<scalar_t>;
   const int64_t V = logits.size(1);
   const scalar_t* z_all = logits.data_ptr<scalar_t>();
+  const acc_t* b = bias.numel() > 0 ? bias.data_ptr<acc_t>() : nullptr;
+  acc_t* db = grad_bias.defined() ? grad_bias.data_ptr<acc_t>() : nullptr;
+  std::mutex db_lock;
   const int64_t* target = targets.data_ptr<int64_t>();
   const acc_t* lse = log_sum_exp.data_ptr<acc_t>();
   const acc_t* g = grad_nll.data_ptr<acc_t>();
   scalar_t* dz_all = grad_logits.data_ptr<scalar_t>();
   at::parallel_for(0, logits.size(0), rows_per_task(V), [&](int64_t begin, int64_t end) {
-    std::vector<acc_t> buffer(V);
+    std::vector<acc_t> buffer(V), task_db(db != nullptr ? V : 0, acc_t(0));
     for (int64_t i = begin; i < end; ++i) {
       scalar_t* dz = dz_all + i * V;
       if (target[i] == kPadId || g[i] == 0) {
@@ -110,61 +130,76 @@ void backward_rows(const at::Tensor& logits, const at::Tensor& targets, const at
         continue;
       }
       acc_t* p = buffer.data();
-      softmax_of(widened(z_all + i * V, V, p), V, lse[i], p);
+      softmax_of(scores_of(z_all + i * V, b, V, p), V, lse[i], p);
       for (int64_t v = 0; v < V; ++v) p[v] *= g[i];
       p[target[i]] -= g[i];
+      if (db != nullptr)
+        for (int64_t v = 0; v < V; ++v) task_db[v] += p[v];
       store<scalar_t>(p, V, dz);
+    }
+    if (db != nullptr) {
+      const std::lock_guard<std::mutex> hold(db_lock);
+      for (int64_t v = 0; v < V; ++v) db[v] += task_db[v];
     }
   });
 }
 
 class FusedTokenNll : public torch::autograd::Function<FusedTokenNll> {
  public:
+  // bias: [V], or empty for none (an undefined input would break Function::apply in LibTorch 1.13).
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& logits,
-                            const at::Tensor& targets) {
-    const auto rows = logits.contiguous();     // [N, V]
+                            const at::Tensor& bias, const at::Tensor& targets) {
+    const auto rows = logits.contiguous();          // [N, V]
     const auto row_targets = targets.contiguous();  // [N]
     const auto arithmetic = rows.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+    const auto row_bias = bias.numel() > 0 ? bias.to(arithmetic).contiguous() : bias;  // [V] or empty
     auto log_sum_exp = at::empty({rows.size(0)}, rows.options().dtype(arithmetic));
     auto nll = at::empty_like(log_sum_exp);
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, rows.scalar_type(), "mixseq::token_nll", [&] {
-      forward_rows<scalar_t>(rows, row_targets, log_sum_exp, nll);
+      forward_rows<scalar_t>(rows, row_bias, row_targets, log_sum_exp, nll);
     });
-    context->save_for_backward({rows, row_targets, log_sum_exp});
+    context->save_for_backward({rows, row_bias, row_targets, log_sum_exp});
+    context->saved_data["bias_dtype"] = bias.scalar_type();
     return nll;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
                                                  torch::autograd::variable_list gradients) {
     const auto saved = context->get_saved_variables();
-    const auto &rows = saved[0], &row_targets = saved[1], &log_sum_exp = saved[2];
+    const auto &rows = saved[0], &row_bias = saved[1], &row_targets = saved[2], &log_sum_exp = saved[3];
     const auto grad_nll = gradients[0].to(log_sum_exp.scalar_type()).contiguous();  // [N]
     auto grad_rows = at::empty_like(rows);
+    auto grad_bias = row_bias.numel() > 0 ? at::zeros_like(row_bias) : at::Tensor();  // [V]
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, rows.scalar_type(), "mixseq::token_nll_backward", [&] {
-      backward_rows<scalar_t>(rows, row_targets, log_sum_exp, grad_nll, grad_rows);
+      backward_rows<scalar_t>(rows, row_bias, row_targets, log_sum_exp, grad_nll, grad_rows, grad_bias);
     });
-    return {grad_rows, at::Tensor()};
+    if (grad_bias.defined()) grad_bias = grad_bias.to(context->saved_data["bias_dtype"].toScalarType());
+    return {grad_rows, grad_bias, at::Tensor()};
   }
 };
 
 }  // namespace
 
-torch::Tensor token_nll(const torch::Tensor& logits, const torch::Tensor& targets) {
+torch::Tensor token_nll(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& bias) {
   MIXSEQ_CHECK(logits.dim() == 2 && targets.dim() == 1 && logits.size(0) == targets.size(0),
                "token_nll: logits must be [N, V] and targets [N]; got logits ", logits.sizes(), " and targets ",
                targets.sizes());
+  MIXSEQ_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == logits.size(1) &&
+                                   at::isFloatingType(bias.scalar_type())),
+               "token_nll: the bias must be [V = ", logits.size(1), "], got ", bias.sizes());
   MIXSEQ_CHECK(at::isFloatingType(logits.scalar_type()), "token_nll: logits must be floating point, not ",
                logits.scalar_type());
   MIXSEQ_CHECK(targets.scalar_type() == at::kLong, "token_nll: targets must be int64, not ", targets.scalar_type());
   const auto arithmetic = logits.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   if (!logits.device().is_cpu() || logits.numel() == 0) {
-    const auto log_probs = at::log_softmax(logits, -1, arithmetic);  // [N, V]
+    const auto log_probs = at::log_softmax(bias.defined() ? logits + bias : logits, -1, arithmetic);  // [N, V]
     return at::nll_loss(log_probs, targets, {}, at::Reduction::None, kPadId);
   }
   const int64_t V = logits.size(1);
   MIXSEQ_CHECK(targets.ge(0).logical_and(targets.lt(V)).all().item<bool>(), "token_nll: targets must lie in [0, ", V,
                "), the vocabulary of the logits");
-  return FusedTokenNll::apply(logits, targets);
+  const auto no_bias = [&] { return at::empty({0}, logits.options().dtype(arithmetic)); };
+  return FusedTokenNll::apply(logits, bias.defined() ? bias : no_bias(), targets);
 }
 
 }  // namespace mixseq

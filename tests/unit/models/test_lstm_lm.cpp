@@ -9,6 +9,8 @@
 #include <torch/nn/modules/rnn.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -115,6 +117,7 @@ TEST(LstmLm, ForwardEqualsLibTorchsLstmComposedByHand) {
     torch::nn::LSTM reference(torch::nn::LSTMOptions(6, 5).num_layers(2).batch_first(true));
     {
       torch::NoGradGuard no_grad;
+      parameter(*model, "output_bias").normal_();  // 0 at the start: give it something to add
       for (const char* name : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"})
         for (int layer = 0; layer < 2; ++layer)
           parameter(*reference, std::string(name) + "_l" + std::to_string(layer))
@@ -146,6 +149,53 @@ TEST(LstmLm, ForwardEqualsLibTorchsLstmComposedByHand) {
     const auto all = model->log_probs(tokens, memory);
     EXPECT_TRUE(at::allclose(all.log_probs, log_probs, 1e-5, 1e-6));
     EXPECT_TRUE(at::allclose(all.memory.layers[3], output.memory.layers[3]));
+  }
+}
+
+// Training's gradients: every parameter's, from the summed NLL of a segment with a carried state,
+// against autograd through the same composition of LibTorch's 2-layer LSTM (untied and tied
+// through the projection; the tied matrix gets both uses' gradients).
+TEST(LstmLm, GradientsEqualLibTorchsComposition) {
+  torch::manual_seed(12);
+  for (const bool tied : {false, true}) {
+    auto config = without_dropout(small_config());
+    config.tie_weights = tied;
+    LstmLmModel model(config, kVocab);
+    model->train();
+    torch::nn::LSTM reference(torch::nn::LSTMOptions(6, 5).num_layers(2).batch_first(true));
+    std::map<std::string, torch::Tensor> copies;  // the model's other parameters, as leaves
+    {
+      torch::NoGradGuard no_grad;
+      parameter(*model, "output_bias").normal_();
+      for (const char* name : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"})
+        for (int layer = 0; layer < 2; ++layer)
+          parameter(*reference, std::string(name) + "_l" + std::to_string(layer))
+              .copy_(parameter(*model, "layers." + std::to_string(layer) + "." + name + "_l0"));
+      for (const auto& p : model->named_parameters())
+        if (p.key().rfind("layers.", 0) != 0) copies[p.key()] = p.value().detach().clone().requires_grad_(true);
+    }
+    const auto tokens = random_ids(3, 6), targets = random_ids(3, 6);
+    LmMemory memory;
+    for (int i = 0; i < 4; ++i) memory.layers.push_back(at::randn({3, 1, 5}));
+    model->forward(tokens, targets, memory).nll.sum().backward();
+
+    const auto h0 = at::stack({memory.layers[0].squeeze(1), memory.layers[2].squeeze(1)});
+    const auto c0 = at::stack({memory.layers[1].squeeze(1), memory.layers[3].squeeze(1)});
+    const auto y = std::get<0>(reference->forward(at::embedding(copies["embedding.weight"], tokens),
+                                                  std::make_tuple(h0, c0)));
+    const auto features = tied ? at::linear(y, copies["projection.weight"]) : y;
+    const auto& output = tied ? copies["embedding.weight"] : copies["output_weight"];
+    const auto log_probs = at::log_softmax(at::linear(features, output, copies["output_bias"]), -1);
+    (-log_probs.gather(2, targets.unsqueeze(2))).sum().backward();
+
+    for (const auto& [name, copy] : copies)
+      EXPECT_TRUE(at::allclose(parameter(*model, name).grad(), copy.grad(), 1e-4, 1e-5)) << name << " tied " << tied;
+    for (const char* name : {"weight_ih", "weight_hh", "bias_ih", "bias_hh"})
+      for (int layer = 0; layer < 2; ++layer) {
+        const auto mine = parameter(*model, "layers." + std::to_string(layer) + "." + name + "_l0").grad();
+        const auto theirs = parameter(*reference, std::string(name) + "_l" + std::to_string(layer)).grad();
+        EXPECT_TRUE(at::allclose(mine, theirs, 1e-4, 1e-5)) << name << layer << " tied " << tied;
+      }
   }
 }
 

@@ -43,6 +43,37 @@ TEST(TokenNll, EqualsLogSoftmaxAndGatherWithTheirGradients) {
   }
 }
 
+// With a bias: the softmax of logits + bias, and the bias's gradient summed over the rows, also
+// for bf16 logits with an fp32 bias (added in fp32).
+TEST(TokenNll, AddsTheBiasAndSumsItsGradient) {
+  for (const auto [dtype, tolerance] : {Case{at::kDouble, 1e-10}, Case{at::kFloat, 1e-5}, Case{at::kBFloat16, 1e-2}}) {
+    torch::manual_seed(6);
+    const int64_t N = 300, V = 517;  // rows enough for several parallel tasks
+    const auto logits = (at::randn({N, V}) * 3).to(dtype).requires_grad_(true);
+    const auto bias_dtype = dtype == at::kDouble ? at::kDouble : at::kFloat;
+    const auto bias = at::randn({V}, bias_dtype).requires_grad_(true);
+    auto targets = at::randint(kSpecialSymbolCount, V, {N}, at::kLong);
+    targets.narrow(0, 10, 5).fill_(kPadId);
+    const auto upstream = at::rand({N}, at::kDouble) + 0.5;
+    const auto nll = token_nll(logits, targets, bias);
+    (nll * upstream.to(nll.scalar_type())).sum().backward();
+
+    const auto reference_logits = logits.detach().to(at::kDouble).requires_grad_(true);
+    const auto reference_bias = bias.detach().to(at::kDouble).requires_grad_(true);
+    auto expected = -at::log_softmax(reference_logits + reference_bias, -1).gather(1, targets.unsqueeze(1)).squeeze(1);
+    expected = expected.masked_fill(targets == kPadId, 0.0);
+    (expected * upstream).sum().backward();
+
+    EXPECT_TRUE(at::allclose(nll.to(at::kDouble), expected.detach(), tolerance, tolerance)) << dtype;
+    EXPECT_TRUE(at::allclose(logits.grad().to(at::kDouble), reference_logits.grad(), tolerance, tolerance)) << dtype;
+    ASSERT_EQ(bias.grad().scalar_type(), bias_dtype);
+    // A sum over 285 rows of gradients rounded to bf16 in the reference only: a looser bound.
+    const double bias_tolerance = dtype == at::kBFloat16 ? 1e-4 : tolerance;
+    EXPECT_TRUE(at::allclose(bias.grad().to(at::kDouble), reference_bias.grad(), bias_tolerance, bias_tolerance))
+        << dtype << " " << (bias.grad().to(at::kDouble) - reference_bias.grad()).abs().max();
+  }
+}
+
 TEST(TokenNll, RefusesTargetsOutsideTheVocabulary) {
   const auto logits = at::randn({2, 5});
   EXPECT_THROW(token_nll(logits, at::tensor({1, 5}, at::kLong)), std::exception);
