@@ -13,6 +13,7 @@
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/models/trained_model.h"
+#include "mixseq/text/arpa_language_model.h"
 #include "mixseq/quant/quantized_model.h"
 #include "mixseq/serve/model_server.h"
 #include "mixseq/util/error.h"
@@ -28,6 +29,8 @@ namespace {
 struct ServeArguments {
   std::vector<std::string> checkpoints;  // translation; several: an ensemble
   std::string speech_checkpoint;         // a speech recognizer's
+  std::string speech_lm;                 // an ARPA word model fused into /transcribe's beam search; "" = none
+  CtcBeamSearchOptions speech_beam;      // /transcribe's decoding: beam_size 1 without speech_lm = greedy
   std::string device = "auto";
   std::string precision = "fp32";
   SearchFlags search;
@@ -101,6 +104,18 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
                       "Shortest utterance /transcribe takes; a shorter one gets 400 (0: no limit)")
       ->check(at_least(0))
       ->capture_default_str();
+  command->add_option("--speech-beam-size", arguments->speech_beam.beam_size,
+                      "/transcribe: CTC prefix beam search with this many prefixes; 1 without --speech-lm = greedy")
+      ->check(in_range(1, 4096))
+      ->capture_default_str();
+  command->add_option("--speech-lm", arguments->speech_lm,
+                      "/transcribe: word n-gram model in ARPA format (.gz too) fused into the beam search");
+  command->add_option("--speech-lm-weight", arguments->speech_beam.alpha,
+                      "/transcribe: alpha, the weight of ln p_lm(words) in the beam search's score")
+      ->capture_default_str();
+  command->add_option("--speech-word-bonus", arguments->speech_beam.beta,
+                      "/transcribe: beta, added to the beam search's score per word")
+      ->capture_default_str();
   arguments->search.add_to(*command);
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision,
@@ -109,6 +124,9 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
   table.add(command, [=] {
     MIXSEQ_CHECK(!arguments->checkpoints.empty() || !arguments->speech_checkpoint.empty(),
                  "serve: nothing to serve; give -c CHECKPOINT (translation), --speech-checkpoint CHECKPOINT, or both");
+    for (const char* speech_only : {"--speech-beam-size", "--speech-lm", "--speech-lm-weight", "--speech-word-bonus"})
+      MIXSEQ_CHECK(command->count(speech_only) == 0 || !arguments->speech_checkpoint.empty(), "serve: ", speech_only,
+                   " sets how /transcribe decodes; give --speech-checkpoint too");
     watch_stop_signals();  // SIGTERM and SIGINT drain the server; a second one ends it at once
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
@@ -139,8 +157,20 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
       transcriber.emplace(*recognizer, device, precision);
       models.transcriber = &*transcriber;
       models.speech_input = recognizer->input;
+      models.transcribe.beam = arguments->speech_beam;
+      if (!arguments->speech_lm.empty())
+        models.transcribe.beam.language_model =
+            std::make_shared<const ArpaLanguageModel>(ArpaLanguageModel::load(arguments->speech_lm));
+      check_ctc_beam_search_options(models.transcribe.beam, recognizer->symbols);
+      const auto& beam = models.transcribe.beam;
       log_info("serve: /transcribe: ", arguments->speech_checkpoint, " (", recognizer->config.arch, ", ",
-               recognizer->input.sample_rate, " Hz) on ", device.str(), " (", arguments->precision, ")");
+               recognizer->input.sample_rate, " Hz) on ", device.str(), " (", arguments->precision, "), ",
+               beam.beam_size == 1 && !beam.language_model
+                   ? std::string("greedy CTC")
+                   : str_cat("CTC beam ", beam.beam_size,
+                             beam.language_model ? str_cat(" with ", arguments->speech_lm, " (alpha ", beam.alpha,
+                                                           ", beta ", beam.beta, ")")
+                                                 : std::string()));
     }
     ModelServer(options, models).run();
     return 0;  // a stop signal is how a server is meant to end: drained, not interrupted

@@ -5,7 +5,8 @@
 # validation file gets exactly `mixseq transcribe`'s text and word times; one server serves a
 # translation model beside it; 8 concurrent clients get their own answers, batched together; bad
 # bodies (not audio, empty, truncated, too long or short, too big, another Content-Type) get a
-# 4xx naming what is wrong while the server keeps running; SIGTERM ends it with 0.
+# 4xx naming what is wrong while the server keeps running; SIGTERM ends it with 0; with
+# --speech-beam-size and --speech-lm, /transcribe gives transcribe's beam-search transcripts.
 #   serve_transcribe.sh <mixseq> <speech_learns work dir> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -26,6 +27,14 @@ awk -F'\t' -v dir="$(cd "$speech/digits" && pwd)" '{ print dir "/" $1 }' "$speec
 mapfile -t files <"$work/valid.list"
 "$mixseq" --threads 1 transcribe -c "$checkpoint" --device cpu --json "${files[@]}" -o "$work/expected.jsonl" \
   2>"$work/transcribe.log" || { tail -5 "$work/transcribe.log"; exit 1; }
+# With the fixture's word trigram (left there when irstlm made it): beam search fused with it.
+lm_check=()
+if [ -f "$speech/digits.arpa" ]; then
+  "$mixseq" --threads 1 transcribe -c "$checkpoint" --device cpu --json "${files[@]}" -o "$work/expected_lm.jsonl" \
+    --beam-size 8 --lm "$speech/digits.arpa" --lm-weight 1 --word-bonus 2 2>"$work/transcribe_lm.log" ||
+    { tail -5 "$work/transcribe_lm.log"; exit 1; }
+  lm_check=("$work/expected_lm.jsonl" "$speech/digits.arpa")
+fi
 python3 "$here/tools/serve_transcribe_check.py" "$mixseq" "$checkpoint" "$work/run/checkpoint_last.pt" \
-  "$work/expected.jsonl" "$work"
+  "$work/expected.jsonl" "$work" "${lm_check[@]}"
 echo "PASS: /transcribe matches transcribe, beside /translate, 8 concurrent clients, bad bodies, SIGTERM"

@@ -1,5 +1,6 @@
 """Checks `mixseq serve`'s POST /transcribe with real HTTP clients (tests/e2e/serve_transcribe.sh).
     serve_transcribe_check.py <mixseq> <speech checkpoint> <translation checkpoint> <expected.jsonl> <work dir>
+                              [<expected with the LM.jsonl> <words.arpa>]
 <expected.jsonl> is what `mixseq transcribe --json` wrote for the audio files it names: the server
 must give each file the same text and word times (see check_transcript). It starts its own servers on free ports (one
 serving both models) and exits non-zero on a failure.
@@ -18,6 +19,7 @@ import serve_client
 from serve_client import concurrent_clients, request
 
 mixseq, speech_checkpoint, translation_checkpoint, expected_path, work = sys.argv[1:6]
+expected_lm_path, arpa = (sys.argv[6], sys.argv[7]) if len(sys.argv) > 7 else (None, None)
 expected = [json.loads(line) for line in open(expected_path, encoding="utf-8")]
 audio = {record["audio"]: open(record["audio"], "rb").read() for record in expected}
 failures = []
@@ -202,6 +204,29 @@ result = subprocess.run([mixseq, "serve", "-c", speech_checkpoint, "--port", "0"
                         timeout=60)
 if result.returncode == 0 or "--speech-checkpoint" not in result.stderr:
     fail(f"serve -c <speech checkpoint>: exit {result.returncode}, {result.stderr[-300:]!r}")
+
+# 4. Beam search fused with a word trigram (transcribe --beam-size 8 --lm ... --lm-weight 1 --word-bonus 2):
+# every file gets what transcribe gives with the same settings; decoding flags need a recognizer.
+if expected_lm_path:
+    server, port = start_server("speech_lm", "--speech-checkpoint", speech_checkpoint, "--speech-beam-size", "8",
+                                "--speech-lm", arpa, "--speech-lm-weight", "1", "--speech-word-bonus", "2")
+    try:
+        for record in (json.loads(line) for line in open(expected_lm_path, encoding="utf-8")):
+            status, answer = transcribe(port, open(record["audio"], "rb").read())
+            if status != 200:
+                fail(f"beam search with the LM: {record['audio']} -> {status} {answer}")
+            else:
+                check_transcript("beam search with the LM", record, answer)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    log = open(f"{work}/speech_lm.log", encoding="utf-8").read()
+    if "CTC beam 8 with" not in log or "(alpha 1, beta 2)" not in log:
+        fail(f"the server's log does not say how /transcribe decodes: {log[-400:]!r}")
+result = subprocess.run([mixseq, "serve", "-c", translation_checkpoint, "--speech-lm-weight", "1", "--port", "0"],
+                        capture_output=True, text=True, timeout=60)
+if result.returncode == 0 or "give --speech-checkpoint too" not in result.stderr:
+    fail(f"serve --speech-lm-weight without a recognizer: exit {result.returncode}, {result.stderr[-300:]!r}")
 
 if failures:
     sys.exit(f"{len(failures)} failures")
