@@ -218,6 +218,11 @@ double TrainingSession::seconds() const { return seconds_since(started_); }
 
 double TrainingSession::train_seconds() const { return seconds_before_ + seconds(); }
 
+double TrainingSession::seconds_per_update() const {
+  const int64_t step = contents_.progress.step;
+  return step > 0 ? train_seconds() / static_cast<double>(step) : 0.0;
+}
+
 bool TrainingSession::out_of_time() const {
   return options_.max_time > 0 && train_seconds() + validation_seconds_ >= options_.max_time;
 }
@@ -225,15 +230,12 @@ bool TrainingSession::out_of_time() const {
 int64_t TrainingSession::fit_to_time_budget(int64_t total_steps, int64_t most_steps) const {
   const int64_t step = contents_.progress.step;
   if (options_.max_time <= 0 || step == 0) return total_steps;
-  const double per_update = train_seconds() / static_cast<double>(step);
+  const double per_update = seconds_per_update();
   const double left = std::max(0.0, options_.max_time - train_seconds() - validation_seconds_);
   const int64_t fits = step + static_cast<int64_t>(left / per_update);
   int64_t sized = std::min(most_steps, std::max(fits, step + 1));
   // Ranks measure slightly different times; they must agree on the schedule.
   sized = std::llround(parallel_.sum({static_cast<double>(sized)})[0] / static_cast<double>(parallel_.world_size()));
-  if (sized == total_steps) return total_steps;
-  log_info("train: max_time ", options_.max_time, " s: ", format_decimal(per_update * 1e3, 0),
-           " ms per update so far, schedule sized to ", sized, " updates");
   return sized;
 }
 
@@ -242,7 +244,8 @@ UpdateAgreement TrainingSession::agree_on_update(int64_t target_tokens) {
   // the whole update) and whether any rank was asked to stop (all stop together).
   const int signal = stop_signal();
   const auto agreed = parallel_.sum({static_cast<double>(target_tokens), signal == SIGINT ? 1.0 : 0.0,
-                                     signal == SIGTERM ? 1.0 : 0.0, out_of_time() ? 1.0 : 0.0});
+                                     signal == SIGTERM ? 1.0 : 0.0, out_of_time() ? 1.0 : 0.0, train_seconds()});
+  agreed_train_seconds_ = agreed[4] / static_cast<double>(parallel_.world_size());
   UpdateAgreement agreement;
   agreement.update_tokens = static_cast<int64_t>(agreed[0]);
   if (agreed[1] + agreed[2] > 0) {

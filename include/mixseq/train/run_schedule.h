@@ -6,9 +6,14 @@
 // epoch end or once 5% of the budget has passed, whichever comes first, and not before 20 updates
 // of the invocation: late enough that start-up and the first updates do not dominate the speed,
 // early enough that a cosine or gnmt_step decay has barely begun, so the learning rate does not
-// jump. Once only: re-sizing at every epoch end (before issue 29) moved the schedule under a
-// running cosine and raised the learning rate mid-run. The run still stops on time, its last
-// validation included, whatever the estimate.
+// jump. Then it is only ever shortened: at each further tenth of the budget, a run that has become
+// slower than measured (another process took a core) shrinks to the updates that still fit, so
+// that its decay still ends on time instead of being cut off at a high learning rate (a shorter
+// total only lowers the learning rate of cosine, polynomial and gnmt_step). It never grows:
+// re-sizing both ways at every epoch end (before issue 29) raised the learning rate mid-run. The
+// run stops on time, its last validation included, whatever the estimate. Every decision is
+// taken on the time the ranks agreed on (TrainingSession::agreed_train_seconds), so all ranks
+// take it at the same update.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +37,8 @@ class RunSchedule {
 
  private:
   void fit_to_time_budget();
+  void shorten_to_time_budget();
+  void use_total(int64_t total_steps);
 
   const TrainingSession& session_;
   LrScheduleOptions options_;
@@ -40,6 +47,7 @@ class RunSchedule {
   int64_t total_steps_;
   LrSchedule schedule_;
   bool sized_ = false;  // the time budget has sized the schedule
+  double next_check_ = 0;  // after sizing: the share of train.max_time at which to check the speed again
 };
 
 }  // namespace mixseq

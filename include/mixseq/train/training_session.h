@@ -115,13 +115,18 @@ class TrainingSession {
   // Wall time: of this invocation, and of the whole run across resumes (validation included).
   double seconds() const;
   double train_seconds() const;
+  // The mean over ranks of train_seconds() at the last agree_on_update(): the same on every rank,
+  // so that decisions taken on it (RunSchedule's) are taken by all ranks at the same update.
+  double agreed_train_seconds() const { return agreed_train_seconds_; }
+  // train_seconds() per update of the run so far (validations included); 0 before the first.
+  double seconds_per_update() const;
   // The last validation's duration, reserved at the end of a time budget.
   void set_validation_seconds(double seconds) { validation_seconds_ = seconds; }
   bool out_of_time() const;
 
   // All ranks. train.max_time: the updates that fit in what is left of the budget at the speed
   // so far, never more than `most_steps` nor fewer than one more; total_steps when there is no
-  // budget or nothing measured yet. Logs a new size. (NVIDIA's GNMT benchmark mode sizes its
+  // budget or nothing measured yet. (NVIDIA's GNMT benchmark mode sizes its
   // schedule so; the schedules that depend on the total, gnmt_step's decay and cosine, then end
   // on time.)
   int64_t fit_to_time_budget(int64_t total_steps, int64_t most_steps) const;
@@ -180,6 +185,7 @@ class TrainingSession {
   int64_t first_step_ = 0;
   double seconds_before_ = 0;      // train_seconds of earlier invocations of this run
   double validation_seconds_ = 0;  // the last validation's duration
+  double agreed_train_seconds_ = 0;  // see agreed_train_seconds()
   std::optional<MetricsLog> metrics_;
   IntervalSums interval_;
 };
