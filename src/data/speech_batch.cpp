@@ -43,9 +43,42 @@ void SpeechInputConfig::check() const {
                    (speed_perturbation.size() == 2 && speed_perturbation[0] > 0 &&
                     speed_perturbation[0] <= speed_perturbation[1]),
                "speech.speed_perturbation must be [] or [min, max] with 0 < min <= max");
+  MIXSEQ_CHECK(!cache_features || speed_perturbation.empty() || speed_perturbation[0] == speed_perturbation[1],
+               "speech.cache_features keeps one rendering of each utterance, but speech.speed_perturbation needs a "
+               "new one for every batch; turn one of them off");
   MIXSEQ_CHECK(max_frames >= 1 && valid_max_frames >= 1 && max_utterances >= 0, "speech.max_frames (", max_frames,
                ") and speech.valid_max_frames (", valid_max_frames, ") must be positive, speech.max_utterances (",
                max_utterances, ") >= 0");
+}
+
+namespace {
+
+// Features [T, F] per utterance, zero-padded into one [B, T_max, F] batch.
+SpeechBatch pad_into_batch(const std::vector<torch::Tensor>& features, int64_t bins) {
+  SpeechBatch batch;
+  int64_t longest = 1;
+  for (const auto& f : features) longest = std::max(longest, f.size(0));
+  batch.features = torch::zeros({static_cast<int64_t>(features.size()), longest, bins});
+  std::vector<int64_t> lengths;
+  for (size_t b = 0; b < features.size(); ++b) {
+    batch.features[static_cast<int64_t>(b)].narrow(0, 0, features[b].size(0)).copy_(features[b]);
+    lengths.push_back(features[b].size(0));
+    batch.frames += features[b].size(0);
+  }
+  batch.lengths = torch::tensor(lengths, torch::kLong);
+  return batch;
+}
+
+}  // namespace
+
+SpeechFeatureCache::SpeechFeatureCache(const SpeechSplit& split, const SpeechInputConfig& config) {
+  SpeechFeatureOptions options = config.feature_options();
+  options.dither = 0;
+  features_.reserve(static_cast<size_t>(split.size()));
+  for (int64_t i = 0; i < split.size(); ++i) {
+    features_.push_back(speech_features(split.audio(i), options));
+    bytes_ += features_.back().numel() * static_cast<int64_t>(sizeof(float));
+  }
 }
 
 SpeechBatch make_speech_batch(const std::vector<std::vector<float>>& audio, const SpeechInputConfig& config,
@@ -74,26 +107,30 @@ SpeechBatch make_speech_batch(const std::vector<std::vector<float>>& audio, cons
     }
     features.push_back(f);
   }
-  SpeechBatch batch;
-  const int64_t bins = options.bins();
-  int64_t longest = 1;
-  for (const auto& f : features) longest = std::max(longest, f.size(0));
-  batch.features = torch::zeros({static_cast<int64_t>(features.size()), longest, bins});
-  std::vector<int64_t> lengths;
-  for (size_t b = 0; b < features.size(); ++b) {
-    batch.features[static_cast<int64_t>(b)].narrow(0, 0, features[b].size(0)).copy_(features[b]);
-    lengths.push_back(features[b].size(0));
-    batch.frames += features[b].size(0);
-  }
-  batch.lengths = torch::tensor(lengths, torch::kLong);
-  return batch;
+  return pad_into_batch(features, options.bins());
 }
 
 SpeechBatch make_speech_batch(const SpeechSplit& split, const std::vector<int64_t>& indices,
-                              const SpeechInputConfig& config, at::Generator* training) {
-  std::vector<std::vector<float>> audio;
-  for (const int64_t i : indices) audio.push_back(split.audio(i));
-  SpeechBatch batch = make_speech_batch(audio, config, training);
+                              const SpeechInputConfig& config, at::Generator* training,
+                              const SpeechFeatureCache* cache) {
+  SpeechBatch batch;
+  if (cache != nullptr) {
+    const SpecAugmentOptions augment = config.spec_augment();
+    std::vector<torch::Tensor> features;
+    for (const int64_t i : indices) {
+      torch::Tensor f = cache->features(i);
+      if (training != nullptr && augment.enabled()) {
+        f = f.clone();  // the masks must not reach the cache
+        spec_augment(f, augment, *training);
+      }
+      features.push_back(f);
+    }
+    batch = pad_into_batch(features, config.feature_options().bins());
+  } else {
+    std::vector<std::vector<float>> audio;
+    for (const int64_t i : indices) audio.push_back(split.audio(i));
+    batch = make_speech_batch(audio, config, training);
+  }
   for (const int64_t i : indices) batch.targets.push_back(split.symbol_ids(i));
   return batch;
 }

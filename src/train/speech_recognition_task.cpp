@@ -6,6 +6,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/utils.h>
 
+#include <chrono>
+#include <memory>
+
 #include "mixseq/criteria/ctc_loss.h"
 #include "mixseq/data/speech_batch.h"
 #include "mixseq/data/speech_data.h"
@@ -84,6 +87,15 @@ class SpeechRecognitionTask : public TrainingTask {
                                        {}, valid, 1)
                         .batches;
     }
+    if (config.speech.cache_features) {  // features once, before the first update (docs/speech.md measures it)
+      const auto start = std::chrono::steady_clock::now();
+      train_cache_ = std::make_unique<SpeechFeatureCache>(*train_, config.speech);
+      if (can_validate_) valid_cache_ = std::make_unique<SpeechFeatureCache>(data_.split("valid"), config.speech);
+      log_info("train: speech.cache_features: the features of ", train_->size(), " training utterances",
+               can_validate_ ? " and the validation split" : "", " computed in ",
+               format_decimal(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1),
+               " s, ", (train_cache_->bytes() + (valid_cache_ ? valid_cache_->bytes() : 0)) / 1048576, " MB in memory");
+    }
   }
 
   torch::nn::Module& model() override { return *model_; }
@@ -115,7 +127,8 @@ class SpeechRecognitionTask : public TrainingTask {
       const int64_t index = progress.epoch_batches + micro;
       at::Generator generator = batch_generator(config_.train.seed, progress.epoch,
                                                 index * parallel_.world_size() + parallel_.rank());
-      batches_.push_back(make_speech_batch(*train_, plan_[static_cast<size_t>(index)], config_.speech, &generator));
+      batches_.push_back(
+          make_speech_batch(*train_, plan_[static_cast<size_t>(index)], config_.speech, &generator, train_cache_.get()));
       utterances += static_cast<int64_t>(batches_.back().targets.size());
     }
     return utterances;
@@ -148,7 +161,7 @@ class SpeechRecognitionTask : public TrainingTask {
     std::vector<std::string> hypotheses, references;
     for (size_t b = static_cast<size_t>(parallel_.rank()); b < valid_plan_.size();
          b += static_cast<size_t>(parallel_.world_size())) {
-      const SpeechBatch batch = make_speech_batch(valid, valid_plan_[b], config_.speech, nullptr);
+      const SpeechBatch batch = make_speech_batch(valid, valid_plan_[b], config_.speech, nullptr, valid_cache_.get());
       CtcOutput output;
       {
         const AutocastScope autocast(precision_, device_);
@@ -203,6 +216,7 @@ class SpeechRecognitionTask : public TrainingTask {
   bool can_validate_ = false;
   std::vector<std::vector<int64_t>> plan_, valid_plan_;
   std::vector<SpeechBatch> batches_;
+  std::unique_ptr<const SpeechFeatureCache> train_cache_, valid_cache_;  // speech.cache_features; else null
   int64_t infeasible_ = 0;  // CTC losses zeroed since the last validation
 };
 

@@ -37,6 +37,9 @@ struct SpeechInputConfig {
   int64_t max_frames = 12000;         // training batch: utterances x longest utterance's frames
   int64_t max_utterances = 0;         // training batch: utterances; 0 = no limit
   int64_t valid_max_frames = 24000;   // validation batch: utterances x longest utterance's frames
+  bool cache_features = false;        // training: compute each utterance's features once, before the first
+                                      // update, and keep them in memory (no dither; SpecAugment still drawn
+                                      // afresh); cannot be used with speed_perturbation
 
   SpeechFeatureOptions feature_options() const;
   SpecAugmentOptions spec_augment() const;
@@ -60,6 +63,7 @@ struct SpeechInputConfig {
     v.field("max_frames", max_frames, "training batch budget: utterances x longest frames");
     v.field("max_utterances", max_utterances, "training batch: utterances at most; 0 = no limit");
     v.field("valid_max_frames", valid_max_frames, "validation batch budget: utterances x longest frames");
+    v.field("cache_features", cache_features, "compute features once and keep them in memory (no speed perturbation)");
   }
 };
 
@@ -70,14 +74,30 @@ struct SpeechBatch {
   int64_t frames = 0;       // sum of lengths
 };
 
+// The features of every utterance of a split, computed once without dither (what validation and
+// transcription compute) and kept in memory, fp32: 4 bytes x bins x frames (100 frames a second;
+// 64 log-mel bins: 92 MB an hour of audio). Immutable once built; read from any thread.
+class SpeechFeatureCache {
+ public:
+  SpeechFeatureCache(const SpeechSplit& split, const SpeechInputConfig& config);
+  const torch::Tensor& features(int64_t utterance) const { return features_.at(static_cast<size_t>(utterance)); }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  std::vector<torch::Tensor> features_;  // per utterance [T, F]
+  int64_t bytes_ = 0;
+};
+
 // The features of `audio` (one vector of samples per utterance). `training`: draw speed
 // perturbation, dither and SpecAugment from it; null: deterministic (validation, transcription).
 SpeechBatch make_speech_batch(const std::vector<std::vector<float>>& audio, const SpeechInputConfig& config,
                               at::Generator* training);
 
-// The utterances `indices` of a split, with their transcripts.
+// The utterances `indices` of a split, with their transcripts. With `cache` (the split's), their
+// features come from it, and `training` draws only SpecAugment.
 SpeechBatch make_speech_batch(const SpeechSplit& split, const std::vector<int64_t>& indices,
-                              const SpeechInputConfig& config, at::Generator* training);
+                              const SpeechInputConfig& config, at::Generator* training,
+                              const SpeechFeatureCache* cache = nullptr);
 
 // Feature frames of every utterance of a split (before speed perturbation), for batching.
 std::vector<int64_t> speech_frame_lengths(const SpeechSplit& split, const SpeechInputConfig& config);
