@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ConvS2S (model.arch fconv) through everything a translation model has: a tiny one trains on the
 # built-in task with fairseq's recipe (NAG, lr 0.25, momentum 0.99, clip 0.1; loss must fall),
-# validates with beam search, translates alone and as an ensemble, scores, trains in bf16, and
+# validates with beam search, translates alone, as an ensemble and averaged, scores, trains in bf16, and
 # `quantize` refuses it clearly (no quantizable layers). Then the bench preset
 # configs/bench/convs2s.yaml: fairseq's parameter count and the JSON keys the issue's checks read.
 #   fconv.sh <mixseq> <work dir>
@@ -37,6 +37,13 @@ cmp -s "$work/test.hyp" "$work/ensemble.hyp" || { echo "FAIL: the self-ensemble 
   2>"$work/score.log" || { tail -20 "$work/score.log"; exit 1; }
 [ "$(wc -l <"$work/scores")" -eq "$(wc -l <"$work/raw/test.en")" ] || { echo "FAIL: score lines"; exit 1; }
 
+# Checkpoint averaging: the mean of the best and the last checkpoints translates every line.
+"$mixseq" average-checkpoints --inputs "$work/run/checkpoint_best.pt" "$ckpt" -o "$work/averaged.pt" \
+  2>"$work/average.log" || { tail -20 "$work/average.log"; exit 1; }
+"$mixseq" --threads 1 translate -c "$work/averaged.pt" -i "$work/raw/test.en" -o "$work/averaged.hyp" --device cpu \
+  2>"$work/averaged.log" || { tail -20 "$work/averaged.log"; exit 1; }
+[ "$(wc -l <"$work/averaged.hyp")" -eq "$(wc -l <"$work/raw/test.en")" ] || { echo "FAIL: averaged translate"; exit 1; }
+
 # bf16 (autocast on the CPU): a few updates with finite losses.
 "${train[@]}" --train.max_steps 5 --train.log_interval 1 --train.precision bf16 --train.validate_bleu false \
   --train.run_dir "$work/bf16" 2>"$work/bf16.log" || { tail -20 "$work/bf16.log"; exit 1; }
@@ -64,4 +71,4 @@ assert train["tgt_tok_per_s"] > 0 and train["tgt_tok_per_s"] == train["tok_per_s
 assert train["optimizer"] == "nag" and train["lr"] == 0.25 and train["max_norm"] == 0.1, train
 assert search["sent_per_s"] > 0, search
 PY
-echo "PASS: fconv loss $first -> $last over 150 updates; translated (alone and as an ensemble), scored, bf16, quantize refused, bench preset"
+echo "PASS: fconv loss $first -> $last over 150 updates; translated (alone, as an ensemble, averaged), scored, bf16, quantize refused, bench preset"
