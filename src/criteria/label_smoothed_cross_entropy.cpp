@@ -38,36 +38,6 @@ CrossEntropySums composite_cross_entropy(const at::Tensor& logits, const at::Ten
   return sums;
 }
 
-// The arithmetic's dtype: fp64 for fp64 logits (gradient checks), fp32 for every other.
-template <typename scalar_t>
-using Arithmetic = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
-
-// A row of logits in the arithmetic's dtype: fp32 and fp64 rows as they are, others widened into `buffer`.
-template <typename scalar_t>
-const Arithmetic<scalar_t>* widened(const scalar_t* row, int64_t n, Arithmetic<scalar_t>* buffer) {
-  if constexpr (std::is_same_v<scalar_t, Arithmetic<scalar_t>>) {
-    return row;
-  } else if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
-    widen_row(row, n, buffer);
-    return buffer;
-  } else {
-    for (int64_t v = 0; v < n; ++v) buffer[v] = static_cast<float>(row[v]);
-    return buffer;
-  }
-}
-
-// Stores `values` (the arithmetic's dtype) as a row of the logits' dtype.
-template <typename scalar_t>
-void store(const Arithmetic<scalar_t>* values, int64_t n, scalar_t* row) {
-  if constexpr (std::is_same_v<scalar_t, Arithmetic<scalar_t>>) {
-    if (values != row) std::copy(values, values + n, row);
-  } else if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
-    narrow_row(values, n, row);
-  } else {
-    for (int64_t v = 0; v < n; ++v) row[v] = static_cast<scalar_t>(values[v]);
-  }
-}
-
 // log Σ_v exp(z_v) and Σ_v z_v of a row: in SIMD registers for fp32 (nn/softmax_rows.h), plainly
 // for fp64.
 SoftmaxRowStats row_stats(const float* z, int64_t n, float* scratch) { return softmax_row_stats(z, n, scratch); }
@@ -95,7 +65,7 @@ int64_t rows_per_task(int64_t vocab) { return std::max<int64_t>(1, 262144 / voca
 template <typename scalar_t>
 void forward_rows(const at::Tensor& logits, const at::Tensor& targets, double epsilon, at::Tensor& log_sum_exp,
                   at::Tensor& row_loss, at::Tensor& row_nll) {
-  using acc_t = Arithmetic<scalar_t>;
+  using acc_t = RowArithmetic<scalar_t>;
   const int64_t V = logits.size(1);
   const scalar_t* z_all = logits.data_ptr<scalar_t>();
   const int64_t* target = targets.data_ptr<int64_t>();
@@ -109,7 +79,7 @@ void forward_rows(const at::Tensor& logits, const at::Tensor& targets, double ep
         lse[i] = 0, loss[i] = 0, nll[i] = 0;
         continue;
       }
-      const acc_t* z = widened(z_all + i * V, V, buffer.data());
+      const acc_t* z = widened_row(z_all + i * V, V, buffer.data());
       const auto stats = row_stats(z, V, scratch.data());
       lse[i] = stats.log_sum_exp;
       nll[i] = static_cast<double>(stats.log_sum_exp) - z[target[i]];
@@ -124,7 +94,7 @@ void forward_rows(const at::Tensor& logits, const at::Tensor& targets, double ep
 template <typename scalar_t>
 void backward_rows(const at::Tensor& logits, const at::Tensor& targets, const at::Tensor& log_sum_exp,
                    double epsilon, double grad_loss, at::Tensor& grad_logits) {
-  using acc_t = Arithmetic<scalar_t>;
+  using acc_t = RowArithmetic<scalar_t>;
   const int64_t V = logits.size(1);
   const scalar_t* z_all = logits.data_ptr<scalar_t>();
   const int64_t* target = targets.data_ptr<int64_t>();
@@ -140,10 +110,10 @@ void backward_rows(const at::Tensor& logits, const at::Tensor& targets, const at
         continue;
       }
       acc_t* p = buffer.data();
-      row_softmax(widened(z_all + i * V, V, p), V, lse[i], p);
+      row_softmax(widened_row(z_all + i * V, V, p), V, lse[i], p);
       for (int64_t v = 0; v < V; ++v) p[v] = g * p[v] - uniform_share;
       p[target[i]] -= static_cast<acc_t>(grad_loss * (1.0 - epsilon));
-      store<scalar_t>(p, V, dz);
+      store_row<scalar_t>(p, V, dz);
     }
   });
 }

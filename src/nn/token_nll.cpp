@@ -20,42 +20,12 @@
 namespace mixseq {
 namespace {
 
-// The arithmetic's dtype: fp64 for fp64 logits (gradient checks), fp32 for every other.
-template <typename scalar_t>
-using Arithmetic = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
-
-// A row in the arithmetic's dtype: fp32 and fp64 rows as they are, others widened into `buffer`.
-template <typename scalar_t>
-const Arithmetic<scalar_t>* widened(const scalar_t* row, int64_t n, Arithmetic<scalar_t>* buffer) {
-  if constexpr (std::is_same_v<scalar_t, Arithmetic<scalar_t>>) {
-    return row;
-  } else if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
-    widen_row(row, n, buffer);
-    return buffer;
-  } else {
-    for (int64_t v = 0; v < n; ++v) buffer[v] = static_cast<float>(row[v]);
-    return buffer;
-  }
-}
-
-// Stores `values` (the arithmetic's dtype) as a row of the logits' dtype.
-template <typename scalar_t>
-void store(const Arithmetic<scalar_t>* values, int64_t n, scalar_t* row) {
-  if constexpr (std::is_same_v<scalar_t, Arithmetic<scalar_t>>) {
-    if (values != row) std::copy(values, values + n, row);
-  } else if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
-    narrow_row(values, n, row);
-  } else {
-    for (int64_t v = 0; v < n; ++v) row[v] = static_cast<scalar_t>(values[v]);
-  }
-}
-
 // Row i's scores in the arithmetic's dtype, plus `bias` [n] (fp32 or fp64, null for none): the
 // row as it is when nothing is to be done, otherwise widened and biased into `buffer`.
 template <typename scalar_t>
-const Arithmetic<scalar_t>* scores_of(const scalar_t* row, const Arithmetic<scalar_t>* bias, int64_t n,
-                                      Arithmetic<scalar_t>* buffer) {
-  const Arithmetic<scalar_t>* z = widened(row, n, buffer);
+const RowArithmetic<scalar_t>* scores_of(const scalar_t* row, const RowArithmetic<scalar_t>* bias, int64_t n,
+                                      RowArithmetic<scalar_t>* buffer) {
+  const RowArithmetic<scalar_t>* z = widened_row(row, n, buffer);
   if (bias == nullptr) return z;
   for (int64_t v = 0; v < n; ++v) buffer[v] = z[v] + bias[v];
   return buffer;
@@ -83,7 +53,7 @@ int64_t rows_per_task(int64_t vocab) { return std::max<int64_t>(1, 262144 / voca
 template <typename scalar_t>
 void forward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Tensor& targets, at::Tensor& log_sum_exp,
                   at::Tensor& nll) {
-  using acc_t = Arithmetic<scalar_t>;
+  using acc_t = RowArithmetic<scalar_t>;
   const int64_t V = logits.size(1);
   const scalar_t* z_all = logits.data_ptr<scalar_t>();
   const acc_t* b = bias.numel() > 0 ? bias.data_ptr<acc_t>() : nullptr;
@@ -111,7 +81,7 @@ template <typename scalar_t>
 void backward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Tensor& targets,
                    const at::Tensor& log_sum_exp, const at::Tensor& grad_nll, at::Tensor& grad_logits,
                    at::Tensor& grad_bias) {
-  using acc_t = Arithmetic<scalar_t>;
+  using acc_t = RowArithmetic<scalar_t>;
   const int64_t V = logits.size(1);
   const scalar_t* z_all = logits.data_ptr<scalar_t>();
   const acc_t* b = bias.numel() > 0 ? bias.data_ptr<acc_t>() : nullptr;
@@ -135,7 +105,7 @@ void backward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::T
       p[target[i]] -= g[i];
       if (db != nullptr)
         for (int64_t v = 0; v < V; ++v) task_db[v] += p[v];
-      store<scalar_t>(p, V, dz);
+      store_row<scalar_t>(p, V, dz);
     }
     if (db != nullptr) {
       const std::lock_guard<std::mutex> hold(db_lock);

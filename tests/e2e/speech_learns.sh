@@ -92,14 +92,6 @@ fi
 # Bad input: each error names the file.
 cd "$work"
 source "$here/expect_error.sh"
-expect_error() {  # expect, plus an exit status from 1 to 127
-  local message=$1
-  shift
-  expect "$message" "$@"
-  local status=0
-  "$mixseq" "$@" >/dev/null 2>&1 || status=$?
-  [ "$status" -ge 1 ] && [ "$status" -le 127 ] || { echo "FAIL: exit status $status"; failures=$((failures + 1)); }
-}
 printf 'not audio' >"$work/bad.wav"
 printf '%s\n' "$work/digits/$first" "$work/bad.wav" >"$work/bad.tsv"
 expect_error "$work/bad.wav" transcribe -c "$checkpoint" -i "$work/bad.tsv" -o "$work/bad.hyp"

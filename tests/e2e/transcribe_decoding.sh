@@ -38,14 +38,6 @@ echo "PASS: --workers 1 and 2 agree (greedy and beam 8)"
 
 cd "$work"
 source "$here/expect_error.sh"
-expect_error() {  # expect, plus an exit status from 1 to 127
-  local message=$1
-  shift
-  expect "$message" "$@"
-  local status=0
-  "$mixseq" "$@" >/dev/null 2>&1 || status=$?
-  [ "$status" -ge 1 ] && [ "$status" -le 127 ] || { echo "FAIL: exit status $status"; failures=$((failures + 1)); }
-}
 printf 'not audio' >"$work/bad.wav"
 { head -5 "$manifest" | awk -F'\t' -v dir="$speech/digits" '{ print dir "/" $1 }'; echo "$work/bad.wav"; } >"$work/bad.tsv"
 for workers in 1 2; do

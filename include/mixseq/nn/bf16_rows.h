@@ -6,7 +6,9 @@
 
 #include <c10/util/BFloat16.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace mixseq {
 
@@ -15,5 +17,37 @@ void widen_row(const c10::BFloat16* in, int64_t n, float* out);
 
 // out_v = in_v rounded to the nearest bf16, ties to even (as c10::BFloat16(float)), for v < n.
 void narrow_row(const float* in, int64_t n, c10::BFloat16* out);
+
+// The dtype a row kernel computes in for rows of `scalar_t`: fp64 for fp64 (gradient checks), fp32
+// for every other (fp32, bf16, fp16).
+template <typename scalar_t>
+using RowArithmetic = std::conditional_t<std::is_same_v<scalar_t, double>, double, float>;
+
+// A row of n values in the arithmetic's dtype: fp32 and fp64 rows as they are, others widened into
+// `buffer` [n].
+template <typename scalar_t>
+const RowArithmetic<scalar_t>* widened_row(const scalar_t* row, int64_t n, RowArithmetic<scalar_t>* buffer) {
+  if constexpr (std::is_same_v<scalar_t, RowArithmetic<scalar_t>>) {
+    return row;
+  } else if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    widen_row(row, n, buffer);
+    return buffer;
+  } else {
+    for (int64_t v = 0; v < n; ++v) buffer[v] = static_cast<float>(row[v]);
+    return buffer;
+  }
+}
+
+// Stores n `values` (the arithmetic's dtype) as a row of `scalar_t`.
+template <typename scalar_t>
+void store_row(const RowArithmetic<scalar_t>* values, int64_t n, scalar_t* row) {
+  if constexpr (std::is_same_v<scalar_t, RowArithmetic<scalar_t>>) {
+    if (values != row) std::copy(values, values + n, row);
+  } else if constexpr (std::is_same_v<scalar_t, c10::BFloat16>) {
+    narrow_row(values, n, row);
+  } else {
+    for (int64_t v = 0; v < n; ++v) row[v] = static_cast<scalar_t>(values[v]);
+  }
+}
 
 }  // namespace mixseq
