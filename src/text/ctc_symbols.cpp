@@ -170,8 +170,7 @@ std::string CtcSymbols::decode(const std::vector<int64_t>& ids) const {
   std::string text;
   for (const int64_t id : ids)
     if (id != kCtcBlankId && id >= 0 && id < size()) text += symbols_[static_cast<size_t>(id)];
-  if (pieces_) return normalize_spaces(text);  // "▁" then "▁the" would leave two spaces
-  return text;
+  return normalize_spaces(text);  // a space emitted first, or two with a blank between them
 }
 
 }  // namespace mixseq

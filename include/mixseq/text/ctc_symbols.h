@@ -54,8 +54,8 @@ class CtcSymbols {
   // set (named in `why`; for pieces: one the model has no piece for) or is empty. Throws for pieces
   // read back from text, which have no model to segment with.
   std::optional<std::vector<int64_t>> encode(std::string_view normalized, std::string* why = nullptr) const;
-  // The text of ids (blanks skipped; repeats are NOT merged here: that is CTC decoding's job). For
-  // pieces, with one space between words and none at the ends.
+  // The text of ids (blanks skipped; repeats are NOT merged here: that is CTC decoding's job), with
+  // one space between words and none at the ends, as transcripts are normalised.
   std::string decode(const std::vector<int64_t>& ids) const;
 
  private:

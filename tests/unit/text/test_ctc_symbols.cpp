@@ -25,6 +25,8 @@ TEST(CtcSymbols, NormalizesAndEncodes) {
   ASSERT_TRUE(ids.has_value());
   EXPECT_EQ(*ids, (std::vector<int64_t>{3, 4, 1, 5}));
   EXPECT_EQ(symbols.decode(*ids), "ab c");
+  // A space emitted first, or twice with a blank between: the text is normalised as transcripts are.
+  EXPECT_EQ(symbols.decode({1, 3, 1, 0, 1, 4, 1}), "a b");
   std::string why;
   EXPECT_FALSE(symbols.encode("caf\xc3\xa9", &why).has_value());
   EXPECT_NE(why.find("\xc3\xa9"), std::string::npos) << why;
