@@ -68,7 +68,9 @@ const std::map<std::string, OptimizerBuilder> kOptimizerBuilders = {
     {"sgd",
      [](const OptimizerOptions& o, std::vector<at::Tensor> parameters) -> std::unique_ptr<torch::optim::Optimizer> {
        MIXSEQ_CHECK(o.momentum >= 0.0, "sgd momentum (", o.momentum, ") must not be negative");
-       const auto options = torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay);
+       MIXSEQ_CHECK(!o.nesterov || o.momentum > 0.0, "optim.nesterov needs optim.momentum above 0, not ", o.momentum);
+       const auto options =
+           torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay);
        return std::make_unique<torch::optim::SGD>(std::move(parameters), options);
      }},
 };

@@ -15,7 +15,8 @@
 //         (configs/bench/jasper.yaml does).
 //   nag   mixseq::Nag (nag.h), fairseq's NAG, with which fairseq trains ConvS2S; reads momentum (set
 //         fairseq's 0.99) and weight_decay (p shrinks by lr * weight_decay before each step).
-//   sgd   LibTorch's torch::optim::SGD: momentum without dampening or Nesterov, weight_decay as L2.
+//   sgd   LibTorch's torch::optim::SGD: momentum without dampening, Nesterov's with `nesterov` (as
+//         MLPerf's DeepSpeech2 trains), weight_decay as L2.
 //
 // `lr` is the peak learning rate; LrSchedule (lr_schedule.h) sets the rate of every update.
 // The optimizer holds the parameters it is given (shared tensors, not copies).
@@ -46,6 +47,7 @@ struct OptimizerOptions {
   double eps = 1e-8;                         // all but sgd: added to sqrt(v) (NVIDIA's LAMB uses 1e-6)
   double weight_decay = 0;                   // see above for how each optimizer applies it; 0 disables
   double momentum = 0;                       // sgd and nag (fairseq: 0.99); 0 = plain SGD
+  bool nesterov = false;                     // sgd only: Nesterov momentum (needs momentum > 0)
   bool grad_averaging = false;               // novograd only: m averages (1 - beta1)-scaled steps; false = Jasper's
   bool amsgrad = false;                      // novograd only: normalise by the largest second moment so far
 
@@ -56,6 +58,7 @@ struct OptimizerOptions {
     v.field("eps", eps, "adam, adamw, lamb, novograd: added to sqrt(v)");
     v.field("weight_decay", weight_decay, "weight decay; 0 disables");
     v.field("momentum", momentum, "sgd and nag: momentum (fairseq's nag: 0.99); 0 = plain SGD");
+    v.field("nesterov", nesterov, "sgd only: Nesterov momentum (needs momentum > 0)");
     v.field("grad_averaging", grad_averaging, "novograd only: scale each step by (1 - beta1) before the momentum");
     v.field("amsgrad", amsgrad, "novograd only: normalise by the largest second moment so far (AMSGrad)");
   }

@@ -103,6 +103,36 @@ TEST(BuildOptimizer, SgdIsLibTorchSgdWithMomentum) {
   expect_same_trajectory(*optimizer, ours, direct, theirs, 3);
 }
 
+// Nesterov's momentum by hand (PyTorch's formulation, which MLPerf's DeepSpeech2 trains with):
+// v_t = mu v_{t-1} + g_t (v_1 = g_1), p_t = p_{t-1} - lr (g_t + mu v_t).
+TEST(BuildOptimizer, SgdNesterovFollowsTheFormula) {
+  OptimizerOptions options;
+  options.name = "sgd";
+  options.lr = 0.1;
+  options.momentum = 0.9;
+  options.nesterov = true;
+  const auto parameters = make_parameters();
+  const auto optimizer = build_optimizer(options, parameters);
+  std::vector<at::Tensor> expected, velocity;
+  for (const auto& p : parameters) expected.push_back(p.detach().clone());
+  for (int step = 0; step < 3; ++step) {
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      const auto g = at::randn(parameters[i].sizes());
+      parameters[i].mutable_grad() = g.clone();
+      if (velocity.size() <= i)
+        velocity.push_back(g.clone());
+      else
+        velocity[i] = 0.9 * velocity[i] + g;
+      expected[i] -= 0.1 * (g + 0.9 * velocity[i]);
+    }
+    optimizer->step();
+  }
+  for (size_t i = 0; i < parameters.size(); ++i)
+    EXPECT_TRUE(at::allclose(parameters[i].detach(), expected[i], 1e-6, 1e-6)) << "parameter " << i;
+  options.momentum = 0;
+  EXPECT_THROW(build_optimizer(options, make_parameters()), Error);
+}
+
 TEST(BuildOptimizer, LambGetsTheOptions) {
   OptimizerOptions options;
   options.name = "lamb";
