@@ -34,7 +34,7 @@
 #include "mixseq/data/speech_data.h"
 #include "mixseq/data/synthetic_numbers.h"
 #include "mixseq/decode/speech_transcriber.h"
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 #include "mixseq/models/trained_model.h"
 #include "mixseq/text/bleu.h"
 #include "mixseq/text/bpe_learner.h"
@@ -372,7 +372,7 @@ int run_translation_demo(const DemoArguments& arguments, const CommandTable& tab
 
   const auto device = resolve_device(config.train.device, "--train.device");
   auto trained = load_trained_model(best_checkpoint_path(config.train.run_dir), device);
-  Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device,
+  BatchTranslator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device,
                         resolve_precision(config.train.precision, device));
   TranslateOptions translate;
   translate.search = config.validation_search;

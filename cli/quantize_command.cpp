@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "commands.h"
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 #include "mixseq/models/trained_model.h"
 #include "mixseq/nn/quantizable_embedding.h"
 #include "mixseq/nn/quantizable_linear.h"
@@ -100,7 +100,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> read_search_set(co
 
 QuantizationPlan search(const QuantizeArguments& arguments, TrainedModel& trained, const QuantizationPlan& full,
                         const std::vector<std::string>& sources, const std::vector<std::string>& references) {
-  Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, torch::kCPU, Precision::kFp32);
+  BatchTranslator translator(*trained.model, trained.vocabulary, *trained.tokenizer, torch::kCPU, Precision::kFp32);
   // The speed of each scoring, in the order of the search's trials (one scoring each): the
   // translation of the validation set, tokenization included, as translate measures it.
   std::vector<double> sentences_per_second;
@@ -186,7 +186,7 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
     QuantizationPlan plan;
     {
       const Calibration calibration(*trained.model, config);
-      Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, cpu, Precision::kFp32);
+      BatchTranslator translator(*trained.model, trained.vocabulary, *trained.tokenizer, cpu, Precision::kFp32);
       translator.translate(sources, arguments->options);
       plan = make_quantization_plan(config, calibration);
     }

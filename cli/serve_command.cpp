@@ -9,7 +9,7 @@
 
 #include "commands.h"
 #include "mixseq/decode/speech_transcriber.h"
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/models/trained_model.h"
@@ -136,7 +136,7 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
     ServedModels models;
 
     std::optional<TrainedModel> trained;  // float, quantized or an ensemble
-    std::optional<Translator> translator;
+    std::optional<BatchTranslator> translator;
     const auto& checkpoints = arguments->checkpoints;
     if (!checkpoints.empty()) {
       for (const auto& path : checkpoints) check_translation_checkpoint(path);

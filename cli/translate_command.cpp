@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 #include "mixseq/quant/quantized_model.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
@@ -97,7 +97,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
     auto trained = load_translation_model(arguments->checkpoints, device);  // float, quantized or an ensemble
-    Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
+    BatchTranslator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
     auto options = arguments->options;
     options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());
     options.search.return_alignment = arguments->print_alignment;

@@ -12,7 +12,7 @@
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/data/token_batching.h"
 #include "mixseq/data/translation_batch.h"
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/bleu.h"
@@ -207,7 +207,7 @@ class TranslationTask : public TrainingTask {
     std::vector<std::vector<int64_t>> sources;
     for (int64_t i = parallel_.rank(); i < source.size(); i += parallel_.world_size())
       sources.push_back(source.sequence(i));
-    Translator translator(*model_, data_.vocabulary(), *tokenizer_, device_, precision_);
+    BatchTranslator translator(*model_, data_.vocabulary(), *tokenizer_, device_, precision_);
     TranslateOptions options;
     options.search = config_.validation_search;
     options.search.nbest = 1;

@@ -8,7 +8,7 @@
 //
 // Threading: on the CPU, the batches of one call are decoded side by side on worker threads, each
 // with its share of the CPU threads (TranscribeOptions::workers, util/worker_threads.h, as
-// Translator does), and a call with fewer batches than workers first shares its utterances out
+// BatchTranslator does), and a call with fewer batches than workers first shares its utterances out
 // into smaller batches. The transcripts do not depend on the worker count, since an utterance's
 // output does not depend on what it is batched with (features normalised per utterance, the
 // padding masked, batch norm in evaluation mode), up to the rounding of differently shaped

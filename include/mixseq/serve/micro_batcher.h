@@ -36,7 +36,7 @@
 
 #include "mixseq/decode/beam_search.h"
 #include "mixseq/decode/speech_transcriber.h"
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {

@@ -29,7 +29,7 @@
 #include "mixseq/data/speech_batch.h"
 #include "mixseq/decode/beam_search.h"
 #include "mixseq/decode/speech_transcriber.h"
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 #include "mixseq/serve/latency_window.h"
 #include "mixseq/serve/micro_batcher.h"
 
@@ -53,7 +53,7 @@ struct ServeOptions {
 
 // The models a server answers with; at least one of the two.
 struct ServedModels {
-  Translator* translator = nullptr;      // POST /translate; null: not served (the endpoint answers 404)
+  BatchTranslator* translator = nullptr;      // POST /translate; null: not served (the endpoint answers 404)
   BeamSearchOptions search;              // the defaults of every /translate request (the checkpoint's
                                          // validation_search with the command line's flags); a request
                                          // may change its beam_size and nbest

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "mixseq/data/prepared_data.h"
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/models/trained_model.h"
@@ -56,7 +56,7 @@ torch::Tensor logits_of(Seq2SeqModelImpl& model) {
 
 // "<index> ||| <text> ||| <score>" for the beam search's best hypotheses.
 std::string translations_of(const TrainedModel& trained) {
-  Translator translator(*trained.model, trained.vocabulary, *trained.tokenizer, torch::kCPU, Precision::kFp32);
+  BatchTranslator translator(*trained.model, trained.vocabulary, *trained.tokenizer, torch::kCPU, Precision::kFp32);
   TranslateOptions options;
   options.search.beam_size = 3;
   options.search.max_len_b = 8;

@@ -1,10 +1,10 @@
-// Translator: text in, text out. It segments each source line with the model's tokenizer,
+// BatchTranslator: text in, text out. It segments each source line with the model's tokenizer,
 // maps pieces to ids, batches sentences of similar length (up to max_tokens source tokens a
 // batch), runs beam search (decode/beam_search.h) and turns the best ids back into text,
 // returning results in input order. On the CPU, batches are decoded side by side on worker
 // threads (TranslateOptions::workers). It owns nothing but references: the model, vocabulary
 // and tokenizer must outlive it. Not thread-safe (it switches the model to eval mode and back);
-// use one Translator per thread.
+// use one BatchTranslator per thread.
 #pragma once
 
 #include <cstdint>
@@ -41,10 +41,10 @@ struct TextHypothesis {
                                    // it attended most (Hypothesis::alignment); empty otherwise
 };
 
-class Translator {
+class BatchTranslator {
  public:
-  Translator(Seq2SeqModelImpl& model, const Vocabulary& vocabulary, const Tokenizer& tokenizer,
-             torch::Device device, Precision precision);
+  BatchTranslator(Seq2SeqModelImpl& model, const Vocabulary& vocabulary, const Tokenizer& tokenizer,
+                  torch::Device device, Precision precision);
 
   // Raw source lines -> for each, its nbest translations (best first). Empty lines give one
   // empty translation without running the model. Errors name a line as first_line + its index

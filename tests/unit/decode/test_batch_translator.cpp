@@ -1,5 +1,5 @@
-// Translator's decoding workers: batches decoded side by side give what one batch at a time gives.
-#include "mixseq/decode/translator.h"
+// BatchTranslator's decoding workers: batches decoded side by side give what one batch at a time gives.
+#include "mixseq/decode/batch_translator.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -64,7 +64,7 @@ std::vector<std::vector<int64_t>> random_sources() {  // 14 sentences of 1 to 9 
 std::vector<std::vector<Hypothesis>> translate(TransformerModel& model, int workers) {
   Vocabulary vocabulary = Vocabulary::build({});
   WhitespaceTokenizer tokenizer;
-  Translator translator(*model, vocabulary, tokenizer, torch::kCPU, Precision::kFp32);
+  BatchTranslator translator(*model, vocabulary, tokenizer, torch::kCPU, Precision::kFp32);
   TranslateOptions options;
   options.search.beam_size = 3;
   options.search.nbest = 2;
@@ -87,7 +87,7 @@ void expect_same_translations(const std::vector<std::vector<Hypothesis>>& expect
   }
 }
 
-TEST(TranslatorWorkers, SideBySideBatchesGiveOneAtATimesTranslationsInInputOrder) {
+TEST(BatchTranslatorWorkers, SideBySideBatchesGiveOneAtATimesTranslationsInInputOrder) {
   auto model = random_transformer();
   const auto one_at_a_time = translate(model, 1);
   ASSERT_EQ(one_at_a_time.size(), 14u);
@@ -97,7 +97,7 @@ TEST(TranslatorWorkers, SideBySideBatchesGiveOneAtATimesTranslationsInInputOrder
   EXPECT_EQ(at::get_num_threads(), threads);  // the caller's thread count is left as it was
 }
 
-TEST(TranslatorWorkers, Int8ModelIsSharedSafelyByTheWorkers) {
+TEST(BatchTranslatorWorkers, Int8ModelIsSharedSafelyByTheWorkers) {
   if (!int8_engine_available()) GTEST_SKIP() << "this LibTorch has no ONEDNN or FBGEMM engine";
   auto model = random_transformer();
   const QuantizationConfig defaults;
@@ -112,12 +112,12 @@ TEST(TranslatorWorkers, Int8ModelIsSharedSafelyByTheWorkers) {
   for (int round = 0; round < 3; ++round) expect_same_translations(one_at_a_time, translate(model, 4));
 }
 
-TEST(TranslatorWorkers, AWorkersErrorReachesTheCallerAndTheModelsModeIsRestored) {
+TEST(BatchTranslatorWorkers, AWorkersErrorReachesTheCallerAndTheModelsModeIsRestored) {
   auto model = random_transformer();
   model->train();
   Vocabulary vocabulary = Vocabulary::build({});
   WhitespaceTokenizer tokenizer;
-  Translator translator(*model, vocabulary, tokenizer, torch::kCPU, Precision::kFp32);
+  BatchTranslator translator(*model, vocabulary, tokenizer, torch::kCPU, Precision::kFp32);
   TranslateOptions options;
   options.search.beam_size = 0;  // rejected by every batch's search
   options.max_tokens = 24;

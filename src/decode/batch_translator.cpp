@@ -1,4 +1,4 @@
-#include "mixseq/decode/translator.h"
+#include "mixseq/decode/batch_translator.h"
 
 #include <ATen/ATen.h>
 #include <torch/utils.h>
@@ -14,11 +14,11 @@
 
 namespace mixseq {
 
-Translator::Translator(Seq2SeqModelImpl& model, const Vocabulary& vocabulary, const Tokenizer& tokenizer,
-                       torch::Device device, Precision precision)
+BatchTranslator::BatchTranslator(Seq2SeqModelImpl& model, const Vocabulary& vocabulary, const Tokenizer& tokenizer,
+                                 torch::Device device, Precision precision)
     : model_(model), vocabulary_(vocabulary), tokenizer_(tokenizer), device_(device), precision_(precision) {}
 
-std::vector<std::vector<Hypothesis>> Translator::translate_ids(const std::vector<std::vector<int64_t>>& sources,
+std::vector<std::vector<Hypothesis>> BatchTranslator::translate_ids(const std::vector<std::vector<int64_t>>& sources,
                                                                const TranslateOptions& options) {
   std::vector<std::vector<Hypothesis>> results(sources.size());
   if (sources.empty()) return results;
@@ -61,7 +61,7 @@ std::vector<std::vector<Hypothesis>> Translator::translate_ids(const std::vector
   return results;
 }
 
-std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector<std::string>& sources,
+std::vector<std::vector<TextHypothesis>> BatchTranslator::translate(const std::vector<std::string>& sources,
                                                                const TranslateOptions& options, int64_t first_line) {
   std::vector<std::vector<int64_t>> ids;
   std::vector<size_t> nonempty;
@@ -90,11 +90,11 @@ std::vector<std::vector<TextHypothesis>> Translator::translate(const std::vector
   return results;
 }
 
-int64_t Translator::source_tokens(const std::string& source) const {
+int64_t BatchTranslator::source_tokens(const std::string& source) const {
   return static_cast<int64_t>(tokenizer_.encode(source).size());
 }
 
-std::string Translator::detokenize(const std::vector<int64_t>& ids) const {
+std::string BatchTranslator::detokenize(const std::vector<int64_t>& ids) const {
   return tokenizer_.decode(vocabulary_.decode(ids));
 }
 
