@@ -27,14 +27,18 @@ void SearchFlags::add_to(CLI::App& command) {
 }
 
 BeamSearchOptions SearchFlags::resolve(const std::string& config_yaml, const std::string& source) const {
-  auto search = stored_search_options(config_yaml, source);
-  if (beam_size_->count() > 0) search.beam_size = given_.beam_size;
-  if (length_penalty_->count() > 0) search.length_penalty = given_.length_penalty;
-  if (coverage_penalty_->count() > 0) search.coverage_penalty = given_.coverage_penalty;
-  if (max_len_a_->count() > 0) search.max_len_a = given_.max_len_a;
-  if (max_len_b_->count() > 0) search.max_len_b = given_.max_len_b;
-  if (nbest_->count() > 0) search.nbest = given_.nbest;
-  return search;
+  return resolve_search_options(config_yaml, source, overrides());
+}
+
+SearchOverrides SearchFlags::overrides() const {
+  SearchOverrides overrides;
+  if (beam_size_->count() > 0) overrides.beam_size = given_.beam_size;
+  if (length_penalty_->count() > 0) overrides.length_penalty = given_.length_penalty;
+  if (coverage_penalty_->count() > 0) overrides.coverage_penalty = given_.coverage_penalty;
+  if (max_len_a_->count() > 0) overrides.max_len_a = given_.max_len_a;
+  if (max_len_b_->count() > 0) overrides.max_len_b = given_.max_len_b;
+  if (nbest_->count() > 0) overrides.nbest = given_.nbest;
+  return overrides;
 }
 
 }  // namespace mixseq::cli

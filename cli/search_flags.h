@@ -8,6 +8,7 @@
 #include <string>
 
 #include "mixseq/decode/beam_search.h"
+#include "mixseq/decode/stored_search.h"
 
 namespace mixseq::cli {
 
@@ -19,6 +20,9 @@ class SearchFlags {
   // The stored validation_search of `config_yaml` (from checkpoint `source`) with the given
   // flags applied.
   BeamSearchOptions resolve(const std::string& config_yaml, const std::string& source) const;
+
+  // The flags given on the command line, each unset one left to the checkpoint.
+  SearchOverrides overrides() const;
 
  private:
   BeamSearchOptions given_;  // values parsed from the flags; only those with a count() are used

@@ -7,10 +7,10 @@
 #include <memory>
 
 #include "commands.h"
-#include "mixseq/decode/batch_translator.h"
-#include "mixseq/quant/quantized_model.h"
+#include "mixseq/api/translator.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
+#include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/output_file.h"
 #include "option_checks.h"
 #include "search_flags.h"
@@ -30,7 +30,7 @@ struct TranslateArguments {
   bool moses_nbest = false;
   bool print_alignment = false;
   SearchFlags search;
-  TranslateOptions options;  // its search is resolved from `search` and the checkpoint
+  TranslatorOptions options;  // device and precision are set from the strings above
 };
 
 // Fills `lines` with the next buffer: up to `size` lines, fewer when the input has no further
@@ -93,28 +93,35 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
                     "Add ' ||| ' and each output piece's most attended source piece as 'source-target' pairs, "
                     "0-based (fairseq's --print-alignment; the source's </s> is position n)");
   table.add(command, [=] {
-    const auto device = resolve_device(arguments->device, "--device");
-    const auto precision = resolve_precision(arguments->precision, device);
-    configure_precision(precision, device);
-    auto trained = load_translation_model(arguments->checkpoints, device);  // float, quantized or an ensemble
-    BatchTranslator translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision);
-    auto options = arguments->options;
-    options.search = arguments->search.resolve(trained.config_yaml, arguments->checkpoints.front());
-    options.search.return_alignment = arguments->print_alignment;
-    check_beam_search_options(options.search, trained.model->vocab_size());
+    auto opened = arguments->options;
+    opened.device = resolve_device(arguments->device, "--device").str();  // errors name the flag
+    opened.precision = arguments->precision;
+    const Translator translator(arguments->checkpoints, opened);  // float, quantized or an ensemble
+    // The flags over the checkpoint's stored search, checked before the first line is read.
+    TranslationOptions options;
+    const auto given = arguments->search.overrides();
+    options.beam_size = given.beam_size;
+    options.length_penalty = given.length_penalty;
+    options.coverage_penalty = given.coverage_penalty;
+    options.max_len_a = given.max_len_a;
+    options.max_len_b = given.max_len_b;
+    options.nbest = given.nbest.value_or(1);
+    options.return_alignment = arguments->print_alignment;
+    options = translator.resolve(options);
 
     LineReader reader(arguments->input);
     OutputFile out(arguments->output);
-    const bool nbest_format = arguments->show_scores || arguments->moses_nbest || options.search.nbest > 1;
+    const bool nbest_format = arguments->show_scores || arguments->moses_nbest || options.nbest > 1;
     int64_t sentences = 0, output_tokens = 0;
     double seconds = 0;
     for (std::vector<std::string> sources; read_buffer(reader, arguments->buffer_size, sources);) {
       const auto start = std::chrono::steady_clock::now();
-      const auto translations = translator.translate(sources, options, /*first_line=*/sentences + 1);
+      options.first_line = sentences + 1;
+      const auto translations = translator.translate_batch(sources, options);
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (size_t i = 0; i < translations.size(); ++i, ++sentences) {
-        output_tokens += translations[i].front().tokens;
-        for (const auto& hypothesis : translations[i]) {
+        output_tokens += translations[i].hypotheses.front().tokens;
+        for (const auto& hypothesis : translations[i].hypotheses) {
           if (nbest_format) out.stream() << sentences << " ||| ";
           out.stream() << hypothesis.text;
           if (nbest_format) out.stream() << " ||| ";
@@ -129,8 +136,8 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
     }
     out.commit();
     log_info("translate: ", sentences, " sentences in ", seconds, " s of translation: ", sentences / seconds,
-             " sentences/s, ", output_tokens / seconds, " output tokens/s (beam ", options.search.beam_size, ", ",
-             arguments->precision, ", ", device.str(), ")");
+             " sentences/s, ", output_tokens / seconds, " output tokens/s (beam ", *options.beam_size, ", ",
+             arguments->precision, ", ", translator.device(), ")");
     return 0;
   });
 }

@@ -13,4 +13,16 @@ BeamSearchOptions stored_search_options(const std::string& config_yaml, const st
   return search;
 }
 
+BeamSearchOptions resolve_search_options(const std::string& config_yaml, const std::string& source,
+                                         const SearchOverrides& overrides) {
+  auto search = stored_search_options(config_yaml, source);
+  if (overrides.beam_size) search.beam_size = *overrides.beam_size;
+  if (overrides.length_penalty) search.length_penalty = *overrides.length_penalty;
+  if (overrides.coverage_penalty) search.coverage_penalty = *overrides.coverage_penalty;
+  if (overrides.max_len_a) search.max_len_a = *overrides.max_len_a;
+  if (overrides.max_len_b) search.max_len_b = *overrides.max_len_b;
+  if (overrides.nbest) search.nbest = *overrides.nbest;
+  return search;
+}
+
 }  // namespace mixseq
