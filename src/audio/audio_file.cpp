@@ -4,6 +4,7 @@
 #include <soxr.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -205,9 +206,24 @@ std::vector<float> resample_audio(const std::vector<float>& samples, double from
   return out;
 }
 
-void write_wav(const std::string& path, const std::vector<float>& samples, int64_t sample_rate) {
-  MIXSEQ_CHECK(sample_rate > 0 && sample_rate <= std::numeric_limits<int>::max(), path,
-               ": cannot write a WAV file at ", sample_rate, " Hz");
+AudioFileFormat audio_format_for_path(const std::string& path) {
+  std::string extension = std::filesystem::path(path).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (extension == ".wav") return AudioFileFormat::kWav;
+  if (extension == ".flac") return AudioFileFormat::kFlac;
+  throw Error(str_cat(path, ": cannot tell which audio format to write from the extension '", extension,
+                      "'; known: .wav, .flac"));
+}
+
+std::string encode_audio(const std::vector<float>& samples, int64_t sample_rate, AudioFileFormat format,
+                         const std::string& name) {
+  const char* format_name = format == AudioFileFormat::kFlac ? "FLAC" : "WAV";
+  MIXSEQ_CHECK(sample_rate > 0 && sample_rate <= std::numeric_limits<int>::max(), name, ": cannot write a ",
+               format_name, " file at ", sample_rate, " Hz");
+  // FLAC's stream header holds the rate in 20 bits.
+  MIXSEQ_CHECK(format != AudioFileFormat::kFlac || sample_rate <= 655350, name, ": FLAC cannot hold ", sample_rate,
+               " Hz");
   // Converted here rather than by libsndfile (which scales by 32767 on writing and 1/32768 on
   // reading): round(x * 32768), clipped, reads back within half a step of x.
   std::vector<short> pcm(samples.size());
@@ -221,21 +237,39 @@ void write_wav(const std::string& path, const std::vector<float>& samples, int64
   SF_INFO info{};
   info.samplerate = static_cast<int>(sample_rate);
   info.channels = 1;
-  info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+  info.format = (format == AudioFileFormat::kFlac ? SF_FORMAT_FLAC : SF_FORMAT_WAV) | SF_FORMAT_PCM_16;
   {
     SndfilePtr file(sf_open_virtual(&io, SFM_WRITE, &info, &memory));
-    MIXSEQ_CHECK(file != nullptr, path, ": cannot encode a WAV file (", libsndfile_reason(nullptr), ")");
+    MIXSEQ_CHECK(file != nullptr, name, ": cannot encode a ", format_name, " file (", libsndfile_reason(nullptr), ")");
     const auto written = sf_writef_short(file.get(), pcm.data(), static_cast<sf_count_t>(pcm.size()));
-    MIXSEQ_CHECK(written == static_cast<sf_count_t>(pcm.size()), path, ": cannot encode a WAV file (",
+    MIXSEQ_CHECK(written == static_cast<sf_count_t>(pcm.size()), name, ": cannot encode a ", format_name, " file (",
                  libsndfile_reason(file.get()), ")");
-  }  // sf_close writes the header's sizes
+  }  // sf_close writes the header's sizes (FLAC: flushes the last block)
+  return bytes;
+}
+
+namespace {
+
+void write_encoded(const std::string& path, const std::vector<float>& samples, int64_t sample_rate,
+                   AudioFileFormat format) {
+  const std::string bytes = encode_audio(samples, sample_rate, format, path);
   try {
     OutputFile out(path);
     out.stream().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     out.commit();
   } catch (const std::filesystem::filesystem_error& e) {  // its folder could not be made
-    throw Error(str_cat(path, ": cannot write the WAV file: ", e.code().message()));
+    throw Error(str_cat(path, ": cannot write the audio file: ", e.code().message()));
   }
+}
+
+}  // namespace
+
+void write_audio(const std::string& path, const std::vector<float>& samples, int64_t sample_rate) {
+  write_encoded(path, samples, sample_rate, audio_format_for_path(path));
+}
+
+void write_wav(const std::string& path, const std::vector<float>& samples, int64_t sample_rate) {
+  write_encoded(path, samples, sample_rate, AudioFileFormat::kWav);
 }
 
 }  // namespace mixseq

@@ -37,9 +37,29 @@ Audio decode_audio(const std::string& bytes, const std::string& name, const Audi
 // samples.size() * to_rate / from_rate samples.
 std::vector<float> resample_audio(const std::vector<float>& samples, double from_rate, double to_rate);
 
-// Writes mono samples as a 16-bit PCM WAV file (for tests and for synthesized speech): round(x * 32768)
-// clipped to 16 bits, so read_audio gives each sample back within half a step (1 / 65536). Written to
-// "<path>.tmp" and renamed into place (util/output_file.h); throws naming the file when it cannot be.
+// Audio file formats write_audio can produce.
+enum class AudioFileFormat {
+  kWav,   // RIFF WAV, 16-bit PCM
+  kFlac,  // FLAC, 16 bits (lossless: reads back as the WAV would)
+};
+
+// The format a file name asks for: ".wav" or ".flac" (any case); throws mixseq::Error naming the
+// file and the known extensions otherwise.
+AudioFileFormat audio_format_for_path(const std::string& path);
+
+// The bytes of a mono 16-bit audio file in `format` (for a file, an HTTP response's body): round(x *
+// 32768) clipped to 16 bits, so read_audio / decode_audio give each sample back within half a step
+// (1 / 65536); non-finite samples are written as 0. `name` stands for the file in messages.
+std::string encode_audio(const std::vector<float>& samples, int64_t sample_rate, AudioFileFormat format,
+                         const std::string& name = "audio");
+
+// Writes mono samples to `path` in the format its extension names (.wav, .flac), as encode_audio
+// encodes them. Written to "<path>.tmp" and renamed into place (util/output_file.h), so a reader
+// never sees half a file; throws mixseq::Error naming the file when it cannot be written.
+void write_audio(const std::string& path, const std::vector<float>& samples, int64_t sample_rate);
+
+// Writes mono samples as a 16-bit PCM WAV file whatever the extension (tests, synthesized speech),
+// as write_audio does.
 void write_wav(const std::string& path, const std::vector<float>& samples, int64_t sample_rate);
 
 }  // namespace mixseq

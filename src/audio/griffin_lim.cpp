@@ -1,0 +1,103 @@
+#include "mixseq/audio/griffin_lim.h"
+
+#include <ATen/ATen.h>
+
+#include "mixseq/util/error.h"
+
+namespace mixseq {
+namespace {
+
+int64_t window_length(const GriffinLimOptions& o) { return o.win_length > 0 ? o.win_length : o.n_fft; }
+
+void check_options(const GriffinLimOptions& o) {
+  MIXSEQ_CHECK(o.n_fft >= 2, "griffin_lim: n_fft must be >= 2, not ", o.n_fft);
+  MIXSEQ_CHECK(o.hop_length >= 1 && o.hop_length <= window_length(o), "griffin_lim: hop_length (", o.hop_length,
+               ") must be in [1, win_length = ", window_length(o), "]");
+  MIXSEQ_CHECK(window_length(o) <= o.n_fft, "griffin_lim: win_length (", o.win_length, ") must be <= n_fft (",
+               o.n_fft, ")");
+  MIXSEQ_CHECK(o.iterations >= 0, "griffin_lim: iterations must be >= 0, not ", o.iterations);
+  MIXSEQ_CHECK(o.momentum >= 0.0 && o.momentum < 1.0, "griffin_lim: momentum must be in [0, 1), not ", o.momentum,
+               " (Perraudin et al. 2013 suggest 0.99; 0 is the original Griffin-Lim)");
+  MIXSEQ_CHECK(o.power > 0.0, "griffin_lim: power must be > 0, not ", o.power);
+}
+
+torch::Tensor hann(const GriffinLimOptions& o, const torch::Tensor& like) {
+  return torch::hann_window(window_length(o), /*periodic=*/true, like.options());
+}
+
+torch::Tensor stft(const torch::Tensor& x, const GriffinLimOptions& o, const torch::Tensor& window) {
+  return torch::stft(x, o.n_fft, o.hop_length, window_length(o), window, /*center=*/true, "reflect",
+                     /*normalized=*/false, /*onesided=*/true, /*return_complex=*/true);  // [F, T]
+}
+
+torch::Tensor istft(const torch::Tensor& spectrum, const GriffinLimOptions& o, const torch::Tensor& window,
+                    int64_t length) {
+  return torch::istft(spectrum, o.n_fft, o.hop_length, window_length(o), window, /*center=*/true,
+                      /*normalized=*/false, /*onesided=*/true,
+                      length > 0 ? c10::optional<int64_t>(length) : c10::nullopt);  // [T']
+}
+
+}  // namespace
+
+torch::Tensor stft_magnitude(const torch::Tensor& waveform, const GriffinLimOptions& options) {
+  check_options(options);
+  const auto x = waveform.to(torch::kFloat);
+  return stft(x, options, hann(options, x)).abs();  // [F, T]
+}
+
+// torchaudio.functional.griffinlim, step for step: x_n = istft(S * a_n); c_n = stft(x_n);
+// a_{n+1} = normalise(c_n - momentum / (1 + momentum) * c_{n-1}) (Perraudin et al. 2013, eq. 4,
+// with torchaudio's scaling of alpha), and the last phase's istft.
+torch::Tensor griffin_lim(const torch::Tensor& spectrogram, const GriffinLimOptions& options, int64_t length,
+                          c10::optional<at::Generator> generator) {
+  check_options(options);
+  MIXSEQ_CHECK(spectrogram.dim() == 2 && spectrogram.size(0) == options.n_fft / 2 + 1 && spectrogram.size(1) >= 1,
+               "griffin_lim: the spectrogram must be [n_fft / 2 + 1 = ", options.n_fft / 2 + 1, ", frames], not ",
+               spectrogram.sizes());
+  MIXSEQ_CHECK(length >= 0, "griffin_lim: length must be >= 0, not ", length);
+  auto magnitude = spectrogram.to(torch::kFloat);                                  // [F, T]
+  if (options.power != 1.0) magnitude = magnitude.clamp_min(0).pow(1.0 / options.power);
+  const auto window = hann(options, magnitude);
+  torch::Tensor angles;                                                            // [F, T] complex
+  if (options.random_init) {
+    // torch.rand(complex): real and imaginary parts each uniform in [0, 1).
+    const auto parts = torch::rand({magnitude.size(0), magnitude.size(1), 2}, generator, magnitude.options());
+    angles = torch::view_as_complex(parts);
+  } else {
+    angles = torch::complex(torch::ones_like(magnitude), torch::zeros_like(magnitude));
+  }
+  const double beta = options.momentum / (1.0 + options.momentum);
+  torch::Tensor previous;  // c_{n-1}; 0 at the first step
+  for (int64_t i = 0; i < options.iterations; ++i) {
+    const auto inverse = istft(magnitude * angles, options, window, length);     // [T']
+    const auto rebuilt = stft(inverse, options, window);                          // [F, T]
+    angles = previous.defined() && beta > 0.0 ? rebuilt - previous * beta : rebuilt;
+    angles = angles / (angles.abs() + 1e-16);
+    previous = rebuilt;
+  }
+  return istft(magnitude * angles, options, window, length);                      // [T']
+}
+
+torch::Tensor mel_to_magnitude(const torch::Tensor& mel, const torch::Tensor& filterbank, double power) {
+  MIXSEQ_CHECK(mel.dim() == 2 && filterbank.dim() == 2 && mel.size(0) == filterbank.size(0),
+               "mel_to_magnitude: mel [M, T] and filterbank [M, F] must agree on M, not ", mel.sizes(), " and ",
+               filterbank.sizes());
+  MIXSEQ_CHECK(power > 0.0, "mel_to_magnitude: power must be > 0, not ", power);
+  // The least-squares (minimum-norm) inverse: the filters overlap, so there is no exact one.
+  const auto inverse = torch::linalg_pinv(filterbank.to(torch::kDouble)).to(torch::kFloat);  // [F, M]
+  auto linear = torch::matmul(inverse, mel.to(torch::kFloat)).clamp_min(0.0);               // [F, T]
+  return power == 1.0 ? linear : linear.pow(1.0 / power);
+}
+
+double spectral_convergence(const torch::Tensor& magnitudes, const torch::Tensor& waveform,
+                            const GriffinLimOptions& options) {
+  const auto rebuilt = stft_magnitude(waveform, options);                            // [F, T2]
+  MIXSEQ_CHECK(magnitudes.dim() == 2 && magnitudes.size(0) == rebuilt.size(0),
+               "spectral_convergence: magnitudes must be [", rebuilt.size(0), ", frames], not ", magnitudes.sizes());
+  const int64_t frames = std::min(magnitudes.size(1), rebuilt.size(1));
+  const auto target = magnitudes.slice(1, 0, frames).to(torch::kDouble);
+  const auto estimate = rebuilt.slice(1, 0, frames).to(torch::kDouble);
+  return ((target - estimate).norm() / target.norm().clamp_min(1e-30)).item<double>();
+}
+
+}  // namespace mixseq
