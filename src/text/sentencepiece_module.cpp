@@ -44,10 +44,18 @@ void check_one_copy_of_shared_globals(void* handle, const std::string& path) {
   }
 }
 
-// The module lies at lib/mixseq/ beside the program's bin/, in the build tree as where it is
-// installed (CMakeLists.txt), so a program finds it wherever its folder was put.
+// The module lies in lib/mixseq/, beside libmixseq.so in lib/ and the program's bin/ folder, in the
+// build tree as where it is installed (CMakeLists.txt), so it is found wherever the folders were put.
+// Code in libmixseq.so (the mixseq program, a program or Python module built on the installed
+// library) looks beside the library; code linked statically (test_text) beside the program.
 std::string module_path() {
   if (const char* path = std::getenv("MIXSEQ_SENTENCEPIECE_MODULE")) return path;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&module_path), &info) != 0 && info.dli_fname != nullptr) {
+    const std::filesystem::path object = info.dli_fname;
+    if (object.filename().string().rfind("libmixseq.so", 0) == 0)  // libmixseq.so.<version>
+      return (object.parent_path() / "mixseq" / "libmixseq_sentencepiece.so").string();
+  }
   std::error_code error;
   const auto program = std::filesystem::read_symlink("/proc/self/exe", error);
   MIXSEQ_CHECK(!error, "cannot find mixseq's SentencePiece module: /proc/self/exe does not name this program (",

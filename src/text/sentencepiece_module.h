@@ -67,6 +67,7 @@ struct Functions {
 
 // Opens the module once per process (thread-safe) and returns its functions; throws
 // mixseq::Error naming the module's path when it cannot. The path is
+// <libmixseq.so's folder>/mixseq/libmixseq_sentencepiece.so from code in libmixseq.so, else
 // <program's folder>/../lib/mixseq/libmixseq_sentencepiece.so (the build tree and an installed
 // prefix alike), or $MIXSEQ_SENTENCEPIECE_MODULE when that is set.
 const Functions& functions();
