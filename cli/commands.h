@@ -25,5 +25,6 @@ void add_average_checkpoints_command(CLI::App& app, CommandTable& table);
 void add_bench_command(CLI::App& app, CommandTable& table);
 void add_bpe_command(CLI::App& app, CommandTable& table);
 void add_plot_command(CLI::App& app, CommandTable& table);
+void add_classify_command(CLI::App& app, CommandTable& table);
 
 }  // namespace mixseq::cli

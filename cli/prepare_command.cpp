@@ -1,11 +1,15 @@
 // mixseq prepare: raw text -> checked, segmented token datasets (see include/mixseq/data/prepare.h);
-// with --task speech, manifests of transcribed audio -> a speech dataset (data/speech_data.h).
+// with --task speech, manifests of transcribed audio -> a speech dataset (data/speech_data.h); with
+// --task classify, `text<TAB>label` files -> a classification dataset (data/classification_data.h).
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "commands.h"
+#include "mixseq/data/classification_data.h"
 #include "mixseq/data/prepare.h"
+#include "mixseq/models/registry.h"
+#include "mixseq/models/trained_model.h"
 #include "mixseq/data/speech_data.h"
 #include "mixseq/util/error.h"
 #include "option_checks.h"
@@ -17,9 +21,11 @@ void add_prepare_command(CLI::App& app, CommandTable& table) {
   auto options = std::make_shared<PrepareOptions>();
   auto task = std::make_shared<std::string>("text");
   auto speech = std::make_shared<SpeechPrepareOptions>();
-  command->add_option("--task", *task, "text (token datasets) or speech (a manifest of audio files: --train, "
-                                       "--valid, --test name TSV or JSON-lines manifests)")
-      ->check(CLI::IsMember({"text", "speech"}))
+  auto pretrained = std::make_shared<std::string>();
+  command->add_option("--task", *task, "text (token datasets), speech (a manifest of audio files: --train, "
+                                       "--valid, --test name TSV or JSON-lines manifests) or classify "
+                                       "(`text<TAB>label` files)")
+      ->check(CLI::IsMember({"text", "speech", "classify"}))
       ->capture_default_str();
   command->add_option("--source-lang", options->source_lang, "Source file suffix (<prefix>.<lang>)")
       ->capture_default_str();
@@ -45,7 +51,7 @@ void add_prepare_command(CLI::App& app, CommandTable& table) {
       ->capture_default_str();
   command->add_option("-o,--output-dir", options->output_dir, "Folder for vocab.txt, *.bin and dataset.json")
       ->required();
-  command->add_option("--max-length", options->max_length, "Drop training pairs with a side over this many pieces; 0 = off")
+  command->add_option("--max-length", options->max_length, "text: drop training pairs with a side over this many pieces; classify: cut texts to this many; 0 = off")
       ->check(at_least(0))
       ->capture_default_str();
   command->add_option("--max-length-ratio", options->max_length_ratio,
@@ -56,6 +62,9 @@ void add_prepare_command(CLI::App& app, CommandTable& table) {
                     "Drop training pairs with characters outside Latin-1 (GNMT recipe)");
   command->add_flag("--drop-malformed-utf8", options->drop_malformed_utf8,
                     "Drop training lines with malformed UTF-8 instead of stopping");
+  command->add_option("--pretrained", *pretrained,
+                      "classify: a language model's checkpoint whose vocabulary and tokenizer the data takes "
+                      "(train.classify.pretrained then fine-tunes it); default: a vocabulary built from --train");
   command->add_option("--sample-rate", speech->sample_rate, "speech: Hz every utterance is resampled to")
       ->check(at_least(1000))
       ->capture_default_str();
@@ -78,6 +87,45 @@ void add_prepare_command(CLI::App& app, CommandTable& table) {
       ->check(at_least(1))
       ->capture_default_str();
   table.add(command, [=] {
+    if (*task == "classify") {
+      for (const char* other : {"--source-lang", "--target-lang", "--max-length-ratio", "--drop-non-latin1",
+                                "--drop-malformed-utf8", "--vocabulary", "--sample-rate", "--min-seconds",
+                                "--max-seconds", "--symbols", "--workers"})
+        MIXSEQ_CHECK(command->count(other) == 0, "prepare --task classify: ", other, " is not an option of it");
+      ClassificationPrepareOptions prepared;
+      prepared.out_dir = options->output_dir;
+      prepared.tokenizer = options->tokenizer;
+      prepared.vocabulary_options = options->vocabulary_options;
+      prepared.max_length = options->max_length;
+      if (!options->train_prefix.empty()) prepared.files["train"] = options->train_prefix;
+      if (!options->valid_prefix.empty()) prepared.files["valid"] = options->valid_prefix;
+      if (!options->test_prefix.empty()) prepared.files["test"] = options->test_prefix;
+      PretrainedText text;
+      if (!pretrained->empty()) {
+        MIXSEQ_CHECK(command->count("--tokenizer") == 0 && command->count("--vocab-max-size") == 0 &&
+                         command->count("--vocab-min-count") == 0,
+                     "prepare --task classify: --pretrained brings the vocabulary and tokenizer; leave out "
+                     "--tokenizer and the --vocab-* options");
+        const auto contents = read_checkpoint_contents(*pretrained);
+        const std::string arch = stored_model_config(contents, *pretrained).arch;
+        MIXSEQ_CHECK(model_family(arch) == kLanguageModelFamily, "prepare --task classify: --pretrained '",
+                     *pretrained, "' is a ", model_family_description(model_family(arch)), " ('", arch,
+                     "'), not a language model");
+        text = {contents.vocabulary_text, contents.tokenizer_kind, contents.tokenizer_model};
+        prepared.pretrained = &text;
+      }
+      std::ostringstream report;
+      for (const auto& [split, counts] : prepare_classification_data(prepared)) {
+        report << split << ": " << counts.examples << " examples, " << counts.tokens << " tokens ("
+               << counts.unknown_tokens << " unknown), labels";
+        for (const auto& [label, count] : counts.label_counts) report << ' ' << label << ':' << count;
+        if (counts.truncated > 0) report << "; " << counts.truncated << " cut to --max-length";
+        report << '\n';
+      }
+      std::cout << report.str() << std::flush;
+      return 0;
+    }
+    MIXSEQ_CHECK(pretrained->empty(), "prepare: --pretrained is an option of --task classify");
     if (*task == "speech") {
       for (const char* text_only : {"--source-lang", "--target-lang", "--tokenizer", "--vocabulary", "--vocab-max-size",
                                     "--vocab-min-count", "--vocab-pad-to-multiple", "--max-length",

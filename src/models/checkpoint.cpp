@@ -78,6 +78,7 @@ uint64_t contents_checksum(const CheckpointContents& contents) {
     for (const auto& tensor : progress.carried_state) add_tensor(tensor);
   }
   if (!contents.quantization.empty()) add_string(contents.quantization);  // likewise for float checkpoints
+  if (!contents.labels_text.empty()) add_string(contents.labels_text);    // and for models without labels
   return checksum.value();
 }
 
@@ -257,6 +258,7 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   archive.write("tokenizer_kind", c10::IValue(contents.tokenizer_kind));
   archive.write("tokenizer_model", bytes_to_tensor(contents.tokenizer_model));
   if (!contents.quantization.empty()) archive.write("quantization", c10::IValue(contents.quantization));
+  if (!contents.labels_text.empty()) archive.write("labels", bytes_to_tensor(contents.labels_text));
 
   const TrainingProgress& progress = contents.progress;
   torch::serialize::OutputArchive state;
@@ -341,6 +343,8 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
       MIXSEQ_CHECK(quantization.isString(), "'", path, "' is corrupt: its quantization plan is not text; ", kUseAnother);
       contents.quantization = quantization.toStringRef();
     }
+    torch::Tensor labels;  // only in classifiers' checkpoints
+    if (try_read_tensor(archive, "labels", labels, path)) contents.labels_text = tensor_to_bytes(labels);
 
     torch::serialize::InputArchive state;
     archive.read("progress", state);

@@ -80,7 +80,7 @@ void check_ids(const torch::Tensor& ids, int64_t vocab_size, const char* what) {
 
 }  // namespace
 
-LstmLmModelImpl::LstmLmModelImpl(const LstmLmConfig& config, int64_t vocab_size)
+LstmLmModelImpl::LstmLmModelImpl(const LstmLmConfig& config, int64_t vocab_size, bool output_layer)
     : vocab_size_(checked_vocab_size(config, vocab_size)),
       hidden_size_(config.hidden_size),
       dropout_embed_(config.dropout_embed),
@@ -88,18 +88,20 @@ LstmLmModelImpl::LstmLmModelImpl(const LstmLmConfig& config, int64_t vocab_size)
       dropout_output_(config.dropout_output),
       weight_drop_(config.weight_drop),
       tie_weights_(config.tie_weights),
+      output_layer_(output_layer),
       embedding_(register_module("embedding", torch::nn::Embedding(vocab_size, config.embed_dim))),
       layers_(register_module("layers", make_layers(config))) {
-  if (projected(config))
+  if (output_layer && projected(config))
     projection_ = register_module(
         "projection", torch::nn::Linear(torch::nn::LinearOptions(config.hidden_size, config.embed_dim).bias(false)));
-  if (!tie_weights_) output_weight_ = register_parameter("output_weight", at::empty({vocab_size, config.hidden_size}));
-  output_bias_ = register_parameter("output_bias", at::empty({vocab_size}));
+  if (output_layer && !tie_weights_)
+    output_weight_ = register_parameter("output_weight", at::empty({vocab_size, config.hidden_size}));
+  if (output_layer) output_bias_ = register_parameter("output_bias", at::empty({vocab_size}));
   // The reference's init_weights: encoder and decoder weights U(-0.1, 0.1), decoder bias 0.
   torch::NoGradGuard no_grad;
   embedding_->weight.uniform_(-config.init_range, config.init_range);
-  if (!tie_weights_) output_weight_.uniform_(-config.init_range, config.init_range);
-  output_bias_.zero_();
+  if (output_weight_.defined()) output_weight_.uniform_(-config.init_range, config.init_range);
+  if (output_bias_.defined()) output_bias_.zero_();
 }
 
 void LstmLmModelImpl::set_context(const LmContext& context) {
@@ -107,8 +109,7 @@ void LstmLmModelImpl::set_context(const LmContext& context) {
   context_ = context;
 }
 
-std::pair<torch::Tensor, LmMemory> LstmLmModelImpl::hidden_states(const torch::Tensor& tokens,
-                                                                  const LmMemory& memory) {
+std::pair<torch::Tensor, LmMemory> LstmLmModelImpl::encode(const torch::Tensor& tokens, const LmMemory& memory) {
   MIXSEQ_CHECK(tokens.dim() == 2 && tokens.size(0) >= 1 && tokens.size(1) >= 1,
                "LstmLmModel: tokens must be [B, T] with B, T >= 1, got ", tokens.sizes());
   const int64_t B = tokens.size(0), L = num_layers();
@@ -136,7 +137,15 @@ std::pair<torch::Tensor, LmMemory> LstmLmModelImpl::hidden_states(const torch::T
     next.layers.push_back(c.detach().unsqueeze(1));
     x = y;
   }
-  x = hashed_dropout(x, dropout_output_, training);  // [B, T, H]
+  return {x, std::move(next)};  // [B, T, H]
+}
+
+std::pair<torch::Tensor, LmMemory> LstmLmModelImpl::hidden_states(const torch::Tensor& tokens,
+                                                                  const LmMemory& memory) {
+  MIXSEQ_CHECK(output_layer_, "LstmLmModel: built without its output layer (a classifier's encoder), it gives no "
+                              "probabilities; call encode()");
+  auto [x, next] = encode(tokens, memory);           // [B, T, H]
+  x = hashed_dropout(x, dropout_output_, is_training());  // [B, T, H]
   if (projection_) x = projection_(x);               // [B, T, E]
   return {x, std::move(next)};
 }

@@ -22,6 +22,7 @@ const std::map<std::string, std::string> kModelFamilies = {
     {kSeq2SeqFamily, "sequence-to-sequence (translation) model"},
     {kLanguageModelFamily, "language model"},
     {kSpeechRecognizerFamily, "speech recognizer (CTC acoustic model)"},
+    {kSentenceClassifierFamily, "sentence classifier"},
 };
 
 struct Architecture {
@@ -37,6 +38,9 @@ const std::map<std::string, Architecture> kArchitectures = {
     {"transformer_xl", {kLanguageModelFamily, [](const ModelConfig& c, int64_t vocab) {
                           return TransformerXlModel(c.transformer_xl, vocab).ptr();
                         }}},
+    {"lm_classifier", {kSentenceClassifierFamily, [](const ModelConfig& c, int64_t vocab) {
+                         return SentenceClassifier(c, vocab).ptr();
+                       }}},
     {"lstm_lm",
      {kLanguageModelFamily, [](const ModelConfig& c, int64_t vocab) { return LstmLmModel(c.lstm_lm, vocab).ptr(); }}},
     {"jasper", {kSpeechRecognizerFamily, [](const ModelConfig& c, int64_t vocab) {
@@ -115,6 +119,10 @@ LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size
 
 SpeechRecognizer build_speech_recognizer(const ModelConfig& config, int64_t vocab_size) {
   return build_of_family<SpeechRecognizerImpl>(config, vocab_size, kSpeechRecognizerFamily);
+}
+
+SentenceClassifier build_sentence_classifier(const ModelConfig& config, int64_t vocab_size) {
+  return SentenceClassifier(build_of_family<SentenceClassifierImpl>(config, vocab_size, kSentenceClassifierFamily));
 }
 
 }  // namespace mixseq

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <random>
 
+#include "mixseq/data/classification_data.h"
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/models/seq2seq_ensemble.h"
@@ -156,6 +157,24 @@ TrainedSpeechRecognizer load_trained_speech_recognizer(const std::string& checkp
   }
   load_for_inference(checkpoint_path, trained.model, device);
   return trained;
+}
+
+TrainedClassifier load_trained_classifier(const std::string& checkpoint_path, const torch::Device& device) {
+  auto [config, config_yaml, vocabulary, tokenizer, quantization] = open_checkpointed_text(checkpoint_path);
+  const auto contents = read_checkpoint_contents(checkpoint_path);
+  SentenceClassifier model{nullptr};
+  std::vector<std::string> labels;
+  try {
+    model = build_sentence_classifier(config, vocabulary.size());
+    MIXSEQ_CHECK(!contents.labels_text.empty(), "it stores no labels");
+    labels = parse_labels(contents.labels_text, checkpoint_path + " (stored labels)");
+    MIXSEQ_CHECK(static_cast<int64_t>(labels.size()) == model->num_classes(), "it stores ", labels.size(),
+                 " labels for a model of ", model->num_classes(), " classes");
+  } catch (const Error& e) {
+    throw Error(in_file(checkpoint_path, e));
+  }
+  load_for_inference(checkpoint_path, model, device);
+  return {std::move(config), std::move(vocabulary), std::move(tokenizer), std::move(labels), std::move(model)};
 }
 
 }  // namespace mixseq

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "mixseq/models/registry.h"
+#include "mixseq/train/classification_task.h"
 #include "mixseq/optim/optimizer.h"
 #include "mixseq/train/language_model_task.h"
 #include "mixseq/train/run_schedule.h"
@@ -37,6 +38,7 @@ const std::map<std::string, TaskRow> kTasks = {
       make_translation_task}},
     {kLanguageModelFamily, {"language_model", {"lm"}, make_language_model_task}},
     {kSpeechRecognizerFamily, {"speech_recognition", {"speech"}, make_speech_recognition_task}},
+    {kSentenceClassifierFamily, {"classification", {"classify"}, make_classification_task}},
 };
 
 const TaskRow& task_of(const std::string& arch) {
@@ -91,7 +93,9 @@ TrainSummary train_model(const TrainConfig& config, RunStart start) {
   torch::nn::Module& model = task->model();
   auto optimizer = build_optimizer(config.optim, model.parameters());
   UpdateStep update_step(model, *optimizer, config.clipping, config.loss_scaler, session.precision(), session.device());
-  const std::string config_yaml = task_config_yaml(config);
+  TrainConfig stored = config;
+  task->complete_model_config(stored.model);
+  const std::string config_yaml = task_config_yaml(stored);
   session.begin(config_yaml, config.data.dir, task->describe_data(), model, *optimizer, update_step);
   task->restore_state(session.progress());
   log_info("train: configuration\n", config_yaml);

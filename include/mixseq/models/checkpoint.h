@@ -57,6 +57,7 @@ struct CheckpointContents {
   uint64_t vocabulary_fingerprint = 0;  // of the token list (data/prepared_data.h); 0 in version 1 checkpoints
   std::string tokenizer_kind;   // "bpe", "spm" or "none"
   std::string tokenizer_model;  // the codes file or SentencePiece model, byte for byte ("" for none)
+  std::string labels_text;      // a classifier's labels in id order, one per line (labels.txt); "" for other models
   TrainingProgress progress;
   // The quantization plan `mixseq quantize` stored (quant/quantization_plan.h, JSON); "" for a
   // float checkpoint. The plan says how to quantize the weights on load; those of its int8

@@ -59,7 +59,11 @@ namespace mixseq {
 class LstmLmModelImpl : public LanguageModelImpl {
  public:
   // Throws mixseq::Error naming the model.lstm_lm key for invalid config values, or for vocab_size < 2.
-  LstmLmModelImpl(const LstmLmConfig& config, int64_t vocab_size);
+  // Without `output_layer` the model is an encoder only (a sentence classifier's: models/
+  // sentence_classifier.h): no projection, output vectors or bias, so that nothing in it goes
+  // untrained; forward() and log_probs() then throw, encode() works, and a language model's
+  // checkpoint loads into it (its output layer's tensors are not read).
+  LstmLmModelImpl(const LstmLmConfig& config, int64_t vocab_size, bool output_layer = true);
 
   LmOutput forward(const torch::Tensor& tokens, const torch::Tensor& targets, const LmMemory& memory) override;
   LmLogProbs log_probs(const torch::Tensor& tokens, const LmMemory& memory) override;
@@ -68,14 +72,19 @@ class LstmLmModelImpl : public LanguageModelImpl {
   void set_context(const LmContext& context) override;
   LmContext context() const override { return context_; }
 
+  // tokens [B, T] int64, memory as for forward() -> the last layer's output [B, T, H] (before the
+  // output dropout and the projection: what a classifier pools) and the next memory.
+  std::pair<torch::Tensor, LmMemory> encode(const torch::Tensor& tokens, const LmMemory& memory);
+  int64_t hidden_size() const { return hidden_size_; }
+
   // The word vectors [V, E] and the output vectors [V, E or H] in use: one tensor with tie_weights.
   const torch::Tensor& embedding_weight() const { return embedding_->weight; }
   const torch::Tensor& output_weight() const { return tie_weights_ ? embedding_->weight : output_weight_; }
   int64_t num_layers() const { return static_cast<int64_t>(layers_->size()); }
 
  private:
-  // tokens [B, T] -> the vectors the output layer scores [B, T, E or H] (after dropout and the
-  // projection), and the next memory.
+  // tokens [B, T] -> the vectors the output layer scores [B, T, E or H] (encode(), then dropout and
+  // the projection), and the next memory.
   std::pair<torch::Tensor, LmMemory> hidden_states(const torch::Tensor& tokens, const LmMemory& memory);
   // hidden [N, E or H] -> log p(v | hidden[n]) [N, V] fp32 (fp64 for fp64 parameters).
   torch::Tensor output_log_probs(const torch::Tensor& hidden) const;
@@ -87,6 +96,7 @@ class LstmLmModelImpl : public LanguageModelImpl {
   double dropout_output_;
   double weight_drop_;
   bool tie_weights_;
+  bool output_layer_;
   LmContext context_;
   torch::nn::Embedding embedding_;           // "embedding": [V, E]
   torch::nn::ModuleList layers_;             // "layers": num_layers x torch::nn::LSTM (one layer, batch first)

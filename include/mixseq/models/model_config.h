@@ -177,6 +177,28 @@ struct LstmLmConfig {
   }
 };
 
+// A sentence classifier (models/sentence_classifier.h): a language model's layers read the text,
+// their states are pooled into one vector, and a small feed-forward head scores the labels, as
+// ULMFiT builds it (Howard & Ruder 2018). The encoder's shape is its own section's (model.lstm_lm
+// or model.transformer_xl); with a pretrained language model (classify.pretrained) the training task
+// copies that model's shape there, and the stored configuration holds what was built.
+struct LmClassifierConfig {
+  std::string encoder = "lstm_lm";  // the language-model architecture whose layers encode the text
+  int64_t num_classes = 0;          // labels; 0 = as many as the data has (the training task fills it in)
+  std::string pooling = "concat";   // last (the state after the text), mean, max, or concat: [last; max; mean]
+  int64_t head_hidden = 50;         // units of the head's hidden layer (ReLU); 0 = one linear layer
+  double head_dropout = 0.1;        // on the pooled vector and on the hidden layer; 0 disables
+
+  void visit(ConfigVisitor& v) {
+    v.choice("encoder", encoder, {"lstm_lm", "transformer_xl"}, "language-model architecture that encodes the text");
+    v.field("num_classes", num_classes, "labels; 0 = as many as the data has");
+    v.choice("pooling", pooling, {"concat", "last", "max", "mean"},
+             "how the states become one vector: last, mean, max or concat ([last; max; mean])");
+    v.field("head_hidden", head_hidden, "units of the head's hidden layer; 0 = one linear layer");
+    v.field("head_dropout", head_dropout, "dropout on the pooled vector and the hidden layer; 0 disables");
+  }
+};
+
 // Every architecture's name, sorted: the choices of model.arch, listed by the registry
 // (src/models/registry.cpp) and nowhere else.
 const std::vector<std::string>& architecture_names();
@@ -191,6 +213,7 @@ struct ModelConfig {
   ConvCtcConfig jasper = ConvCtcConfig::jasper_10x5();                 // arch jasper
   ConvCtcConfig wave2letter_plus = ConvCtcConfig::wave2letter_plus_large();  // arch wave2letter_plus
   DeepSpeech2Config deepspeech2;
+  LmClassifierConfig lm_classifier;
 
   void visit(ConfigVisitor& v) {
     v.choice("arch", arch, architecture_names(), "model architecture");
@@ -202,6 +225,7 @@ struct ModelConfig {
     v.section("jasper", jasper);
     v.section("wave2letter_plus", wave2letter_plus);
     v.section("deepspeech2", deepspeech2);
+    v.section("lm_classifier", lm_classifier);
   }
 };
 

@@ -4,7 +4,8 @@
 // trains it (train/training_tasks.h): "seq2seq", a sequence-to-sequence model
 // (models/seq2seq_model.h) that trains on sentence pairs and translates; "language_model"
 // (models/language_model.h), trained on one text stream to score or generate; "speech_recognizer"
-// (models/speech_recognizer.h), trained with CTC on transcribed audio. A family is a
+// (models/speech_recognizer.h), trained with CTC on transcribed audio; "sentence_classifier"
+// (models/sentence_classifier.h), trained on labelled sentences. A family is a
 // name, not an enum: a new one is a row in src/models/registry.cpp's family table, its
 // architectures' rows, and its task's row in src/train/training_tasks.cpp. Asking for one family
 // and naming an architecture of another (a language model's checkpoint given to
@@ -21,6 +22,7 @@
 
 #include "mixseq/models/language_model.h"
 #include "mixseq/models/model_config.h"
+#include "mixseq/models/sentence_classifier.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/models/speech_recognizer.h"
 
@@ -30,6 +32,7 @@ namespace mixseq {
 inline constexpr const char* kSeq2SeqFamily = "seq2seq";
 inline constexpr const char* kLanguageModelFamily = "language_model";
 inline constexpr const char* kSpeechRecognizerFamily = "speech_recognizer";
+inline constexpr const char* kSentenceClassifierFamily = "sentence_classifier";
 
 // The family of architecture `arch`; throws mixseq::Error listing the known names for an unknown one.
 std::string model_family(const std::string& arch);
@@ -49,5 +52,7 @@ std::shared_ptr<torch::nn::Module> build_model(const ModelConfig& config, int64_
 Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size);
 LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size);
 SpeechRecognizer build_speech_recognizer(const ModelConfig& config, int64_t vocab_size);
+// config.lm_classifier.num_classes must be set (the training task fills in 0 from the data).
+SentenceClassifier build_sentence_classifier(const ModelConfig& config, int64_t vocab_size);
 
 }  // namespace mixseq

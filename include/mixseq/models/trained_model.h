@@ -20,6 +20,7 @@
 #include "mixseq/models/model_config.h"
 #include "mixseq/models/speech_recognizer.h"
 #include "mixseq/text/ctc_symbols.h"
+#include "mixseq/models/sentence_classifier.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/text/tokenizer.h"
 #include "mixseq/text/vocabulary.h"
@@ -72,5 +73,16 @@ struct TrainedSpeechRecognizer {
   SpeechRecognizer model;
 };
 TrainedSpeechRecognizer load_trained_speech_recognizer(const std::string& checkpoint_path, const torch::Device& device);
+
+// A sentence classifier's checkpoint: the model, its labels in id order, and the vocabulary and
+// tokenizer its text is read with. A checkpoint of another family is an error naming it.
+struct TrainedClassifier {
+  ModelConfig config;
+  Vocabulary vocabulary;
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::vector<std::string> labels;
+  SentenceClassifier model;
+};
+TrainedClassifier load_trained_classifier(const std::string& checkpoint_path, const torch::Device& device);
 
 }  // namespace mixseq

@@ -125,6 +125,27 @@ struct DistributedConfig {
   }
 };
 
+// The classification task (train/classification_task.h): where its encoder starts, its batches,
+// and how the pretrained encoder is fine-tuned (ULMFiT, Howard & Ruder 2018, §3.3).
+struct ClassificationConfig {
+  std::string pretrained;         // a language model's checkpoint whose layers and word vectors start the encoder
+                                  // (its vocabulary must be the data's: prepare --task classify --pretrained); "" = from scratch
+  int64_t max_tokens = 4096;      // per training batch: sentences x longest, padding included; 0 = no limit
+  int64_t max_sentences = 64;     // per training batch; 0 = no limit
+  int64_t valid_max_tokens = 16384;  // per validation batch
+  int64_t unfreeze_every = 0;     // gradual unfreezing: the head alone trains at first, and every this many updates
+                                  // one more layer group (the encoder's layers from the top, the word vectors with the
+                                  // first); 0 = everything trains from the start
+
+  void visit(ConfigVisitor& v) {
+    v.field("pretrained", pretrained, "language model checkpoint that starts the encoder; empty = from scratch");
+    v.field("max_tokens", max_tokens, "tokens per training batch (sentences x longest); 0 = no limit");
+    v.field("max_sentences", max_sentences, "sentences per training batch; 0 = no limit");
+    v.field("valid_max_tokens", valid_max_tokens, "tokens per validation batch");
+    v.field("unfreeze_every", unfreeze_every, "gradual unfreezing: one more layer group every this many updates; 0 = off");
+  }
+};
+
 // Every section any task reads. Which task a run is, and so which of its settings it reads, follows
 // from model.arch (train/training_tasks.h): a setting that only another task reads is an error when
 // a config file or the command line sets it, and the config stored with the run lists only the
@@ -134,6 +155,7 @@ struct TrainConfig {
   DataConfig data;  // data.dir: every task; the batching keys: translation
   LmDataConfig lm;  // the language-model task
   SpeechInputConfig speech;  // the speech-recognition task: features, augmentation, batches
+  ClassificationConfig classify;  // the classification task
   LabelSmoothingOptions criterion;  // the translation task
   OptimizerOptions optim;
   LrScheduleOptions schedule;
@@ -148,6 +170,7 @@ struct TrainConfig {
     v.section("data", data);
     v.section("lm", lm);
     v.section("speech", speech);
+    v.section("classify", classify);
     v.section("criterion", criterion);
     v.section("optim", optim);
     v.section("schedule", schedule);

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "mixseq/models/checkpoint.h"
+#include "mixseq/models/model_config.h"
 #include "mixseq/train/update_step.h"
 
 namespace mixseq {
@@ -75,6 +76,10 @@ class TrainingTask {
   // vocabulary and the tokenizer of a token task (describe_prepared_data in
   // train/training_session.h); the tensors and the progress are the session's.
   virtual CheckpointContents describe_data() const = 0;
+  // Fills in what the task derived from its data or from another model into the model section, so
+  // that the configuration stored with the run builds the very model trained (a classifier's class
+  // count and pretrained encoder shape); most tasks derive nothing.
+  virtual void complete_model_config(ModelConfig& model) const {}
   // What the log's throughput counts and whether it shows a perplexity.
   virtual TrainingUnits units() const { return {}; }
   // The model and data in a few words for the start of the log ("gnmt with 1234 parameters, ...").

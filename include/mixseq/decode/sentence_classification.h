@@ -1,0 +1,33 @@
+// Labelling text with a trained sentence classifier (models/trained_model.h's TrainedClassifier):
+// what `mixseq classify` and serve's POST /classify run. Each text is read as the training data
+// was (data/classification_data.h: the model's tokenizer and vocabulary, unknown pieces as <unk>),
+// texts are batched by tokens in length order, and the answers come back in input order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mixseq/models/trained_model.h"
+#include "mixseq/util/mixed_precision.h"
+
+namespace mixseq {
+
+struct ClassificationOptions {
+  int64_t max_tokens = 8192;  // per batch: texts x longest (in ids, with the two </s>); at least one text a batch
+};
+
+struct ClassPrediction {
+  int64_t label = 0;                 // index into TrainedClassifier::labels: the likeliest
+  double probability = 0;            // its probability
+  std::vector<double> probabilities; // of every label, in label order
+  int64_t unknown_tokens = 0;        // pieces of the text outside the vocabulary
+};
+
+// texts -> one prediction each, in order. A text without pieces (empty or only spaces) throws
+// mixseq::Error naming its index ("text 3 is empty"), so that callers can name the line.
+std::vector<ClassPrediction> classify_texts(const TrainedClassifier& classifier, const std::vector<std::string>& texts,
+                                            const ClassificationOptions& options, Precision precision,
+                                            const torch::Device& device);
+
+}  // namespace mixseq
