@@ -10,6 +10,7 @@
 #include "mixseq/models/fconv.h"
 #include "mixseq/models/gnmt.h"
 #include "mixseq/models/lstm_lm.h"
+#include "mixseq/models/tacotron2.h"
 #include "mixseq/models/transformer.h"
 #include "mixseq/models/transformer_xl.h"
 #include "mixseq/util/error.h"
@@ -22,6 +23,7 @@ const std::map<std::string, std::string> kModelFamilies = {
     {kSeq2SeqFamily, "sequence-to-sequence (translation) model"},
     {kLanguageModelFamily, "language model"},
     {kSpeechRecognizerFamily, "speech recognizer (CTC acoustic model)"},
+    {kSpeechSynthesizerFamily, "speech synthesizer (text to spectrogram frames)"},
     {kSentenceClassifierFamily, "sentence classifier"},
 };
 
@@ -52,6 +54,9 @@ const std::map<std::string, Architecture> kArchitectures = {
     {"deepspeech2", {kSpeechRecognizerFamily, [](const ModelConfig& c, int64_t vocab) {
                        return std::make_shared<DeepSpeech2ModelImpl>(c.deepspeech2, vocab);
                      }}},
+    {"tacotron2", {kSpeechSynthesizerFamily, [](const ModelConfig& c, int64_t vocab) {
+                     return std::make_shared<Tacotron2ModelImpl>(c.tacotron2, vocab);
+                   }}},
 };
 
 std::string join(const std::vector<std::string>& names) {
@@ -123,6 +128,10 @@ SpeechRecognizer build_speech_recognizer(const ModelConfig& config, int64_t voca
 
 SentenceClassifier build_sentence_classifier(const ModelConfig& config, int64_t vocab_size) {
   return SentenceClassifier(build_of_family<SentenceClassifierImpl>(config, vocab_size, kSentenceClassifierFamily));
+}
+
+SpeechSynthesizer build_speech_synthesizer(const ModelConfig& config, int64_t vocab_size) {
+  return build_of_family<SpeechSynthesizerImpl>(config, vocab_size, kSpeechSynthesizerFamily);
 }
 
 }  // namespace mixseq

@@ -100,7 +100,7 @@ expect "bench eval measures a language model's evaluation, and --model gnmt is a
   bench eval --model gnmt --vocab 10 --steps 1
 expect "model.arch 'transformer_xl' is a language model, but a sequence-to-sequence (translation) model is needed here" \
   bench translate --model transformer_xl --vocab 10 --batches 1
-expect "unknown model.arch 'gpt'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, transformer, transformer_xl, wave2letter_plus" bench train --model gpt --vocab 10 --steps 1
+expect "unknown model.arch 'gpt'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, tacotron2, transformer, transformer_xl, wave2letter_plus" bench train --model gpt --vocab 10 --steps 1
 expect "--mem-len: -1 is out of range; it must be at least 0" bench eval --model transformer_xl --mem-len -1
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: bench train/eval --model transformer_xl print their JSON lines; the families are told apart"

@@ -8,6 +8,7 @@
 
 #include "mixseq/models/conv_ctc.h"
 #include "mixseq/models/deepspeech2.h"
+#include "mixseq/models/tacotron2.h"
 #include "mixseq/util/config.h"
 
 namespace mixseq {
@@ -213,6 +214,7 @@ struct ModelConfig {
   ConvCtcConfig jasper = ConvCtcConfig::jasper_10x5();                 // arch jasper
   ConvCtcConfig wave2letter_plus = ConvCtcConfig::wave2letter_plus_large();  // arch wave2letter_plus
   DeepSpeech2Config deepspeech2;
+  Tacotron2Config tacotron2;
   LmClassifierConfig lm_classifier;
 
   void visit(ConfigVisitor& v) {
@@ -225,6 +227,7 @@ struct ModelConfig {
     v.section("jasper", jasper);
     v.section("wave2letter_plus", wave2letter_plus);
     v.section("deepspeech2", deepspeech2);
+    v.section("tacotron2", tacotron2);
     v.section("lm_classifier", lm_classifier);
   }
 };

@@ -5,7 +5,8 @@
 // (models/seq2seq_model.h) that trains on sentence pairs and translates; "language_model"
 // (models/language_model.h), trained on one text stream to score or generate; "speech_recognizer"
 // (models/speech_recognizer.h), trained with CTC on transcribed audio; "sentence_classifier"
-// (models/sentence_classifier.h), trained on labelled sentences. A family is a
+// (models/sentence_classifier.h), trained on labelled sentences; "speech_synthesizer"
+// (models/speech_synthesizer.h), text to spectrogram frames, trained teacher-forced. A family is a
 // name, not an enum: a new one is a row in src/models/registry.cpp's family table, its
 // architectures' rows, and its task's row in src/train/training_tasks.cpp. Asking for one family
 // and naming an architecture of another (a language model's checkpoint given to
@@ -25,6 +26,7 @@
 #include "mixseq/models/sentence_classifier.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/models/speech_recognizer.h"
+#include "mixseq/models/speech_synthesizer.h"
 
 namespace mixseq {
 
@@ -32,6 +34,7 @@ namespace mixseq {
 inline constexpr const char* kSeq2SeqFamily = "seq2seq";
 inline constexpr const char* kLanguageModelFamily = "language_model";
 inline constexpr const char* kSpeechRecognizerFamily = "speech_recognizer";
+inline constexpr const char* kSpeechSynthesizerFamily = "speech_synthesizer";
 inline constexpr const char* kSentenceClassifierFamily = "sentence_classifier";
 
 // The family of architecture `arch`; throws mixseq::Error listing the known names for an unknown one.
@@ -52,6 +55,8 @@ std::shared_ptr<torch::nn::Module> build_model(const ModelConfig& config, int64_
 Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size);
 LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size);
 SpeechRecognizer build_speech_recognizer(const ModelConfig& config, int64_t vocab_size);
+// vocab_size: the input symbols; 0 keeps the architecture config's own count (tacotron2.n_symbols).
+SpeechSynthesizer build_speech_synthesizer(const ModelConfig& config, int64_t vocab_size);
 // config.lm_classifier.num_classes must be set (the training task fills in 0 from the data).
 SentenceClassifier build_sentence_classifier(const ModelConfig& config, int64_t vocab_size);
 

@@ -121,7 +121,7 @@ TEST(Gnmt, RegistryBuildsGnmtAndListsKnownNames) {
   EXPECT_EQ(model->vocab_size(), kVocab);
   config.arch = "gnmt3";
   EXPECT_EQ(test::error_of([&] { build_seq2seq_model(config, kVocab); }),
-            "unknown model.arch 'gnmt3'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, transformer, transformer_xl, wave2letter_plus");
+            "unknown model.arch 'gnmt3'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, tacotron2, transformer, transformer_xl, wave2letter_plus");
 }
 
 TEST(Gnmt, ForwardShapes) {

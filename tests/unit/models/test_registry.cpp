@@ -17,9 +17,11 @@ TEST(Registry, SaysTheFamilyOfEachArchitecture) {
   EXPECT_EQ(model_architectures("seq2seq"), (std::vector<std::string>{"fconv", "gnmt", "transformer"}));
   EXPECT_EQ(model_architectures("language_model"), (std::vector<std::string>{"lstm_lm", "transformer_xl"}));
   EXPECT_EQ(model_architectures("speech"), std::vector<std::string>{});
+  EXPECT_EQ(model_family("tacotron2"), "speech_synthesizer");
+  EXPECT_EQ(model_architectures("speech_synthesizer"), std::vector<std::string>{"tacotron2"});
   EXPECT_EQ(model_family_description("seq2seq"), "sequence-to-sequence (translation) model");
   EXPECT_EQ(error_of([] { model_family("lstm"); }),
-            "unknown model.arch 'lstm'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, transformer, transformer_xl, wave2letter_plus");
+            "unknown model.arch 'lstm'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, tacotron2, transformer, transformer_xl, wave2letter_plus");
 }
 
 // A model of one family where the other is needed is an error that names both families and the
@@ -36,7 +38,7 @@ TEST(Registry, RefusesAnArchitectureOfTheOtherFamily) {
             "needed here; architectures of that family: fconv, gnmt, transformer");
   config.arch = "gpt";
   EXPECT_EQ(error_of([&] { build_language_model(config, 12); }),
-            "unknown model.arch 'gpt'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, transformer, transformer_xl, wave2letter_plus");
+            "unknown model.arch 'gpt'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, tacotron2, transformer, transformer_xl, wave2letter_plus");
 }
 
 // build_model builds any family's architecture; the family's builders return the same module type.

@@ -16,7 +16,7 @@ TEST(TrainingTasks, EachFamilyHasItsTask) {
   for (const char* arch : {"jasper", "wave2letter_plus", "deepspeech2"})
     EXPECT_EQ(training_task_name(arch), "speech_recognition") << arch;
   EXPECT_EQ(error_of([] { training_task_name("wav2letter"); }),
-            "unknown model.arch 'wav2letter'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, transformer, transformer_xl, wave2letter_plus");
+            "unknown model.arch 'wav2letter'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, tacotron2, transformer, transformer_xl, wave2letter_plus");
 }
 
 // A key only another task reads is an error naming the key, where it was set, that task and
