@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "bench_speech.h"
+#include "bench_synthesis.h"
 #include "commands.h"
 #include "config_arguments.h"
 #include "mixseq/data/translation_batch.h"
@@ -87,6 +88,8 @@ struct BenchArguments {
   std::string config;            // a training config (-c): its model section replaces the shape flags (speech
                                  // recognizers also take its optimizer and features); empty = the flags
   int64_t frames = 400;          // speech recognizers: feature frames per utterance
+  int64_t text_len = 60;         // speech synthesizers: symbols per utterance
+  int64_t mel_len = 150;         // speech synthesizers: frames per utterance (synthesize: decoder steps)
   std::vector<int64_t> cutoffs;  // Transformer-XL: adaptive softmax clusters; empty = full softmax
   int64_t clamp_len = -1;    // Transformer-XL evaluation: -1 = no clamping
   bool same_length = false;  // Transformer-XL evaluation
@@ -146,6 +149,10 @@ bool is_language_model(const BenchArguments& arguments) {
 
 bool is_speech_recognizer(const BenchArguments& arguments) {
   return model_family(arguments.model) == kSpeechRecognizerFamily;
+}
+
+bool is_speech_synthesizer(const BenchArguments& arguments) {
+  return model_family(arguments.model) == kSpeechSynthesizerFamily;
 }
 
 bool counts_target_tokens_only(const BenchArguments& arguments) {
@@ -295,7 +302,26 @@ SpeechBenchArguments speech_arguments(const BenchArguments& arguments, int64_t s
   return speech;
 }
 
+SynthesisBenchArguments synthesis_arguments(const BenchArguments& arguments, int64_t steps) {
+  SynthesisBenchArguments synthesis;
+  synthesis.config = arguments.config;
+  synthesis.overrides = arguments.model_overrides;
+  synthesis.batch = arguments.batch;
+  synthesis.text_len = arguments.text_len;
+  synthesis.mel_len = arguments.mel_len;
+  synthesis.steps = steps;
+  synthesis.warmup = arguments.warmup_steps;
+  synthesis.precision = arguments.precision;
+  synthesis.device = arguments.device;
+  return synthesis;
+}
+
 int bench_train(const BenchArguments& arguments, int threads) {
+  if (is_speech_synthesizer(arguments)) {
+    MIXSEQ_CHECK(!arguments.config.empty(), "bench train: -c CONFIG names the speech synthesizer's training config "
+                 "(configs/bench/tacotron2.yaml)");
+    return bench_synthesis_train(synthesis_arguments(arguments, arguments.steps), threads);
+  }
   if (is_speech_recognizer(arguments)) return bench_speech_train(speech_arguments(arguments, arguments.steps), threads);
   auto device = resolve_device(arguments.device, "--device");
   const auto launch = detect_launch_environment();
@@ -562,6 +588,26 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
         ->capture_default_str();
   };
   add_speech_options(train);
+  const auto add_synthesis_options = [&](CLI::App* command) {
+    command->add_option("--text-len", arguments->text_len, "Speech synthesizers: symbols per utterance")
+        ->check(at_least(1))
+        ->capture_default_str();
+    command->add_option("--mel-len", arguments->mel_len,
+                        "Speech synthesizers: frames per utterance (synthesize: decoder steps, no early stop)")
+        ->check(at_least(2))
+        ->capture_default_str();
+  };
+  add_synthesis_options(train);
+  auto* synthesize = bench->add_subcommand("synthesize",
+                                           "A speech synthesizer's free-running decoding, --mel-len steps (-c CONFIG)");
+  add_synthesis_options(synthesize);
+  synthesize->add_option("--batch", arguments->batch, "Utterances per batch")->check(at_least(1))->capture_default_str();
+  synthesize->add_option("--batches", arguments->batches, "Timed batches")->check(at_least(1))->capture_default_str();
+  synthesize->add_option("--warmup-batches", arguments->warmup_steps, "Untimed batches first")
+      ->check(at_least(0))
+      ->capture_default_str();
+  synthesize->add_option("--precision", arguments->precision, "auto, fp32, bf16 or fp16")->capture_default_str();
+  synthesize->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   auto* transcribe = bench->add_subcommand("transcribe", "A speech recognizer's greedy CTC transcription (-c CONFIG)");
   add_speech_options(transcribe);
   transcribe->add_option("--batch", arguments->batch, "Utterances per batch")->check(at_least(1))->capture_default_str();
@@ -597,7 +643,7 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
       ->check(at_least(-1))
       ->capture_default_str();
   eval->add_flag("--same-length", arguments->same_length, "Every query attends over --mem-len keys");
-  for (auto* command : {train, translate, eval, transcribe})
+  for (auto* command : {train, translate, eval, transcribe, synthesize})
     command->add_option("-c,--config", arguments->config,
                         "A training config (configs/bench/*.yaml): its model section instead of the shape flags; "
                         "speech recognizers also take its optimizer and features (random frames and transcripts)");
@@ -620,6 +666,11 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
     MIXSEQ_CHECK(!arguments->config.empty(), "bench transcribe: -c CONFIG names the speech recognizer's config");
     arguments->model_overrides = parse_config_overrides(table.extra_arguments());
     return bench_speech_transcribe(speech_arguments(*arguments, arguments->batches), at::get_num_threads());
+  });
+  table.add_with_overrides(synthesize, [=, &table] {
+    MIXSEQ_CHECK(!arguments->config.empty(), "bench synthesize: -c CONFIG names the speech synthesizer's config");
+    arguments->model_overrides = parse_config_overrides(table.extra_arguments());
+    return bench_synthesis_synthesize(synthesis_arguments(*arguments, arguments->batches), at::get_num_threads());
   });
 }
 
