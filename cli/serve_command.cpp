@@ -3,6 +3,7 @@
 //   mixseq --threads 4 serve -c runs/x/checkpoint_best.pt --speech-checkpoint runs/asr/checkpoint_best.pt
 //   curl -s localhost:8080/translate -d '{"src": ["a sentence"]}'
 //   curl -s localhost:8080/transcribe -H 'Content-Type: audio/wav' --data-binary @a.wav
+//   curl -s localhost:8080/classify -d '{"text": ["a fine film"]}'    (with --classify-checkpoint)
 // Each model is loaded once; requests from every client are batched together for it.
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@ namespace {
 struct ServeArguments {
   std::vector<std::string> checkpoints;  // translation; several: an ensemble
   std::string speech_checkpoint;         // a speech recognizer's
+  std::string classify_checkpoint;       // a sentence classifier's
   std::string speech_lm;                 // an ARPA word model fused into /transcribe's beam search; "" = none
   CtcBeamSearchOptions speech_beam;      // /transcribe's decoding: beam_size 1 without speech_lm = greedy
   std::string device = "auto";
@@ -51,8 +53,8 @@ void check_translation_checkpoint(const std::string& path) {
 void add_serve_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand(
       "serve",
-      "Serve trained models over HTTP: POST /translate (-c), POST /transcribe (--speech-checkpoint), GET /health, "
-      "GET /metrics");
+      "Serve trained models over HTTP: POST /translate (-c), POST /transcribe (--speech-checkpoint), POST /classify "
+      "(--classify-checkpoint), GET /health, GET /metrics");
   auto arguments = std::make_shared<ServeArguments>();
   auto& server = arguments->server;
   command->add_option("-c,--checkpoint", arguments->checkpoints,
@@ -117,13 +119,17 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
                       "/transcribe: beta, added to the beam search's score per word")
       ->capture_default_str();
   arguments->search.add_to(*command);
+  command->add_option("--classify-checkpoint", arguments->classify_checkpoint,
+                      "Sentence classifier's checkpoint (.pt) for POST /classify (beside the others, or alone)");
   command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--precision", arguments->precision,
                       "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
       ->capture_default_str();
   table.add(command, [=] {
-    MIXSEQ_CHECK(!arguments->checkpoints.empty() || !arguments->speech_checkpoint.empty(),
-                 "serve: nothing to serve; give -c CHECKPOINT (translation), --speech-checkpoint CHECKPOINT, or both");
+    MIXSEQ_CHECK(!arguments->checkpoints.empty() || !arguments->speech_checkpoint.empty() ||
+                     !arguments->classify_checkpoint.empty(),
+                 "serve: nothing to serve; give -c CHECKPOINT (translation), --speech-checkpoint CHECKPOINT, "
+                 "--classify-checkpoint CHECKPOINT, or several");
     for (const char* speech_only : {"--speech-beam-size", "--speech-lm", "--speech-lm-weight", "--speech-word-bonus"})
       MIXSEQ_CHECK(command->count(speech_only) == 0 || !arguments->speech_checkpoint.empty(), "serve: ", speech_only,
                    " sets how /transcribe decodes; give --speech-checkpoint too");
@@ -171,6 +177,17 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
                              beam.language_model ? str_cat(" with ", arguments->speech_lm, " (alpha ", beam.alpha,
                                                            ", beta ", beam.beta, ")")
                                                  : std::string()));
+    }
+    std::optional<TrainedClassifier> classifier;
+    if (!arguments->classify_checkpoint.empty()) {
+      classifier = load_trained_classifier(arguments->classify_checkpoint, device);
+      models.classifier = &*classifier;
+      models.classifier_device = device;
+      models.classifier_precision = precision;
+      std::string labels;
+      for (const auto& label : classifier->labels) labels += (labels.empty() ? "" : ", ") + label;
+      log_info("serve: /classify: ", arguments->classify_checkpoint, " (labels ", labels, ") on ", device.str(), " (",
+               arguments->precision, ")");
     }
     ModelServer(options, models).run();
     return 0;  // a stop signal is how a server is meant to end: drained, not interrupted

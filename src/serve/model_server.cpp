@@ -276,6 +276,9 @@ class ModelServer::Impl {
   // The body of POST /transcribe (an audio file) as a batch request of one utterance, or a Refusal.
   TranscriptionBatcher::Request parse_audio(const std::string& body) const;
   void transcribe(const std::string& body, httplib::Response& response);
+  // The body of POST /classify as a batch request, or a Refusal.
+  ClassificationBatcher::Request parse_classification(const std::string& body) const;
+  void classify(const std::string& body, httplib::Response& response);
   // Reads a POST body up to `limit` bytes (`flag` names the limit); true when it has all of it. A
   // body over the limit is refused as soon as its reading passes the limit, the rest unread.
   bool read_body(const httplib::ContentReader& content, int64_t limit, const char* flag, std::string& body,
@@ -294,18 +297,20 @@ class ModelServer::Impl {
   ServedModels models_;
   std::unique_ptr<TranslationBatcher> translation_;     // null when no translator is served
   std::unique_ptr<TranscriptionBatcher> transcription_;  // null when no recognizer is served
+  std::unique_ptr<ClassificationBatcher> classification_;  // null when no classifier is served
   Clock::time_point started_ = Clock::now();
-  EndpointCounts translate_counts_, transcribe_counts_;
+  EndpointCounts translate_counts_, transcribe_counts_, classify_counts_;
   LatencyWindow latency_;              // of every answered request, in ms
   std::atomic<int64_t> refused_{0};    // answered 4xx, by the handlers or the library
   std::atomic<int64_t> failed_{0};     // answered 5xx
-  std::atomic<int64_t> in_flight_{0};  // POST /translate and /transcribe being handled now
+  std::atomic<int64_t> in_flight_{0};  // POST /translate, /transcribe and /classify being handled now
 };
 
 ModelServer::Impl::Impl(const ServeOptions& options, const ServedModels& models)
     : options_(options), models_(models) {
-  MIXSEQ_CHECK(models_.translator != nullptr || models_.transcriber != nullptr,
-               "serve: no model to serve; give a translation checkpoint, a speech recognizer's, or both");
+  MIXSEQ_CHECK(models_.translator != nullptr || models_.transcriber != nullptr || models_.classifier != nullptr,
+               "serve: no model to serve; give a translation checkpoint, a speech recognizer's, a classifier's, or "
+               "several");
   if (models_.translator != nullptr)
     translation_ = std::make_unique<TranslationBatcher>(
         options_.batching, [this](const std::vector<std::string>& sources, const BeamSearchOptions& search) {
@@ -323,12 +328,21 @@ ModelServer::Impl::Impl(const ServeOptions& options, const ServedModels& models)
           return models_.transcriber->transcribe(audio, models_.transcribe);
         });
   }
+  if (models_.classifier != nullptr)
+    classification_ = std::make_unique<ClassificationBatcher>(
+        options_.batching, [this](const std::vector<std::string>& texts, const AnyBatch&) {
+          ClassificationOptions classify;
+          classify.max_tokens = options_.batching.max_batch_cost;
+          return classify_texts(*models_.classifier, texts, classify, models_.classifier_precision,
+                                models_.classifier_device);
+        });
 }
 
 std::string ModelServer::Impl::endpoints() const {
   std::string list;
   if (translation_) list += "POST /translate, ";
   if (transcription_) list += "POST /transcribe, ";
+  if (classification_) list += "POST /classify, ";
   return list + "GET /health and GET /metrics";
 }
 
@@ -370,6 +384,38 @@ TranslationBatcher::Request ModelServer::Impl::parse_translation(const std::stri
                                  " (--max-source-tokens)")};
     request.cost += tokens + 1;  // + </s>, as the model sees it
     request.items.push_back(std::move(sentence));
+  }
+  return request;
+}
+
+ClassificationBatcher::Request ModelServer::Impl::parse_classification(const std::string& body) const {
+  Json json;
+  try {
+    json = Json::parse(body);  // rejects malformed UTF-8 too
+  } catch (const Json::parse_error& e) {
+    throw Refusal{400, str_cat("the body is not valid JSON: ", e.what())};
+  }
+  if (!json.is_object()) throw Refusal{400, "the body must be a JSON object: {\"text\": [\"a sentence\", ...]}"};
+  for (const auto& item : json.items())
+    if (item.key() != "text") throw Refusal{400, str_cat("unknown key \"", item.key(), "\"; known: text")};
+  if (!json.contains("text")) throw Refusal{400, "missing \"text\": send {\"text\": [\"a sentence\", ...]}"};
+  const auto& texts = json.at("text");
+  if (!texts.is_array()) throw Refusal{400, str_cat("\"text\" must be an array of strings; got a ", texts.type_name())};
+  if (static_cast<int64_t>(texts.size()) > options_.max_sentences)
+    throw Refusal{413, str_cat("\"text\" has ", texts.size(), " texts, over the limit of ", options_.max_sentences,
+                               " a request (--max-sentences)")};
+  ClassificationBatcher::Request request;
+  const TrainedClassifier& classifier = *models_.classifier;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (!texts[i].is_string()) throw Refusal{400, str_cat("text[", i, "] is a ", texts[i].type_name(), ", not a string")};
+    auto text = texts[i].get<std::string>();
+    const auto tokens = static_cast<int64_t>(classifier.tokenizer->encode(text).size());
+    if (tokens == 0) throw Refusal{400, str_cat("text[", i, "] is empty: a classifier needs words to read")};
+    if (options_.max_source_tokens > 0 && tokens > options_.max_source_tokens)
+      throw Refusal{400, str_cat("text[", i, "] has ", tokens, " tokens, over the limit of ", options_.max_source_tokens,
+                                 " (--max-source-tokens)")};
+    request.cost += tokens + 2;  // + the two </s> the classifier reads
+    request.items.push_back(std::move(text));
   }
   return request;
 }
@@ -417,10 +463,15 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
   const bool post = request.method == "POST";
   const bool to_translate = post && request.path == "/translate";
   const bool to_transcribe = post && request.path == "/transcribe";
-  if ((to_translate && !translation_) || (to_transcribe && !transcription_)) {
+  const bool to_classify = post && request.path == "/classify";
+  if ((to_translate && !translation_) || (to_transcribe && !transcription_) || (to_classify && !classification_)) {
     refuse_and_close(response, 404,
-                     str_cat("this server has no ", to_translate ? "translation model" : "speech recognizer",
-                             " (start it with ", to_translate ? "-c CHECKPOINT" : "--speech-checkpoint CHECKPOINT",
+                     str_cat("this server has no ",
+                             to_translate ? "translation model" : to_transcribe ? "speech recognizer" : "classifier",
+                             " (start it with ",
+                             to_translate    ? "-c CHECKPOINT"
+                             : to_transcribe ? "--speech-checkpoint CHECKPOINT"
+                                             : "--classify-checkpoint CHECKPOINT",
                              "); there are ", endpoints()));
     return true;
   }
@@ -437,7 +488,7 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
       return true;
     }
   }
-  const bool own_body = to_translate || to_transcribe;  // read by the handler, which stops at the limit
+  const bool own_body = to_translate || to_transcribe || to_classify;  // read by the handler, up to the limit
   const int64_t limit = to_transcribe ? options_.max_audio_bytes : options_.max_body_bytes;
   const char* flag = to_transcribe ? "--max-audio-bytes" : "--max-body-bytes";
   // As cpp-httplib decides it: a body in chunks has no Content-Length to check beforehand.
@@ -458,7 +509,7 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
     if (own_body || length == 0) return false;
   } else if (own_body || (!chunked && request.method != "POST" && request.method != "PUT" &&
                           request.method != "PATCH" && request.method != "DELETE")) {
-    return false;  // POST /translate and /transcribe read their bodies themselves; other methods have none
+    return false;  // POST /translate, /transcribe and /classify read their bodies themselves; other methods have none
   }
   // A body sent anywhere else: the library would read it whole (a chunked one without limit) or,
   // for a GET, parse it as the next request.
@@ -567,6 +618,41 @@ void ModelServer::Impl::transcribe(const std::string& body, httplib::Response& r
   --in_flight_;
 }
 
+void ModelServer::Impl::classify(const std::string& body, httplib::Response& response) {
+  const auto start = Clock::now();
+  ++in_flight_;
+  try {
+    auto request = parse_classification(body);
+    const auto count = static_cast<int64_t>(request.items.size());
+    const auto predictions =
+        request.items.empty() ? ClassificationBatcher::Results{} : classification_->submit(std::move(request)).get();
+    const auto& labels = models_.classifier->labels;
+    Json label = Json::array(), probability = Json::array(), probabilities = Json::array();
+    for (const auto& prediction : predictions) {
+      label.push_back(labels[static_cast<size_t>(prediction.label)]);
+      probability.push_back(prediction.probability);
+      Json all = Json::object();
+      for (size_t c = 0; c < labels.size(); ++c) all[labels[c]] = prediction.probabilities[c];
+      probabilities.push_back(std::move(all));
+    }
+    const double elapsed = milliseconds_since(start);
+    answer(response, 200, {{"label", std::move(label)}, {"probability", std::move(probability)},
+                           {"probabilities", std::move(probabilities)}, {"time_ms", elapsed}});
+    latency_.add(elapsed);
+    classify_counts_.latency.add(elapsed);
+    ++classify_counts_.requests;
+    classify_counts_.items += count;
+  } catch (const Refusal& refusal) {
+    ++refused_;
+    answer(response, refusal.status, {{"error", refusal.message}});
+  } catch (const std::exception& e) {
+    ++failed_;
+    log_info("serve: a classification request failed: ", e.what());
+    answer(response, 500, {{"error", str_cat("classification failed: ", e.what())}});
+  }
+  --in_flight_;
+}
+
 Json ModelServer::Impl::metrics() const {
   const auto percentiles = [](const LatencyWindow& window) {
     return Json{{"p50", window.percentile(50)}, {"p90", window.percentile(90)}, {"p99", window.percentile(99)}};
@@ -575,14 +661,18 @@ Json ModelServer::Impl::metrics() const {
   const int64_t translate_batches = translation_ ? translation_->batches_run() : 0;
   const int64_t transcribe_queue = transcription_ ? transcription_->queued_requests() : 0;
   const int64_t transcribe_batches = transcription_ ? transcription_->batches_run() : 0;
-  Json json = {{"requests", translate_counts_.requests.load() + transcribe_counts_.requests.load()},
+  const int64_t classify_queue = classification_ ? classification_->queued_requests() : 0;
+  const int64_t classify_batches = classification_ ? classification_->batches_run() : 0;
+  Json json = {{"requests", translate_counts_.requests.load() + transcribe_counts_.requests.load() +
+                                classify_counts_.requests.load()},
                {"sentences", translate_counts_.items.load()},
                {"utterances", transcribe_counts_.items.load()},
+               {"texts", classify_counts_.items.load()},
                {"refused", refused_.load()},
                {"failed", failed_.load()},
                {"in_flight", in_flight_.load()},
-               {"queue_length", translate_queue + transcribe_queue},
-               {"batches", translate_batches + transcribe_batches},
+               {"queue_length", translate_queue + transcribe_queue + classify_queue},
+               {"batches", translate_batches + transcribe_batches + classify_batches},
                {"latency_ms", percentiles(latency_)},
                {"uptime_s", milliseconds_since(started_) / 1000}};
   if (translation_)
@@ -597,6 +687,12 @@ Json ModelServer::Impl::metrics() const {
                           {"queue_length", transcribe_queue},
                           {"batches", transcribe_batches},
                           {"latency_ms", percentiles(transcribe_counts_.latency)}};
+  if (classification_)
+    json["classify"] = {{"requests", classify_counts_.requests.load()},
+                        {"texts", classify_counts_.items.load()},
+                        {"queue_length", classify_queue},
+                        {"batches", classify_batches},
+                        {"latency_ms", percentiles(classify_counts_.latency)}};
   return json;
 }
 
@@ -637,6 +733,11 @@ void ModelServer::Impl::run() {
                                   const httplib::ContentReader& content) {
     std::string body;
     if (read_body(content, options_.max_audio_bytes, "--max-audio-bytes", body, response)) transcribe(body, response);
+  });
+  http.Post("/classify", [this](const httplib::Request&, httplib::Response& response,
+                                const httplib::ContentReader& content) {
+    std::string body;
+    if (read_body(content, options_.max_body_bytes, "--max-body-bytes", body, response)) classify(body, response);
   });
   http.Get("/health", [](const httplib::Request&, httplib::Response& response) {
     answer(response, 200, {{"status", "ok"}});
@@ -686,9 +787,12 @@ void ModelServer::Impl::run() {
   watcher.join();
   if (translation_) translation_->shutdown();
   if (transcription_) transcription_->shutdown();
-  log_info("serve: stopped after ", translate_counts_.requests.load() + transcribe_counts_.requests.load(),
+  if (classification_) classification_->shutdown();
+  log_info("serve: stopped after ",
+           translate_counts_.requests.load() + transcribe_counts_.requests.load() + classify_counts_.requests.load(),
            " requests (", translate_counts_.items.load(), " sentences, ", transcribe_counts_.items.load(),
-           " utterances), ", refused_.load(), " refused, ", failed_.load(), " failed");
+           " utterances, ", classify_counts_.items.load(), " texts), ", refused_.load(), " refused, ", failed_.load(),
+           " failed");
 }
 
 ModelServer::ModelServer(const ServeOptions& options, const ServedModels& models)

@@ -54,6 +54,43 @@ awk -F'\t' 'NF != 2 || ($1 != "pos" && $1 != "neg") || $2 < 0.5 || $2 > 1 { bad 
 agree=$(paste labels.tsv valid.tsv | awk -F'\t' '$1 == $4 { n++ } END { print n + 0 }')
 [ "$agree" -ge 190 ] || { echo "FAIL: only $agree of 200 labels right, in order"; exit 1; }
 
+# serve's POST /classify answers as classify does: the labels (in order) and probabilities; an
+# empty text is refused with 400 naming it; /metrics counts the texts.
+"$mixseq" --threads 1 serve --device cpu --classify-checkpoint scratch/checkpoint_best.pt --port 0 >serve.out 2>serve.log &
+server=$!
+for _ in $(seq 300); do grep -q "listening on" serve.out && break; sleep 0.1; done
+url=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' serve.out)
+[ -n "$url" ] || { kill $server; echo "FAIL: the server did not start"; cat serve.log; exit 1; }
+python3 - "$url" valid.txt labels.tsv <<'PY' || { kill $server; exit 1; }
+import json, sys, urllib.error, urllib.request
+url, texts_path, expected_path = sys.argv[1:]
+texts = open(texts_path).read().splitlines()
+expected = [line.split("\t") for line in open(expected_path).read().splitlines()]
+def post(body):
+    request = urllib.request.Request(url + "/classify", data=json.dumps(body).encode(), method="POST")
+    try:
+        with urllib.request.urlopen(request) as answer:
+            return answer.status, json.load(answer)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+status, answer = post({"text": texts[:50]})
+assert status == 200, (status, answer)
+for i, (label, probability) in enumerate(zip(answer["label"], answer["probability"])):
+    assert label == expected[i][0], (i, label, expected[i])
+    assert abs(probability - float(expected[i][1])) < 1e-5, (i, probability, expected[i])
+    assert abs(sum(answer["probabilities"][i].values()) - 1) < 1e-5
+status, answer = post({"text": ["good cat", "  "]})
+assert status == 400 and "text[1] is empty" in answer["error"], (status, answer)
+status, answer = post({"src": ["good"]})
+assert status == 400 and "unknown key" in answer["error"], (status, answer)
+with urllib.request.urlopen(url + "/metrics") as m:
+    metrics = json.load(m)
+assert metrics["classify"]["texts"] == 50, metrics
+print("serve /classify: 50 texts as classify labels them; bad requests refused")
+PY
+kill -TERM $server
+wait $server || { echo "FAIL: the server did not stop cleanly"; cat serve.log; exit 1; }
+
 # Fine-tuned from a language model trained on the same kind of text (labels left out).
 { cut -f1 train.tsv | tail -n +2; make_examples 1000 3 | cut -f1; } > lm.en
 cut -f1 valid.tsv > lmvalid.en

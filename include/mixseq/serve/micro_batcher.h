@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "mixseq/decode/beam_search.h"
+#include "mixseq/decode/sentence_classification.h"
 #include "mixseq/decode/speech_transcriber.h"
 #include "mixseq/decode/batch_translator.h"
 #include "mixseq/util/error.h"
@@ -112,6 +113,9 @@ struct AnyBatch {
   bool operator==(const AnyBatch&) const { return true; }
 };
 using TranscriptionBatcher = MicroBatcher<std::vector<float>, Transcript, AnyBatch>;
+
+// POST /classify: texts in, a label and its probabilities out; every request alike.
+using ClassificationBatcher = MicroBatcher<std::string, ClassPrediction, AnyBatch>;
 
 // ---------------------------------------------------------------------------------------------
 // The template's implementation.

@@ -4,6 +4,8 @@
 //                     -> {"tgt": [...], "scores": [...], "time_ms": t}
 //   POST /transcribe  the bytes of an audio file (any format libsndfile reads: WAV, FLAC, OGG, ...)
 //                     -> {"text": "...", "words": [{"word", "start", "end"}], "seconds": s, "time_ms": t}
+//   POST /classify    {"text": ["...", ...]}
+//                     -> {"label": [...], "probability": [...], "probabilities": [{label: p, ...}, ...], "time_ms": t}
 //   GET  /health      -> {"status": "ok"}
 //   GET  /metrics     -> requests, sentences, utterances, errors, queue lengths, batches, latency percentiles
 // A translation is tokenized, searched and detokenized as `mixseq translate` does it, with its
@@ -28,6 +30,7 @@
 
 #include "mixseq/data/speech_batch.h"
 #include "mixseq/decode/beam_search.h"
+#include "mixseq/decode/sentence_classification.h"
 #include "mixseq/decode/speech_transcriber.h"
 #include "mixseq/decode/batch_translator.h"
 #include "mixseq/serve/latency_window.h"
@@ -51,7 +54,7 @@ struct ServeOptions {
                                                   // frames of all utterances), --max-wait-ms
 };
 
-// The models a server answers with; at least one of the two.
+// The models a server answers with; at least one.
 struct ServedModels {
   BatchTranslator* translator = nullptr;      // POST /translate; null: not served (the endpoint answers 404)
   BeamSearchOptions search;              // the defaults of every /translate request (the checkpoint's
@@ -62,6 +65,9 @@ struct ServedModels {
                                          // feature frames as /transcribe's batch cost
   TranscribeOptions transcribe;          // how batches of utterances are decoded (its max_frames is set
                                          // to speech_batching.max_batch_cost)
+  const TrainedClassifier* classifier = nullptr;  // POST /classify; null: not served (404)
+  torch::Device classifier_device = torch::kCPU;  // where the classifier's weights are
+  Precision classifier_precision = Precision::kFp32;
 };
 
 class ModelServer {
