@@ -96,6 +96,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
     auto opened = arguments->options;
     opened.device = resolve_device(arguments->device, "--device").str();  // errors name the flag
     opened.precision = arguments->precision;
+    opened.threads = -1;  // main() applied --threads
     const Translator translator(arguments->checkpoints, opened);  // float, quantized or an ensemble
     // The flags over the checkpoint's stored search, checked before the first line is read.
     TranslationOptions options;

@@ -7,15 +7,30 @@
 #include "mixseq/quant/quantized_model.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
+#include "mixseq/util/threads.h"
 
 namespace mixseq {
+
+namespace {
+
+// TranslatorOptions::threads: what `mixseq --threads` does in the program's main(), once per
+// process (the load follower it starts is process-wide, and a Translator may be translating on
+// another thread meanwhile).
+void configure_process_threads(int threads) {
+  MIXSEQ_CHECK(threads >= -1, "TranslatorOptions::threads is ", threads,
+               "; use -1 (leave as set), 0 (every usable core, following the load) or a count");
+  static std::once_flag configured;
+  if (threads >= 0) std::call_once(configured, [threads] { configure_threads(threads); });
+}
+
+}  // namespace
 
 // What `mixseq translate` sets up before its first line (cli/translate_command.cpp is built on
 // this): device and precision, the model (float, quantized or an ensemble), the batch translator
 // over it and the checkpoint's stored search.
 struct Translator::Impl {
   Impl(const std::vector<std::string>& paths, const TranslatorOptions& options)
-      : device(resolve_device(options.device, "device")),
+      : device((configure_process_threads(options.threads), resolve_device(options.device, "device"))),
         precision(resolve_precision(options.precision, device)),
         trained((configure_precision(precision, device), load_translation_model(paths, device))),
         translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision),

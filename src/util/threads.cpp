@@ -112,7 +112,12 @@ int configure_threads(int requested, int local_ranks) {
   set_intra_op_threads(threads);
   static bool interop_set = false;  // LibTorch allows setting it once per process
   if (!interop_set) {
-    at::set_num_interop_threads(threads);
+    try {
+      at::set_num_interop_threads(threads);
+    } catch (const c10::Error&) {
+      // The host process (Python with torch, through the library's module) already ran inter-op
+      // work: LibTorch keeps the pool it started, and the intra-op count above is what matters.
+    }
     interop_set = true;
   }
   follower = LoadFollower{};

@@ -2,7 +2,7 @@
 # The installed C++ library (issue 28). `cmake --install` puts libmixseq (with its SONAME), the
 # public headers alone, the CMake package and the pkg-config file under a prefix; examples/translate,
 # copied out of the tree and configured in another folder against that prefix alone, translates as
-# the installed `mixseq translate` does, with a model this test trains on SentencePiece pieces (so
+# the installed `mixseq translate` does (and so does the installed Python module), with a model this test trains on SentencePiece pieces (so
 # that a program outside mixseq's tree opens the SentencePiece module beside the library too).
 #   library_example.sh <build dir> <source dir> <work dir>
 set -euo pipefail
@@ -62,6 +62,15 @@ $(diff "$work/cli.hyp" "$work/example.hyp" | head -6)"
 "$example" "$model" 1 <"$work/raw/test.en" >"$work/example1.hyp" 2>>"$work/example.log"
 cmp -s "$work/cli1.hyp" "$work/example1.hyp" || fail "with beam 1 the example's translations differ from mixseq translate's"
 cmp -s "$work/cli.hyp" "$work/cli1.hyp" && echo "note: beam 1 and the stored beam 3 agree on this model"
+# The Python module installed under the prefix (lib/python3/dist-packages) gives the same translations.
+module=$(ls "$prefix"/lib/python3/dist-packages/mixseq*.so 2>/dev/null) || fail "no mixseq*.so under lib/python3/dist-packages"
+PYTHONPATH=$(dirname "$module") /usr/bin/python3 -c '
+import sys, mixseq
+lines = open(sys.argv[2]).read().splitlines()
+for result in mixseq.Translator(sys.argv[1]).translate_batch(lines):
+    print(result.text)' "$model" "$work/raw/test.en" >"$work/python.hyp" 2>"$work/python.log" ||
+  fail "the installed Python module failed: $(tail -3 "$work/python.log")"
+cmp -s "$work/cli.hyp" "$work/python.hyp" || fail "the installed Python module's translations differ from mixseq translate's"
 # An error reaches the program as an exception with mixseq's message.
 if "$example" "$work/missing.pt" </dev/null >/dev/null 2>"$work/missing.log"; then fail "a missing checkpoint did not fail"; fi
 grep -qF "missing.pt" "$work/missing.log" || fail "the error does not name the checkpoint: $(cat "$work/missing.log")"

@@ -1,0 +1,114 @@
+// The Python module `mixseq` (docs/python.md): the public C++ API (include/mixseq/mixseq.h) with
+// pybind11. Every call that computes (opening a checkpoint, translating) releases the GIL, so
+// other Python threads run meanwhile; mixseq's errors arrive as mixseq.Error, a RuntimeError
+// carrying mixseq's message.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mixseq/mixseq.h"
+#include "mixseq/util/error.h"
+
+namespace py = pybind11;
+
+namespace {
+
+std::string hypothesis_repr(const mixseq::TranslationHypothesis& h) {
+  return "TranslationHypothesis(text=" + py::repr(py::str(h.text)).cast<std::string>() +
+         ", score=" + py::repr(py::float_(h.score)).cast<std::string>() + ")";
+}
+
+mixseq::TranslatorOptions translator_options(const std::string& device, const std::string& precision,
+                                             int64_t max_tokens, int64_t max_source_tokens,
+                                             bool truncate_long_sources, int threads, int workers) {
+  mixseq::TranslatorOptions options;
+  options.device = device;
+  options.precision = precision;
+  options.max_tokens = max_tokens;
+  options.max_source_tokens = max_source_tokens;
+  options.truncate_long_sources = truncate_long_sources;
+  options.threads = threads;
+  options.workers = workers;
+  return options;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(mixseq, m) {
+  m.doc() = "mixseq: translate with checkpoints trained by `mixseq train` (the C++ library's Python face)";
+  py::register_exception<mixseq::Error>(m, "Error", PyExc_RuntimeError);
+
+  py::class_<mixseq::TranslationHypothesis>(m, "TranslationHypothesis")
+      .def_readonly("text", &mixseq::TranslationHypothesis::text, "detokenized translation")
+      .def_readonly("score", &mixseq::TranslationHypothesis::score,
+                    "log P(Y|X) with the GNMT length and coverage penalties")
+      .def_readonly("tokens", &mixseq::TranslationHypothesis::tokens, "output pieces, without </s>")
+      .def_readonly("alignment", &mixseq::TranslationHypothesis::alignment,
+                    "with return_alignment: per output piece, the source piece it attended most")
+      .def("__repr__", &hypothesis_repr);
+
+  py::class_<mixseq::TranslationResult>(m, "TranslationResult")
+      .def_readonly("text", &mixseq::TranslationResult::text, "the best translation")
+      .def_readonly("score", &mixseq::TranslationResult::score, "its score")
+      .def_readonly("hypotheses", &mixseq::TranslationResult::hypotheses, "nbest hypotheses, best first")
+      .def("__repr__", [](const mixseq::TranslationResult& r) {
+        return "TranslationResult(text=" + py::repr(py::str(r.text)).cast<std::string>() +
+               ", score=" + py::repr(py::float_(r.score)).cast<std::string>() + ")";
+      });
+
+  py::class_<mixseq::Translator>(m, "Translator", R"(A translation checkpoint, ready to translate raw text.
+
+Translator(model_path, *, device="auto", precision="fp32", max_tokens=8192, max_source_tokens=1024,
+           truncate_long_sources=False, threads=0, workers=0)
+model_path: a checkpoint written by `mixseq train`, `average-checkpoints` or `quantize`, or a list of
+them (an ensemble). The defaults are `mixseq translate`'s. One Translator may be used from several
+threads; their calls run one at a time.)")
+      .def(py::init([](const std::string& path, const std::string& device, const std::string& precision,
+                       int64_t max_tokens, int64_t max_source_tokens, bool truncate_long_sources, int threads,
+                       int workers) {
+             return mixseq::Translator(path, translator_options(device, precision, max_tokens, max_source_tokens,
+                                                                truncate_long_sources, threads, workers));
+           }),
+           py::arg("model_path"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "fp32",
+           py::arg("max_tokens") = 8192, py::arg("max_source_tokens") = 1024,
+           py::arg("truncate_long_sources") = false, py::arg("threads") = 0, py::arg("workers") = 0,
+           py::call_guard<py::gil_scoped_release>())
+      .def(py::init([](const std::vector<std::string>& paths, const std::string& device, const std::string& precision,
+                       int64_t max_tokens, int64_t max_source_tokens, bool truncate_long_sources, int threads,
+                       int workers) {
+             return mixseq::Translator(paths, translator_options(device, precision, max_tokens, max_source_tokens,
+                                                                 truncate_long_sources, threads, workers));
+           }),
+           py::arg("model_path"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "fp32",
+           py::arg("max_tokens") = 8192, py::arg("max_source_tokens") = 1024,
+           py::arg("truncate_long_sources") = false, py::arg("threads") = 0, py::arg("workers") = 0,
+           py::call_guard<py::gil_scoped_release>())
+      .def(
+          "translate_batch",
+          [](const mixseq::Translator& translator, const std::vector<std::string>& source,
+             std::optional<int64_t> beam_size, std::optional<double> length_penalty,
+             std::optional<double> coverage_penalty, std::optional<double> max_len_a, std::optional<int64_t> max_len_b,
+             int64_t nbest, bool return_alignment) {
+            mixseq::TranslationOptions options;
+            options.beam_size = beam_size;
+            options.length_penalty = length_penalty;
+            options.coverage_penalty = coverage_penalty;
+            options.max_len_a = max_len_a;
+            options.max_len_b = max_len_b;
+            options.nbest = nbest;
+            options.return_alignment = return_alignment;
+            return translator.translate_batch(source, options);
+          },
+          R"(Translates a list of raw sentences; returns one TranslationResult per sentence, in order.
+
+Search settings left None are the checkpoint's validation_search, as with `mixseq translate`.)",
+          py::arg("source"), py::kw_only(), py::arg("beam_size") = py::none(), py::arg("length_penalty") = py::none(),
+          py::arg("coverage_penalty") = py::none(), py::arg("max_len_a") = py::none(),
+          py::arg("max_len_b") = py::none(), py::arg("nbest") = 1, py::arg("return_alignment") = false,
+          py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("device", &mixseq::Translator::device)
+      .def_property_readonly("precision", &mixseq::Translator::precision);
+}

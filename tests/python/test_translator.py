@@ -1,0 +1,117 @@
+"""The Python module (issue 28): mixseq.Translator translates as `mixseq translate` does, rejects bad
+arguments with mixseq's messages, and serves Python threads (one Translator shared, and one each).
+
+Run by CTest (python_module): PYTHONPATH holds the built module, MIXSEQ the mixseq program, which
+trains the tiny model these tests translate with.
+"""
+import os
+import subprocess
+import threading
+
+import pytest
+
+import mixseq
+
+MIXSEQ = os.environ["MIXSEQ"]
+
+
+def run(*args, **kwargs):
+    return subprocess.run([MIXSEQ, *args], check=True, capture_output=True, text=True, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def task(tmp_path_factory):
+    """A tiny GNMT on the built-in task (as tests/e2e/small_task.sh trains it): work dir, model, test lines."""
+    work = tmp_path_factory.mktemp("task")
+    run("synth", "-o", str(work / "raw"), "--train-size", "400", "--valid-size", "20", "--test-size", "20")
+    run("prepare", "--train", str(work / "raw/train"), "--valid", str(work / "raw/valid"), "-o", str(work / "data"),
+        "--tokenizer", "none")
+    run("--threads", "1", "train", "--train.device", "cpu", "--data.dir", str(work / "data"), "--data.max_tokens", "256",
+        "--model.gnmt.hidden_size", "32", "--model.gnmt.num_layers", "2", "--train.max_epochs", "0",
+        "--train.max_steps", "300", "--optim.lr", "5e-3", "--train.run_dir", str(work / "run"),
+        "--validation_search.beam_size", "3", "--validation_search.max_len_a", "1.5",
+        "--validation_search.max_len_b", "10")
+    lines = (work / "raw/test.en").read_text().splitlines()
+    return work, str(work / "run/checkpoint_best.pt"), lines
+
+
+def cli_translations(model, work, *flags):
+    out = run("translate", "-c", model, "-i", str(work / "raw/test.en"), *flags)
+    return out.stdout.splitlines()
+
+
+def test_same_translations_as_the_cli(task):
+    work, model, lines = task
+    translator = mixseq.Translator(model)
+    results = translator.translate_batch(lines)
+    assert len(results) == len(lines)
+    assert [r.text for r in results] == cli_translations(model, work)
+    assert all(r.text == r.hypotheses[0].text and r.score == r.hypotheses[0].score for r in results)
+    greedy = translator.translate_batch(lines, beam_size=1)
+    assert [r.text for r in greedy] == cli_translations(model, work, "--beam-size", "1")
+
+
+def test_nbest_and_empty_lines(task):
+    work, model, lines = task
+    translator = mixseq.Translator(model, device="cpu")
+    results = translator.translate_batch(lines[:3] + [""], nbest=2)
+    assert [len(r.hypotheses) for r in results] == [2, 2, 2, 1]
+    assert results[3].text == ""
+    assert all(r.hypotheses[0].score >= r.hypotheses[1].score for r in results[:3])
+    assert translator.translate_batch([]) == []
+
+
+def test_bad_arguments_raise(task):
+    work, model, lines = task
+    with pytest.raises(mixseq.Error, match="missing.pt"):
+        mixseq.Translator(str(work / "missing.pt"))
+    with pytest.raises(RuntimeError, match="is not a device"):
+        mixseq.Translator(model, device="gpu")
+    translator = mixseq.Translator(model)
+    with pytest.raises(mixseq.Error, match="beam_size"):
+        translator.translate_batch(lines[:2], beam_size=0)
+    with pytest.raises(TypeError):
+        translator.translate_batch("one sentence, not a list")
+    with pytest.raises(TypeError):
+        translator.translate_batch(lines[:2], beam=3)  # no such argument
+    # The translator still works after the errors.
+    assert [r.text for r in translator.translate_batch(lines)] == cli_translations(model, work)
+
+
+def test_threads(task):
+    """One Translator shared by two threads, and one Translator per thread: the CLI's translations each time.
+    The GIL is released while translating, so a third Python thread keeps counting meanwhile."""
+    work, model, lines = task
+    expected = cli_translations(model, work)
+    shared = mixseq.Translator(model)
+    own = [mixseq.Translator(model), mixseq.Translator(model)]
+    outputs, errors = {}, []
+    stop = threading.Event()
+    ticks = [0]
+
+    def translate(name, translator):
+        try:
+            for round in range(3):
+                outputs[(name, round)] = [r.text for r in translator.translate_batch(lines)]
+        except Exception as error:  # reported below, in the main thread
+            errors.append(error)
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    threads = [threading.Thread(target=translate, args=(f"shared{i}", shared)) for i in range(2)]
+    threads += [threading.Thread(target=translate, args=(f"own{i}", own[i])) for i in range(2)]
+    counter = threading.Thread(target=count)
+    counter.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stop.set()
+    counter.join()
+    assert not errors, errors
+    assert len(outputs) == 12
+    for key, texts in outputs.items():
+        assert texts == expected, key
+    assert ticks[0] > 1000  # the counting thread ran while C++ translated
