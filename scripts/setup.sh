@@ -22,6 +22,7 @@ packages=(
   pocketsphinx pocketsphinx-en-us pocketsphinx-testdata  # scripts/recipes/librivox_clips.sh: real read speech and its baseline
   libgtest-dev python3                      # the end-to-end tests parse JSON and make test input with python3
   pybind11-dev python3-dev python3-pytest    # the Python module (python/, docs/python.md) and its tests
+  chromium chromium-driver                  # e2e_serve_page: mixseq serve's page in a headless browser
   clang libclang-rt-14-dev llvm-14          # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer, symbolizer
 )
 missing=()

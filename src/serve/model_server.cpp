@@ -24,6 +24,7 @@
 #include "mixseq/data/speech_data.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
+#include "mixseq/serve/web_page.h"
 #include "mixseq/util/stop_request.h"
 
 namespace mixseq {
@@ -343,7 +344,7 @@ std::string ModelServer::Impl::endpoints() const {
   if (translation_) list += "POST /translate, ";
   if (transcription_) list += "POST /transcribe, ";
   if (classification_) list += "POST /classify, ";
-  return list + "GET /health and GET /metrics";
+  return list + "GET / (a page for a browser), GET /health and GET /metrics";
 }
 
 TranslationBatcher::Request ModelServer::Impl::parse_translation(const std::string& body) const {
@@ -513,7 +514,7 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
   }
   // A body sent anywhere else: the library would read it whole (a chunked one without limit) or,
   // for a GET, parse it as the next request.
-  if (request.method == "GET" && (request.path == "/health" || request.path == "/metrics")) {
+  if (request.method == "GET" && (request.path == "/" || request.path == "/health" || request.path == "/metrics")) {
     refuse_and_close(response, 400, str_cat("GET ", request.path, " takes no request body"));
   } else {
     refuse_and_close(response, 404,
@@ -738,6 +739,10 @@ void ModelServer::Impl::run() {
                                 const httplib::ContentReader& content) {
     std::string body;
     if (read_body(content, options_.max_body_bytes, "--max-body-bytes", body, response)) classify(body, response);
+  });
+  http.Get("/", [](const httplib::Request&, httplib::Response& response) {  // the page (serve/web_page.h)
+    const auto page = serve_page_html();
+    response.set_content(page.data(), page.size(), "text/html; charset=utf-8");
   });
   http.Get("/health", [](const httplib::Request&, httplib::Response& response) {
     answer(response, 200, {{"status", "ok"}});
