@@ -120,8 +120,9 @@ double LrSchedule::cosine_lr(int64_t step) const {
   return o.eta_min + (lr_ - o.eta_min) * (1.0 + std::cos(kPi * progress)) / 2.0;
 }
 
-void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr, const std::vector<double>& scales) {
+  auto& groups = optimizer.param_groups();
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(i < scales.size() ? lr * scales[i] : lr);
 }
 
 }  // namespace mixseq

@@ -87,6 +87,19 @@ const std::vector<std::string>& optimizer_names() {
 }
 
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimizerOptions& options,
+                                                         std::vector<ParameterGroup> groups) {
+  MIXSEQ_CHECK(!groups.empty(), "optimizer: no parameter group");
+  for (const auto& group : groups)
+    MIXSEQ_CHECK(!group.parameters.empty() && group.lr_scale > 0, "optimizer: every parameter group needs parameters "
+                 "and a positive learning-rate scale (got ", group.parameters.size(), " parameters, scale ",
+                 group.lr_scale, ")");
+  auto optimizer = build_optimizer(options, std::move(groups.front().parameters));
+  for (size_t g = 1; g < groups.size(); ++g)  // each with a copy of the defaults (LibTorch's add_param_group)
+    optimizer->add_param_group(torch::optim::OptimizerParamGroup(std::move(groups[g].parameters)));
+  return optimizer;
+}
+
+std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimizerOptions& options,
                                                          std::vector<at::Tensor> parameters) {
   const auto builder = kOptimizerBuilders.find(options.name);
   if (builder == kOptimizerBuilders.end()) {

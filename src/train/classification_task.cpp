@@ -74,6 +74,8 @@ class ClassificationTask : public TrainingTask {
         data_((check_dataset(config.data.dir), config.data.dir)),
         model_config_(built_model_config(config, data_)) {
     const ClassificationConfig& classify = config.classify;
+    MIXSEQ_CHECK(classify.layer_lr_divisor >= 1, "classify.layer_lr_divisor must be at least 1 (ULMFiT's is 2.6; 1 "
+                 "= one rate), got ", classify.layer_lr_divisor);
     MIXSEQ_CHECK(classify.unfreeze_every >= 0, "classify.unfreeze_every must be 0 or more, got ",
                  classify.unfreeze_every);
     MIXSEQ_CHECK(data_.has_split("train"), "'", config.data.dir, "' has no training split");
@@ -110,6 +112,16 @@ class ClassificationTask : public TrainingTask {
   int64_t updates_per_epoch() const override { return updates_per_epoch_; }
   bool can_validate() const override { return can_validate_; }
   void complete_model_config(ModelConfig& model) const override { model = model_config_; }
+  std::vector<ParameterGroup> parameter_groups() override {
+    if (config_.classify.layer_lr_divisor == 1) return {{model_->parameters(), 1.0}};
+    std::vector<ParameterGroup> groups;
+    double scale = 1;
+    for (auto& group : model_->layer_groups()) {
+      groups.push_back({std::move(group), scale});
+      scale /= config_.classify.layer_lr_divisor;
+    }
+    return groups;
+  }
   CheckpointContents describe_data() const override {
     CheckpointContents contents;
     contents.vocabulary_text = file_bytes(config_.data.dir + "/vocab.txt");

@@ -100,6 +100,8 @@ TrainSummary run_training(TrainingSession& session, RunSchedule& schedule, Train
   };
 
   session.set_units(task.units());
+  std::vector<double> lr_scales;  // of the optimizer's groups (the task's parameter_groups)
+  for (const auto& group : task.parameter_groups()) lr_scales.push_back(group.lr_scale);
   task.model().train();
   while (progress.step < schedule.total_steps() && !stopping) {
     task.start_epoch(progress);
@@ -118,7 +120,7 @@ TrainSummary run_training(TrainingSession& session, RunSchedule& schedule, Train
         break;
       }
       const double lr = schedule.lr_at(progress.step);
-      set_learning_rate(optimizer, lr);
+      set_learning_rate(optimizer, lr, lr_scales);
       const auto update = update_step.run(
           task.micro_batches(), [&](int64_t micro) { return task.micro_batch_loss(micro); }, agreed.update_tokens);
       ++progress.step;

@@ -91,7 +91,7 @@ TrainSummary train_model(const TrainConfig& config, RunStart start) {
                ") needs validation BLEU, which the ", row.name, " task does not measure");
 
   torch::nn::Module& model = task->model();
-  auto optimizer = build_optimizer(config.optim, model.parameters());
+  auto optimizer = build_optimizer(config.optim, task->parameter_groups());
   UpdateStep update_step(model, *optimizer, config.clipping, config.loss_scaler, session.precision(), session.device());
   TrainConfig stored = config;
   task->complete_model_config(stored.model);

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 #include <string>
 
 #include "mixseq/util/config.h"
@@ -128,7 +129,8 @@ class LrSchedule {
   int64_t gnmt_decay_interval_ = 1;
 };
 
-// Sets the learning rate of every parameter group of `optimizer`.
-void set_learning_rate(torch::optim::Optimizer& optimizer, double lr);
+// Sets the learning rate of every parameter group of `optimizer`: lr * scales[i] for group i (1
+// where `scales` has no entry: empty = lr everywhere).
+void set_learning_rate(torch::optim::Optimizer& optimizer, double lr, const std::vector<double>& scales = {});
 
 }  // namespace mixseq

@@ -68,4 +68,16 @@ struct OptimizerOptions {
 std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimizerOptions& options,
                                                          std::vector<at::Tensor> parameters);
 
+// Parameters that learn at their own share of the schedule's rate (ULMFiT's discriminative
+// fine-tuning: lower layers slower): set_learning_rate (optim/lr_schedule.h) gives group i
+// lr * lr_scale of it.
+struct ParameterGroup {
+  std::vector<at::Tensor> parameters;
+  double lr_scale = 1.0;  // > 0; 1 = the schedule's rate
+};
+// The optimizer's param_groups() are `groups`, in order (each with the options above). Throws as
+// above, and for an empty group or a scale that is not positive.
+std::unique_ptr<torch::optim::Optimizer> build_optimizer(const OptimizerOptions& options,
+                                                         std::vector<ParameterGroup> groups);
+
 }  // namespace mixseq

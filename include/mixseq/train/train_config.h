@@ -136,6 +136,8 @@ struct ClassificationConfig {
   int64_t unfreeze_every = 0;     // gradual unfreezing: the head alone trains at first, and every this many updates
                                   // one more layer group (the encoder's layers from the top, the word vectors with the
                                   // first); 0 = everything trains from the start
+  double layer_lr_divisor = 1.0;  // discriminative fine-tuning (ULMFiT: 2.6): layer group g from the top (the head is
+                                  // 0) learns at lr / layer_lr_divisor^g; 1 = one rate for all
 
   void visit(ConfigVisitor& v) {
     v.field("pretrained", pretrained, "language model checkpoint that starts the encoder; empty = from scratch");
@@ -143,6 +145,7 @@ struct ClassificationConfig {
     v.field("max_sentences", max_sentences, "sentences per training batch; 0 = no limit");
     v.field("valid_max_tokens", valid_max_tokens, "tokens per validation batch");
     v.field("unfreeze_every", unfreeze_every, "gradual unfreezing: one more layer group every this many updates; 0 = off");
+    v.field("layer_lr_divisor", layer_lr_divisor, "layer group g from the top learns at lr / divisor^g; 1 = one rate");
   }
 };
 

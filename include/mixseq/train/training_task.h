@@ -31,6 +31,7 @@
 
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/model_config.h"
+#include "mixseq/optim/optimizer.h"
 #include "mixseq/train/update_step.h"
 
 namespace mixseq {
@@ -76,6 +77,9 @@ class TrainingTask {
   // vocabulary and the tokenizer of a token task (describe_prepared_data in
   // train/training_session.h); the tensors and the progress are the session's.
   virtual CheckpointContents describe_data() const = 0;
+  // The model's parameters as the optimizer's groups, each with its share of the learning rate
+  // (a classifier's encoder may learn slower than its head); the default is one group of all.
+  virtual std::vector<ParameterGroup> parameter_groups() { return {{model().parameters(), 1.0}}; }
   // Fills in what the task derived from its data or from another model into the model section, so
   // that the configuration stored with the run builds the very model trained (a classifier's class
   // count and pretrained encoder shape); most tasks derive nothing.

@@ -8,6 +8,7 @@
 #include <torch/optim/sgd.h>
 
 #include "mixseq/optim/lamb.h"
+#include "mixseq/optim/lr_schedule.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -148,6 +149,32 @@ TEST(BuildOptimizer, LambGetsTheOptions) {
   EXPECT_EQ(built.betas(), std::make_tuple(0.8, 0.99));
   EXPECT_EQ(built.eps(), 1e-6);
   EXPECT_EQ(built.weight_decay(), 0.1);
+}
+
+// Parameter groups with learning-rate scales (ULMFiT's discriminative fine-tuning): each group
+// follows plain Adam at its own rate lr * scale, set through set_learning_rate.
+TEST(BuildOptimizer, GroupsLearnAtTheirShareOfTheRate) {
+  OptimizerOptions options;
+  options.name = "adam";
+  const auto ours = make_parameters();
+  auto optimizer = build_optimizer(options, std::vector<ParameterGroup>{{{ours[0]}, 1.0}, {{ours[1]}, 0.25}});
+  ASSERT_EQ(optimizer->param_groups().size(), 2u);
+  set_learning_rate(*optimizer, 0.01, {1.0, 0.25});
+  const auto theirs = copies(ours);
+  torch::optim::Adam head({theirs[0]}, torch::optim::AdamOptions(0.01));
+  torch::optim::Adam body({theirs[1]}, torch::optim::AdamOptions(0.0025));
+  for (int step = 0; step < 3; ++step) {
+    for (size_t i = 0; i < ours.size(); ++i) {
+      const auto gradient = at::randn(ours[i].sizes());
+      ours[i].mutable_grad() = gradient.clone();
+      theirs[i].mutable_grad() = gradient.clone();
+    }
+    optimizer->step();
+    head.step();
+    body.step();
+  }
+  for (size_t i = 0; i < ours.size(); ++i) EXPECT_TRUE(at::allclose(ours[i], theirs[i], 1e-6, 1e-7)) << i;
+  EXPECT_THROW(build_optimizer(options, std::vector<ParameterGroup>{{{ours[0]}, 0.0}}), Error);
 }
 
 TEST(BuildOptimizer, UnknownNamesAndBadOptionsAreErrors) {
