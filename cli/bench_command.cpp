@@ -313,6 +313,7 @@ SynthesisBenchArguments synthesis_arguments(const BenchArguments& arguments, int
   synthesis.warmup = arguments.warmup_steps;
   synthesis.precision = arguments.precision;
   synthesis.device = arguments.device;
+  synthesis.profile_top = arguments.profile_top;
   return synthesis;
 }
 
@@ -647,7 +648,7 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
     command->add_option("-c,--config", arguments->config,
                         "A training config (configs/bench/*.yaml): its model section instead of the shape flags; "
                         "speech recognizers also take its optimizer and features (random frames and transcripts)");
-  for (auto* command : {train, translate, eval})
+  for (auto* command : {train, translate, eval, synthesize})
     command->add_option("--profile", arguments->profile_top,
                         "Also print the N operators with the most self time (LibTorch's profiler; slows the run)")
         ->check(at_least(0));

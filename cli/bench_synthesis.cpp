@@ -17,6 +17,7 @@
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
+#include "operator_profile.h"
 
 namespace mixseq::cli {
 namespace {
@@ -85,6 +86,18 @@ void synchronize(const torch::Device& device) {
 #endif
 }
 
+// One JSON line per operator, as bench_command.cpp's other benchmarks print them.
+void print_profile(OperatorProfile& profile, int64_t count, double seconds, int64_t repetitions) {
+  for (const auto& op : profile.top(static_cast<size_t>(count)))
+    std::cout << nlohmann::json{{"bench", "profile"},
+                                {"op", op.name},
+                                {"self_ms_per_repetition", op.self_ms / static_cast<double>(repetitions)},
+                                {"calls_per_repetition", static_cast<double>(op.calls) / static_cast<double>(repetitions)},
+                                {"share_of_wall_time", op.self_ms / (seconds * 1e3)}}
+                     .dump()
+              << '\n';
+}
+
 void check_shape(const SynthesisBenchArguments& arguments) {
   MIXSEQ_CHECK(arguments.batch >= 1 && arguments.text_len >= 1 && arguments.mel_len >= 2,
                "bench: needs --batch >= 1, --text-len >= 1 and --mel-len >= 2");
@@ -104,10 +117,12 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
   bench.model->train();
   double loss_sum = 0;
   int64_t frames = 0;
+  std::unique_ptr<OperatorProfile> profile;
   auto start = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < arguments.warmup + arguments.steps; ++step) {
     if (step == arguments.warmup) {
       synchronize(bench.device);
+      if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
     const RandomBatch& batch = batches[static_cast<size_t>(step % 4)];
@@ -143,6 +158,7 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
                  {"decoder_steps_per_s", static_cast<double>(arguments.steps * arguments.mel_len) / seconds},
                  {"loss", loss_sum / static_cast<double>(arguments.steps)}});
   std::cout << record.dump() << std::endl;
+  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 
@@ -159,10 +175,12 @@ int bench_synthesis_synthesize(const SynthesisBenchArguments& arguments, int thr
   std::vector<RandomBatch> batches;
   for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) batches.push_back(random_batch(arguments, bench));
   int64_t steps = 0, frames = 0;
+  std::unique_ptr<OperatorProfile> profile;
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) {
     if (i == arguments.warmup) {
       synchronize(bench.device);
+      if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
     if (bench.device.is_cpu()) adapt_threads_to_load();
@@ -187,6 +205,7 @@ int bench_synthesis_synthesize(const SynthesisBenchArguments& arguments, int thr
                  {"decoder_steps_per_s", static_cast<double>(steps) / seconds},
                  {"mel_frames_per_s", static_cast<double>(frames) / seconds}});
   std::cout << record.dump() << std::endl;
+  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 

@@ -24,6 +24,7 @@ struct SynthesisBenchArguments {
   std::string precision = "fp32";
   std::string device = "auto";
   int64_t seed = 1;
+  int64_t profile_top = 0;                // print the N operators with the most self time; 0 = no profiling
 };
 
 int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads);

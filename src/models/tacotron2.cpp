@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "mixseq/nn/glorot_layers.h"
+#include "mixseq/nn/matrix_vector_cell.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -121,8 +122,10 @@ Tacotron2DecoderState Tacotron2ModelImpl::start(const torch::Tensor& memory, con
 // Their Decoder.decode.
 Tacotron2Step Tacotron2ModelImpl::decode(const torch::Tensor& prenet_output, Tacotron2DecoderState& s) {
   const auto cell_input = torch::cat({prenet_output, s.attention_context}, -1);  // [B, P + E]
-  std::tie(s.attention_hidden, s.attention_cell) =
-      attention_rnn(cell_input, std::make_tuple(s.attention_hidden, s.attention_cell));  // [B, Ha] each
+  // (batch-1 synthesis: gemv instead of gemm, nn/matrix_vector_cell.h; LSTMCell's own path otherwise)
+  std::tie(s.attention_hidden, s.attention_cell) = matrix_vector_lstm_cell(
+      cell_input, s.attention_hidden, s.attention_cell, attention_rnn->weight_ih, attention_rnn->weight_hh,
+      attention_rnn->bias_ih, attention_rnn->bias_hh);  // [B, Ha] each
   if (config_.p_attention_dropout > 0.0)
     s.attention_hidden = torch::dropout(s.attention_hidden, config_.p_attention_dropout, is_training());
   const auto weights_cat = torch::stack({s.attention_weights, s.attention_weights_cum}, 1);  // [B, 2, S]
@@ -133,11 +136,13 @@ Tacotron2Step Tacotron2ModelImpl::decode(const torch::Tensor& prenet_output, Tac
   s.attention_context = context;
   const auto decoder_input = torch::cat({s.attention_hidden, context}, -1);  // [B, Ha + E]
   std::tie(s.decoder_hidden, s.decoder_cell) =
-      decoder_rnn(decoder_input, std::make_tuple(s.decoder_hidden, s.decoder_cell));  // [B, Hd] each
+      matrix_vector_lstm_cell(decoder_input, s.decoder_hidden, s.decoder_cell, decoder_rnn->weight_ih,
+                              decoder_rnn->weight_hh, decoder_rnn->bias_ih, decoder_rnn->bias_hh);  // [B, Hd] each
   if (config_.p_decoder_dropout > 0.0)
     s.decoder_hidden = torch::dropout(s.decoder_hidden, config_.p_decoder_dropout, is_training());
   const auto hidden_context = torch::cat({s.decoder_hidden, context}, 1);  // [B, Hd + E]
-  return {linear_projection(hidden_context), gate_layer(hidden_context).squeeze(1), weights};
+  return {matrix_vector_linear(hidden_context, linear_projection->weight, linear_projection->bias),
+          matrix_vector_linear(hidden_context, gate_layer->weight, gate_layer->bias).squeeze(1), weights};
 }
 
 Tacotron2Step Tacotron2ModelImpl::step(const torch::Tensor& previous_frame, Tacotron2DecoderState& state) {

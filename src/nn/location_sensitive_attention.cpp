@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "mixseq/nn/glorot_layers.h"
+#include "mixseq/nn/matrix_vector_cell.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -27,7 +28,7 @@ torch::Tensor LocationSensitiveAttentionImpl::process_memory(const torch::Tensor
 torch::Tensor LocationSensitiveAttentionImpl::energies(const torch::Tensor& query,
                                                        const torch::Tensor& processed_memory,
                                                        const torch::Tensor& weights_cat) {
-  const auto processed_query = query_layer(query).unsqueeze(1);                          // [B, 1, A]
+  const auto processed_query = matrix_vector_linear(query, query_layer->weight).unsqueeze(1);  // [B, 1, A]
   const auto location = location_dense(location_conv(weights_cat).transpose(1, 2));     // [B, S, A]
   return v(torch::tanh(processed_query + location + processed_memory)).squeeze(2);      // [B, S]
 }

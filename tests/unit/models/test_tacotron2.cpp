@@ -126,6 +126,11 @@ TEST(Tacotron2, TeacherForcedStepsEqualTheFreeRunningStepFunction) {
   }
   const auto expected = model.postnet_frames(torch::stack(own, 2));
   EXPECT_TRUE(torch::allclose(synthesis.frames, expected, 1e-5, 1e-6));
+  // Without autograd, batch-1 synthesis takes the gemv path (nn/matrix_vector_cell.h): same frames.
+  torch::NoGradGuard no_grad;
+  const auto one = model.infer(text.slice(0, 0, 1), lengths.slice(0, 0, 1), options);
+  EXPECT_TRUE(torch::allclose(one.frames, synthesis.frames.slice(0, 0, 1), 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(one.alignments, synthesis.alignments.slice(0, 0, 1), 1e-4, 1e-5));
 }
 
 TEST(Tacotron2, StopTokenEndsSynthesis) {
