@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "mixseq/mixseq.h"
+#include "mixseq/text/bleu.h"
+#include "mixseq/text/chrf.h"
+#include "mixseq/text/sacrebleu_tokenizer.h"
 #include "mixseq/util/error.h"
 
 namespace py = pybind11;
@@ -35,11 +38,53 @@ mixseq::TranslatorOptions translator_options(const std::string& device, const st
   return options;
 }
 
+// References as mixseq bleu/chrf take them: one list per reference stream, each as long as the
+// hypotheses. A single list of strings is one stream.
+std::vector<std::vector<std::string>> reference_streams(const py::object& references) {
+  if (py::isinstance<py::str>(references))
+    throw py::type_error("references must be a list of strings (one stream) or a list of such lists, not a str");
+  const auto items = references.cast<py::list>();
+  if (items.size() > 0 && py::isinstance<py::str>(items[0])) return {references.cast<std::vector<std::string>>()};
+  return references.cast<std::vector<std::vector<std::string>>>();
+}
+
 }  // namespace
 
 PYBIND11_MODULE(mixseq, m) {
   m.doc() = "mixseq: translate with checkpoints trained by `mixseq train` (the C++ library's Python face)";
   py::register_exception<mixseq::Error>(m, "Error", PyExc_RuntimeError);
+
+  m.def(
+      "bleu",
+      [](const std::vector<std::string>& hypotheses, const py::object& references, const std::string& tokenize,
+         bool lowercase) {
+        mixseq::BleuOptions options;
+        options.tokenizer = mixseq::parse_bleu_tokenizer(tokenize);
+        options.lowercase = lowercase;
+        const auto streams = reference_streams(references);
+        py::gil_scoped_release release;
+        return mixseq::corpus_bleu(hypotheses, streams, options).score;
+      },
+      "Corpus BLEU (0..100) as `mixseq bleu` (sacreBLEU 2.x) computes it; references: one list of strings per "
+      "reference stream, or one list",
+      py::arg("hypotheses"), py::arg("references"), py::kw_only(), py::arg("tokenize") = "13a",
+      py::arg("lowercase") = false);
+  m.def(
+      "chrf",
+      [](const std::vector<std::string>& hypotheses, const py::object& references, int char_order, int word_order,
+         int beta, bool lowercase) {
+        mixseq::ChrfOptions options;
+        options.char_order = char_order;
+        options.word_order = word_order;
+        options.beta = beta;
+        options.lowercase = lowercase;
+        const auto streams = reference_streams(references);
+        py::gil_scoped_release release;
+        return mixseq::corpus_chrf(hypotheses, streams, options).score;
+      },
+      "Corpus chrF (0..100; word_order=2: chrF++) as `mixseq bleu -m chrf` computes it",
+      py::arg("hypotheses"), py::arg("references"), py::kw_only(), py::arg("char_order") = 6,
+      py::arg("word_order") = 0, py::arg("beta") = 2, py::arg("lowercase") = false);
 
   py::class_<mixseq::TranslationHypothesis>(m, "TranslationHypothesis")
       .def_readonly("text", &mixseq::TranslationHypothesis::text, "detokenized translation")

@@ -115,3 +115,26 @@ def test_threads(task):
     for key, texts in outputs.items():
         assert texts == expected, key
     assert ticks[0] > 1000  # the counting thread ran while C++ translated
+
+
+def test_bleu_and_chrf_equal_the_cli(task):
+    """mixseq.bleu / mixseq.chrf give `mixseq bleu`'s scores (to the 4 decimals the command prints)."""
+    work, model, lines = task
+    hypotheses = cli_translations(model, work)
+    references = (work / "raw/test.de").read_text().splitlines()
+    hyp_file = work / "scores.hyp"
+    hyp_file.write_text("\n".join(hypotheses) + "\n")
+    for metric, score, flags in [("bleu", mixseq.bleu(hypotheses, references), []),
+                                 ("bleu", mixseq.bleu(hypotheses, [references, references], tokenize="intl"),
+                                  ["--tokenize", "intl"]),
+                                 ("chrf", mixseq.chrf(hypotheses, references), []),
+                                 ("chrf", mixseq.chrf(hypotheses, references, word_order=2),
+                                  ["--chrf-word-order", "2"])]:
+        refs = [str(work / "raw/test.de")] * (2 if "intl" in flags else 1)
+        cli = run("bleu", *refs, "-i", str(hyp_file), "-m", metric, "-b", "-w", "4", *flags).stdout.strip()
+        assert f"{score:.4f}" == cli, (metric, flags, score, cli)
+    assert mixseq.bleu(references, references) == pytest.approx(100.0)
+    with pytest.raises(TypeError):
+        mixseq.bleu(hypotheses, "a str, not a list")
+    with pytest.raises(mixseq.Error):
+        mixseq.bleu(hypotheses, references, tokenize="moses")
