@@ -5,6 +5,8 @@
 #include "mixseq/decode/batch_translator.h"
 #include "mixseq/decode/stored_search.h"
 #include "mixseq/quant/quantized_model.h"
+#include "mixseq/util/allocator.h"
+#include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
@@ -13,14 +15,21 @@ namespace mixseq {
 
 namespace {
 
-// TranslatorOptions::threads: what `mixseq --threads` does in the program's main(), once per
-// process (the load follower it starts is process-wide, and a Translator may be translating on
-// another thread meanwhile).
+// TranslatorOptions::threads >= 0: what the mixseq program's main() does before its command runs,
+// once per process (the settings are process-wide, and a Translator may be translating on another
+// thread meanwhile): OpenBLAS's kernels for this CPU (util/cpu_kernels.h: Debian's OpenBLAS picks
+// SSE3 ones on CPUs newer than it, 2x slower beam search measured from Python), freed memory kept
+// for reuse (util/allocator.h), and the thread count of `mixseq --threads`.
 void configure_process_threads(int threads) {
   MIXSEQ_CHECK(threads >= -1, "TranslatorOptions::threads is ", threads,
                "; use -1 (leave as set), 0 (every usable core, following the load) or a count");
   static std::once_flag configured;
-  if (threads >= 0) std::call_once(configured, [threads] { configure_threads(threads); });
+  if (threads >= 0)
+    std::call_once(configured, [threads] {
+      choose_cpu_kernels();
+      keep_freed_memory_for_reuse();
+      configure_threads(threads);
+    });
 }
 
 }  // namespace

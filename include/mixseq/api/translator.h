@@ -39,8 +39,10 @@ struct TranslatorOptions {
   int64_t max_source_tokens = 1024;  // longest source, in tokens: a longer one is an error; 0 = no limit
   bool truncate_long_sources = false;  // cut sources longer than max_source_tokens instead of failing
   int threads = 0;  // CPU threads of LibTorch and OpenBLAS, as `mixseq --threads`: 0 = every usable core,
-                    // fewer while other processes keep cores busy (docs/threads.md); -1 = leave the process's
-                    // setting as it is. Process-wide: the first Translator that sets it decides.
+                    // fewer while other processes keep cores busy (docs/threads.md). Process-wide: the first
+                    // Translator with threads >= 0 decides, and also tunes the process as the mixseq program
+                    // does (OpenBLAS's kernels for this CPU, malloc keeping freed memory); -1 = leave the
+                    // process as it is
   int workers = 0;  // CPU: batches decoded side by side, each on its share of the threads; 0 = one per
                     // thread when there are that many batches, 1 = one batch at a time on all threads
 };
