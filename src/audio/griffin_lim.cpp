@@ -100,4 +100,35 @@ double spectral_convergence(const torch::Tensor& magnitudes, const torch::Tensor
   return ((target - estimate).norm() / target.norm().clamp_min(1e-30)).item<double>();
 }
 
+std::vector<float> log_mel_to_audio(const torch::Tensor& log_mel, const SpeechFeatureOptions& features,
+                                    const GriffinLimOptions& griffin_lim_options, int64_t length,
+                                    c10::optional<at::Generator> generator) {
+  MIXSEQ_CHECK(features.kind == SpeechFeatureKind::kLogMel && !features.normalize,
+               "log_mel_to_audio: only unnormalised log-mel frames can be turned back into audio (features ",
+               speech_feature_kind_name(features.kind), ", normalize ", features.normalize ? "true" : "false",
+               "): the per-utterance mean and deviation are not kept");
+  MIXSEQ_CHECK(log_mel.dim() == 2 && log_mel.size(1) == features.n_mels, "log_mel_to_audio: frames must be [T, n_mels = ",
+               features.n_mels, "], not ", log_mel.sizes());
+  GriffinLimOptions o = griffin_lim_options;
+  o.n_fft = features.n_fft;
+  o.hop_length = features.hop_samples();
+  o.win_length = features.window_samples();
+  o.power = 1.0;
+  const auto mel_power = (torch::exp(log_mel.to(torch::kFloat).t()) - 1e-20).clamp_min(0.0);        // [M, T]
+  const auto filterbank = mel_filterbank(features.sample_rate, features.n_fft, features.n_mels);    // [M, F]
+  auto magnitude = mel_to_magnitude(mel_power, filterbank, /*power=*/2.0);                          // [F, T]
+  // Jasper's features keep ceil(samples / hop) of the 1 + samples / hop STFT frames: the frames
+  // `length` samples make are padded with copies of the last one.
+  const int64_t stft_frames = length > 0 ? 1 + length / o.hop_length : magnitude.size(1);
+  if (stft_frames > magnitude.size(1))
+    magnitude = torch::cat({magnitude, magnitude.slice(1, -1).expand({-1, stft_frames - magnitude.size(1)})}, 1);
+  const auto audio = griffin_lim(magnitude, o, length, generator).contiguous();                     // [N]
+  std::vector<float> samples(audio.data_ptr<float>(), audio.data_ptr<float>() + audio.numel());
+  if (features.preemphasis != 0.0) {  // the inverse of x[t] - k x[t-1]
+    const auto k = static_cast<float>(features.preemphasis);
+    for (size_t t = 1; t < samples.size(); ++t) samples[t] += k * samples[t - 1];
+  }
+  return samples;
+}
+
 }  // namespace mixseq

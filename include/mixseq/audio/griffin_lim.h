@@ -16,6 +16,9 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <vector>
+
+#include "mixseq/audio/speech_features.h"
 
 namespace mixseq {
 
@@ -47,5 +50,16 @@ double spectral_convergence(const torch::Tensor& magnitudes, const torch::Tensor
 
 // |STFT(waveform)| [F, T] with griffin_lim's STFT (centred, reflect padding, periodic Hann window).
 torch::Tensor stft_magnitude(const torch::Tensor& waveform, const GriffinLimOptions& options);
+
+// Audio from log-mel frames [T, n_mels] that speech_features computed with `features` (kind log_mel,
+// normalize false: per-utterance normalisation cannot be undone): exp and the 1e-20 floor removed,
+// mel_to_magnitude through the same filterbank, griffin_lim at the features' n_fft and hop with
+// `griffin_lim_options`' iterations, momentum and initial phase (its n_fft, hop and window fields are
+// replaced by the features'; the window is periodic Hann where the features' is symmetric), then the
+// pre-emphasis undone (y[t] = x[t] + k y[t - 1]). `length` as griffin_lim's. Throws mixseq::Error for
+// normalised or log-spectrogram features, or frames whose width is not n_mels.
+std::vector<float> log_mel_to_audio(const torch::Tensor& log_mel, const SpeechFeatureOptions& features,
+                                    const GriffinLimOptions& griffin_lim_options = {}, int64_t length = 0,
+                                    c10::optional<at::Generator> generator = c10::nullopt);
 
 }  // namespace mixseq
