@@ -140,6 +140,16 @@ std::pair<torch::Tensor, LmMemory> LstmLmModelImpl::encode(const torch::Tensor& 
   return {x, std::move(next)};  // [B, T, H]
 }
 
+std::vector<std::vector<torch::Tensor>> LstmLmModelImpl::layer_groups() const {
+  std::vector<std::vector<torch::Tensor>> groups;
+  for (int64_t i = num_layers() - 1; i >= 0; --i) {
+    auto group = layers_->ptr(static_cast<size_t>(i))->parameters();
+    if (i == 0) group.push_back(embedding_->weight);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
 std::pair<torch::Tensor, LmMemory> LstmLmModelImpl::hidden_states(const torch::Tensor& tokens,
                                                                   const LmMemory& memory) {
   MIXSEQ_CHECK(output_layer_, "LstmLmModel: built without its output layer (a classifier's encoder), it gives no "

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <torch/nn/modules/container/sequential.h>
 
+#include "mixseq/models/lstm_lm.h"
+#include "mixseq/models/transformer_xl.h"
 #include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/util/error.h"
 
@@ -13,12 +15,19 @@ const LmClassifierConfig& checked(const ModelConfig& config) {
   const LmClassifierConfig& c = config.lm_classifier;
   MIXSEQ_CHECK(c.num_classes >= 2, "model.lm_classifier.num_classes must be at least 2, got ", c.num_classes,
                " (0 means as many as the data has: the training task fills it in)");
-  MIXSEQ_CHECK(c.encoder == "lstm_lm", "model.lm_classifier.encoder '", c.encoder,
-               "': only lstm_lm encodes for a classifier so far (Transformer-XL's encoder is not built yet)");
   MIXSEQ_CHECK(c.head_hidden >= 0, "model.lm_classifier.head_hidden must be 0 or more, got ", c.head_hidden);
   MIXSEQ_CHECK(c.head_dropout >= 0 && c.head_dropout < 1, "model.lm_classifier.head_dropout must be in [0, 1), got ",
                c.head_dropout);
   return c;
+}
+
+// The encoder: the language model named by config.lm_classifier.encoder, without its output layer.
+LanguageModel make_encoder(const ModelConfig& config, int64_t vocab_size) {
+  const std::string& encoder = config.lm_classifier.encoder;
+  if (encoder == "lstm_lm") return LstmLmModel(config.lstm_lm, vocab_size, /*output_layer=*/false).ptr();
+  if (encoder == "transformer_xl")
+    return TransformerXlModel(config.transformer_xl, vocab_size, /*output_layer=*/false).ptr();
+  throw Error(str_cat("model.lm_classifier.encoder must be lstm_lm or transformer_xl, not '", encoder, "'"));
 }
 
 }  // namespace
@@ -27,8 +36,8 @@ SentenceClassifierImpl::SentenceClassifierImpl(const ModelConfig& config, int64_
     : num_classes_(checked(config).num_classes),
       pooling_(sequence_pooling(config.lm_classifier.pooling, "model.lm_classifier.pooling")),
       head_dropout_(config.lm_classifier.head_dropout),
-      encoder_(register_module("encoder", LstmLmModel(config.lstm_lm, vocab_size, /*output_layer=*/false))) {
-  const int64_t pooled = pooled_size(pooling_, config.lstm_lm.hidden_size);
+      encoder_(register_module("encoder", make_encoder(config, vocab_size))) {
+  const int64_t pooled = pooled_size(pooling_, encoder_->state_size());
   const int64_t hidden = config.lm_classifier.head_hidden;
   auto head = register_module("head", std::make_shared<torch::nn::Module>());
   if (hidden > 0) hidden_ = head->register_module("hidden", torch::nn::Linear(pooled, hidden));
@@ -46,12 +55,7 @@ torch::Tensor SentenceClassifierImpl::forward(const torch::Tensor& tokens, const
 std::vector<std::vector<torch::Tensor>> SentenceClassifierImpl::layer_groups() const {
   std::vector<std::vector<torch::Tensor>> groups;
   groups.push_back(named_children()["head"]->parameters());
-  const int64_t layers = encoder_->num_layers();
-  for (int64_t i = layers - 1; i >= 0; --i) {
-    auto group = encoder_->named_children()["layers"]->named_children()[std::to_string(i)]->parameters();
-    if (i == 0) group.push_back(encoder_->embedding_weight());
-    groups.push_back(std::move(group));
-  }
+  for (auto& group : encoder_->layer_groups()) groups.push_back(std::move(group));
   return groups;
 }
 

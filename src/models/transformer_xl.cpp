@@ -111,7 +111,8 @@ void initialize(torch::nn::Module& model, const TransformerXlConfig& config) {
 
 }  // namespace
 
-TransformerXlModelImpl::TransformerXlModelImpl(const TransformerXlConfig& config, int64_t vocab_size)
+TransformerXlModelImpl::TransformerXlModelImpl(const TransformerXlConfig& config, int64_t vocab_size,
+                                               bool output_layer)
     : vocab_size_(checked_vocab_size(config, vocab_size)),
       d_model_(config.d_model),
       dropout_(config.dropout),
@@ -119,10 +120,24 @@ TransformerXlModelImpl::TransformerXlModelImpl(const TransformerXlConfig& config
       embedding_(register_module("embedding", AdaptiveEmbedding(clusters_of(config, vocab_size)))),
       layers_(register_module("layers", make_layers(config))),
       r_w_bias_(register_parameter("r_w_bias", at::empty({config.n_head, config.d_head}))),
-      r_r_bias_(register_parameter("r_r_bias", at::empty({config.n_head, config.d_head}))),
-      softmax_(register_module("softmax", ProjectedAdaptiveLogSoftmax(softmax_options(config, vocab_size),
-                                                                       embedding_))) {
+      r_r_bias_(register_parameter("r_r_bias", at::empty({config.n_head, config.d_head}))) {
+  if (output_layer)
+    softmax_ = register_module("softmax", ProjectedAdaptiveLogSoftmax(softmax_options(config, vocab_size), embedding_));
   initialize(*this, config);
+}
+
+std::vector<std::vector<torch::Tensor>> TransformerXlModelImpl::layer_groups() const {
+  std::vector<std::vector<torch::Tensor>> groups;
+  for (int64_t i = n_layer() - 1; i >= 0; --i) {
+    auto group = layers_->ptr(static_cast<size_t>(i))->parameters();
+    if (i == 0) {
+      for (const auto& p : embedding_->parameters()) group.push_back(p);
+      group.push_back(r_w_bias_);
+      group.push_back(r_r_bias_);
+    }
+    groups.push_back(std::move(group));
+  }
+  return groups;
 }
 
 void TransformerXlModelImpl::set_context(const LmContext& context) {
@@ -148,6 +163,13 @@ torch::Tensor TransformerXlModelImpl::blocked_keys(int64_t segment_length, int64
 
 std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::hidden_states(const torch::Tensor& tokens,
                                                                          const LmMemory& memory) {
+  MIXSEQ_CHECK(softmax_, "TransformerXlModel: built without its output layer (a classifier's encoder), it gives no "
+                         "probabilities; call encode()");
+  auto [x, next] = encode(tokens, memory);
+  return {hashed_dropout(x, dropout_, is_training()), std::move(next)};
+}
+
+std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::encode(const torch::Tensor& tokens, const LmMemory& memory) {
   MIXSEQ_CHECK(tokens.dim() == 2 && tokens.size(0) >= 1 && tokens.size(1) >= 1,
                "TransformerXlModel: tokens must be [B, T] with B, T >= 1, got ", tokens.sizes());
   const int64_t B = tokens.size(0), T = tokens.size(1), M = memory.length(), K = M + T;
@@ -196,7 +218,7 @@ std::pair<torch::Tensor, LmMemory> TransformerXlModelImpl::hidden_states(const t
     if (reuse && kept > 0)
       next.reusable.push_back({next.layers.back(), layer.key_value_version(), key_value.narrow(1, K - kept, kept)});
   }
-  return {hashed_dropout(x, dropout_, training), std::move(next)};
+  return {x, std::move(next)};
 }
 
 namespace {

@@ -51,10 +51,20 @@ ModelConfig built_model_config(const TrainConfig& config, const ClassificationDa
   MIXSEQ_CHECK(contents.vocabulary_fingerprint == vocabulary_fingerprint(data.vocabulary()), "classify.pretrained '",
                pretrained, "' was trained with another vocabulary than '", config.data.dir,
                "' holds; prepare the data with `mixseq prepare --task classify --pretrained ", pretrained, "`");
-  model.lstm_lm.embed_dim = lm.lstm_lm.embed_dim;
-  model.lstm_lm.hidden_size = lm.lstm_lm.hidden_size;
-  model.lstm_lm.num_layers = lm.lstm_lm.num_layers;
-  model.lstm_lm.tie_weights = lm.lstm_lm.tie_weights;
+  // The pretrained model's section, with this config's dropouts (fine-tuning regularises on its own).
+  if (lm.arch == "lstm_lm") {
+    const LstmLmConfig own = model.lstm_lm;
+    model.lstm_lm = lm.lstm_lm;
+    model.lstm_lm.dropout_embed = own.dropout_embed;
+    model.lstm_lm.dropout_hidden = own.dropout_hidden;
+    model.lstm_lm.dropout_output = own.dropout_output;
+    model.lstm_lm.weight_drop = own.weight_drop;
+  } else {
+    const TransformerXlConfig own = model.transformer_xl;
+    model.transformer_xl = lm.transformer_xl;
+    model.transformer_xl.dropout = own.dropout;
+    model.transformer_xl.dropatt = own.dropatt;
+  }
   return model;
 }
 

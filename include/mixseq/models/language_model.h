@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace mixseq {
@@ -87,6 +88,16 @@ class LanguageModelImpl : public torch::nn::Module {
   virtual LmLogProbs log_probs(const torch::Tensor& tokens, const LmMemory& memory) = 0;
 
   virtual int64_t vocab_size() const = 0;
+
+  // tokens [B, T] int64, memory as for forward() -> the last layer's output [B, T, D] (before the
+  // output layer and its dropout: what a sentence classifier pools, models/sentence_classifier.h)
+  // and the next memory.
+  virtual std::pair<torch::Tensor, LmMemory> encode(const torch::Tensor& tokens, const LmMemory& memory) = 0;
+  // D: the width of encode()'s states.
+  virtual int64_t state_size() const = 0;
+  // The parameters that encode() uses, in groups from the top layer down, the input layer's with
+  // the lowest (for gradual unfreezing and discriminative learning rates).
+  virtual std::vector<std::vector<torch::Tensor>> layer_groups() const = 0;
 
   // The context that forward() and log_probs() use from the next call on; the memory they return
   // is trimmed to the new mem_len. Throws mixseq::Error for a context the architecture cannot use.

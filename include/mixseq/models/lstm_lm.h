@@ -72,10 +72,11 @@ class LstmLmModelImpl : public LanguageModelImpl {
   void set_context(const LmContext& context) override;
   LmContext context() const override { return context_; }
 
-  // tokens [B, T] int64, memory as for forward() -> the last layer's output [B, T, H] (before the
-  // output dropout and the projection: what a classifier pools) and the next memory.
-  std::pair<torch::Tensor, LmMemory> encode(const torch::Tensor& tokens, const LmMemory& memory);
-  int64_t hidden_size() const { return hidden_size_; }
+  // The last LSTM layer's output [B, T, H], before the output dropout and the projection.
+  std::pair<torch::Tensor, LmMemory> encode(const torch::Tensor& tokens, const LmMemory& memory) override;
+  int64_t state_size() const override { return hidden_size_; }
+  // Each LSTM layer from the last, the first with the word vectors.
+  std::vector<std::vector<torch::Tensor>> layer_groups() const override;
 
   // The word vectors [V, E] and the output vectors [V, E or H] in use: one tensor with tie_weights.
   const torch::Tensor& embedding_weight() const { return embedding_->weight; }

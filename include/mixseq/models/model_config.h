@@ -182,7 +182,8 @@ struct LstmLmConfig {
 // their states are pooled into one vector, and a small feed-forward head scores the labels, as
 // ULMFiT builds it (Howard & Ruder 2018). The encoder's shape is its own section's (model.lstm_lm
 // or model.transformer_xl); with a pretrained language model (classify.pretrained) the training task
-// copies that model's shape there, and the stored configuration holds what was built.
+// copies that model's section there (but its dropouts), and the stored configuration holds what
+// was built.
 struct LmClassifierConfig {
   std::string encoder = "lstm_lm";  // the language-model architecture whose layers encode the text
   int64_t num_classes = 0;          // labels; 0 = as many as the data has (the training task fills it in)

@@ -50,12 +50,20 @@ namespace mixseq {
 
 class TransformerXlModelImpl : public LanguageModelImpl {
  public:
-  // Throws mixseq::Error for invalid config values or vocab_size < 2.
-  TransformerXlModelImpl(const TransformerXlConfig& config, int64_t vocab_size);
+  // Throws mixseq::Error for invalid config values or vocab_size < 2. Without `output_layer` the
+  // model is an encoder only (a sentence classifier's): no softmax (its output vectors, biases and
+  // projections; tied ones stay in the embedding), forward() and log_probs() throw, encode() works,
+  // and a language model's checkpoint loads into it.
+  TransformerXlModelImpl(const TransformerXlConfig& config, int64_t vocab_size, bool output_layer = true);
 
   LmOutput forward(const torch::Tensor& tokens, const torch::Tensor& targets, const LmMemory& memory) override;
   LmLogProbs log_probs(const torch::Tensor& tokens, const LmMemory& memory) override;
   int64_t vocab_size() const override { return vocab_size_; }
+  // The last layer's output [B, T, D], before the output dropout.
+  std::pair<torch::Tensor, LmMemory> encode(const torch::Tensor& tokens, const LmMemory& memory) override;
+  int64_t state_size() const override { return d_model_; }
+  // Each layer from the last; the first with the embedding and the shared biases u and v.
+  std::vector<std::vector<torch::Tensor>> layer_groups() const override;
   // mem_len >= 0; clamp_len -1, 0 (no clamping) or positive; same_length needs mem_len > 0.
   void set_context(const LmContext& context) override;
   LmContext context() const override { return context_; }
@@ -66,7 +74,8 @@ class TransformerXlModelImpl : public LanguageModelImpl {
   int64_t n_layer() const { return static_cast<int64_t>(layers_->size()); }
 
  private:
-  // tokens [B, T] -> the last layer's output after dropout [B, T, D], and the next memory.
+  // tokens [B, T] -> the last layer's output after dropout [B, T, D], and the next memory; throws
+  // without an output layer.
   std::pair<torch::Tensor, LmMemory> hidden_states(const torch::Tensor& tokens, const LmMemory& memory);
   // [T, K] bool, true where query i (position M + i) must not see key j; undefined when none is.
   torch::Tensor blocked_keys(int64_t segment_length, int64_t memory_length, const torch::Device& device) const;
@@ -79,7 +88,7 @@ class TransformerXlModelImpl : public LanguageModelImpl {
   torch::nn::ModuleList layers_;  // TransformerXlLayer
   torch::Tensor r_w_bias_;        // u [H, Dh]
   torch::Tensor r_r_bias_;        // v [H, Dh]
-  ProjectedAdaptiveLogSoftmax softmax_;
+  ProjectedAdaptiveLogSoftmax softmax_{nullptr};  // null without an output layer
 };
 TORCH_MODULE(TransformerXlModel);
 

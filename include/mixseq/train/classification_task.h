@@ -5,8 +5,8 @@
 //
 // Transfer learning (the `classify` section): with classify.pretrained, the encoder starts from a
 // language model's checkpoint (ULMFiT's fine-tuning, Howard & Ruder 2018): its shape is taken from
-// that model (model.lstm_lm's sizes are replaced by the checkpoint's; the dropouts stay this
-// config's), its weights loaded, and its vocabulary must be the data's. classify.unfreeze_every
+// that model (the encoder's section, model.lstm_lm or model.transformer_xl, is replaced by the
+// checkpoint's, but for the dropouts, which stay this config's), its weights loaded, and its vocabulary must be the data's. classify.unfreeze_every
 // unfreezes the layers gradually from the top. Without it the same network trains from scratch.
 #pragma once
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "mixseq/models/checkpoint.h"
+#include "mixseq/models/lstm_lm.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/models/sentence_classifier.h"
 #include "test_support.h"
@@ -69,7 +70,9 @@ TEST(SentenceClassifier, TheEncoderHasNoOutputLayerAndTheGroupsCoverEveryParamet
     }
   EXPECT_EQ(count, model->parameters().size());
   EXPECT_EQ(seen.size(), count);
-  EXPECT_TRUE(groups.back().back().is_same(model->encoder()->embedding_weight()));
+  const auto encoder = std::dynamic_pointer_cast<LstmLmModelImpl>(model->encoder());
+  ASSERT_TRUE(encoder);
+  EXPECT_TRUE(groups.back().back().is_same(encoder->embedding_weight()));
 }
 
 TEST(SentenceClassifier, ALanguageModelsCheckpointLoadsIntoTheEncoder) {
@@ -100,8 +103,50 @@ TEST(SentenceClassifier, BadSettingsAreNamed) {
                 .find("model.lm_classifier.num_classes must be at least 2"),
             std::string::npos);
   auto config = classifier_config(2);
+  config.lm_classifier.head_hidden = -1;
+  EXPECT_NE(test::error_of([&] { build_sentence_classifier(config, 11); }).find("head_hidden must be 0 or more"),
+            std::string::npos);
+}
+
+// A Transformer-XL encoder: a language model's checkpoint (its softmax left out) loads into it, a
+// row's logits do not depend on the padding after it (causal attention), and the layer groups
+// cover every parameter once.
+TEST(SentenceClassifier, ATransformerXlEncoderLoadsItsLanguageModel) {
+  const test::TempDir dir;
+  ModelConfig lm_config;
+  lm_config.arch = "transformer_xl";
+  auto& txl = lm_config.transformer_xl;
+  txl.n_layer = 2, txl.d_model = 8, txl.n_head = 2, txl.d_head = 4, txl.d_inner = 16, txl.mem_len = 4;
+  torch::manual_seed(1);
+  const auto lm = build_language_model(lm_config, 13);
+  save_checkpoint(dir.path("txl.pt"), CheckpointContents{}, *lm, nullptr);
+  auto config = classifier_config(3, "concat", 0);
   config.lm_classifier.encoder = "transformer_xl";
-  EXPECT_NE(test::error_of([&] { build_sentence_classifier(config, 11); }).find("only lstm_lm"), std::string::npos);
+  config.transformer_xl = txl;
+  torch::manual_seed(2);
+  auto model = build_sentence_classifier(config, 13);
+  load_model_weights(dir.path("txl.pt"), *model->encoder());
+  const auto lm_parameters = lm->named_parameters();
+  for (const auto& parameter : model->encoder()->named_parameters()) {
+    EXPECT_EQ(parameter.key().rfind("softmax", 0), std::string::npos) << parameter.key();
+    EXPECT_TRUE(parameter.value().equal(lm_parameters[parameter.key()])) << parameter.key();
+  }
+  model->eval();
+  const auto tokens = torch::tensor(std::vector<int64_t>{3, 5, 6, 3, 0, 0, 3, 7, 8, 9, 10, 3}).view({2, 6});
+  const auto lengths = torch::tensor(std::vector<int64_t>{4, 6});
+  const auto logits = model->forward(tokens, lengths);
+  ASSERT_EQ(logits.sizes(), (std::vector<int64_t>{2, 3}));
+  const auto alone = model->forward(tokens.slice(0, 0, 1).slice(1, 0, 4), lengths.slice(0, 0, 1));
+  EXPECT_TRUE(torch::allclose(alone, logits.slice(0, 0, 1), 1e-5, 1e-6));
+  size_t count = 0;
+  std::set<const void*> seen;
+  for (const auto& group : model->layer_groups())
+    for (const auto& parameter : group) {
+      seen.insert(parameter.data_ptr());
+      ++count;
+    }
+  EXPECT_EQ(count, model->parameters().size());
+  EXPECT_EQ(seen.size(), count);
 }
 
 }  // namespace
