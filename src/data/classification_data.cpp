@@ -13,6 +13,7 @@
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/file_bytes.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/output_file.h"
 #include "mixseq/util/utf8.h"
@@ -49,20 +50,6 @@ std::vector<LabelledLine> read_labelled_file(const std::string& path) {
   }
   MIXSEQ_CHECK(!lines.empty(), "'", path, "' holds no examples");
   return lines;
-}
-
-std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  MIXSEQ_CHECK(in, "cannot open '", path, "'");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-void write_file_bytes(const std::string& path, const std::string& bytes) {
-  OutputFile out(path);
-  out.stream() << bytes;
-  out.commit();
 }
 
 // A tokenizer spec with its file named relative to the dataset folder ("spm:tokenizer.spm") -> one

@@ -16,21 +16,15 @@
 #include "mixseq/models/trained_model.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/score_report.h"
+#include "mixseq/train/planned_epoch_task.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/file_bytes.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/mixed_precision.h"
 
 namespace mixseq {
 namespace {
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  MIXSEQ_CHECK(in, "cannot open '", path, "'");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
 
 // The model section as built: the class count from the data, the encoder's shape from the
 // pretrained language model.
@@ -74,10 +68,11 @@ std::vector<int64_t> example_lengths(const std::vector<LabelledExample>& example
   return lengths;
 }
 
-class ClassificationTask : public TrainingTask {
+class ClassificationTask : public PlannedEpochTask {
  public:
   ClassificationTask(const TrainConfig& config, const TrainingSession& session)
-      : config_(config),
+      : PlannedEpochTask(config.train.update_freq),
+        config_(config),
         device_(session.device()),
         precision_(session.precision()),
         parallel_(session.parallel()),
@@ -103,11 +98,7 @@ class ClassificationTask : public TrainingTask {
     batching_.seed = static_cast<uint64_t>(config.train.seed);
     batching_.rank = parallel_.rank();
     batching_.world_size = parallel_.world_size();
-    update_freq_ = config.train.update_freq;
-    updates_per_epoch_ = static_cast<int64_t>(plan_epoch_batches(train_lengths_, {}, batching_, 1).batches.size()) /
-                         update_freq_;
-    MIXSEQ_CHECK(updates_per_epoch_ > 0, "the training split makes fewer batches than train.update_freq (",
-                 update_freq_, ")");
+    updates_per_epoch_ = updates_in(plan_epoch_batches(train_lengths_, {}, batching_, 1).batches.size());
     can_validate_ = data_.has_split("valid");
     if (can_validate_) {
       BatchingOptions valid;
@@ -134,12 +125,12 @@ class ClassificationTask : public TrainingTask {
   }
   CheckpointContents describe_data() const override {
     CheckpointContents contents;
-    contents.vocabulary_text = file_bytes(config_.data.dir + "/vocab.txt");
+    contents.vocabulary_text = read_file_bytes(config_.data.dir + "/vocab.txt");
     contents.vocabulary_fingerprint = vocabulary_fingerprint(data_.vocabulary());
     const std::string& spec = data_.tokenizer();
     const auto colon = spec.find(':');
     contents.tokenizer_kind = spec.substr(0, colon);
-    if (colon != std::string::npos) contents.tokenizer_model = file_bytes(spec.substr(colon + 1));
+    if (colon != std::string::npos) contents.tokenizer_model = read_file_bytes(spec.substr(colon + 1));
     contents.labels_text = labels_text(data_.labels());
     return contents;
   }
@@ -151,20 +142,19 @@ class ClassificationTask : public TrainingTask {
   }
 
   void start_epoch(const TrainingProgress& progress) override {
-    plan_ = plan_epoch_batches(train_lengths_, {}, batching_, progress.epoch).batches;
+    plan(plan_epoch_batches(train_lengths_, {}, batching_, progress.epoch).batches);
   }
   std::optional<int64_t> next_update(const TrainingProgress& progress) override {
-    if (progress.epoch_batches + update_freq_ > static_cast<int64_t>(plan_.size())) return std::nullopt;
+    if (!has_update(progress)) return std::nullopt;
     set_trainable_groups(progress.step);
     batches_.clear();
     int64_t examples = 0;
-    for (int64_t micro = 0; micro < update_freq_; ++micro) {
-      batches_.push_back(make_classification_batch(*train_, plan_[static_cast<size_t>(progress.epoch_batches + micro)]));
+    for (int64_t micro = 0; micro < update_freq(); ++micro) {
+      batches_.push_back(make_classification_batch(*train_, planned_batch(progress, micro)));
       examples += batches_.back().labels.size(0);
     }
     return examples;
   }
-  int64_t micro_batches() const override { return update_freq_; }
   LossSums micro_batch_loss(int64_t micro) override {
     const ClassificationBatch& batch = batches_[static_cast<size_t>(micro)];
     torch::Tensor logits;
@@ -175,12 +165,6 @@ class ClassificationTask : public TrainingTask {
     const auto loss = at::cross_entropy_loss(logits, batch.labels.to(device_), {}, at::Reduction::Sum);
     return LossSums{loss, loss.detach(), batch.labels.size(0), batch.tokens_read};
   }
-  void finish_update(TrainingProgress& progress) override { progress.epoch_batches += update_freq_; }
-  bool epoch_ends_after(const TrainingProgress& progress) const override { return epoch_complete(progress); }
-  bool epoch_complete(const TrainingProgress& progress) const override {
-    return progress.epoch_batches + update_freq_ > static_cast<int64_t>(plan_.size());
-  }
-  void end_epoch(const TrainingProgress&) override {}
 
   TaskValidation validate(bool) override {
     const auto& valid = data_.split("valid");
@@ -267,10 +251,9 @@ class ClassificationTask : public TrainingTask {
   const std::vector<LabelledExample>* train_ = nullptr;
   std::vector<int64_t> train_lengths_;
   BatchingOptions batching_;
-  int64_t update_freq_ = 1;
   int64_t updates_per_epoch_ = 0;
   bool can_validate_ = false;
-  std::vector<std::vector<int64_t>> plan_, valid_plan_;
+  std::vector<std::vector<int64_t>> valid_plan_;
   std::vector<ClassificationBatch> batches_;
   int64_t trainable_groups_ = 0;  // set by set_trainable_groups; 0 before its first call
 };

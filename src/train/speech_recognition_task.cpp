@@ -18,6 +18,7 @@
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/error_rate.h"
 #include "mixseq/text/score_report.h"
+#include "mixseq/train/planned_epoch_task.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
@@ -42,10 +43,11 @@ at::Generator batch_generator(int64_t seed, int64_t epoch, int64_t batch) {
   return at::make_generator<at::CPUGeneratorImpl>(state);
 }
 
-class SpeechRecognitionTask : public TrainingTask {
+class SpeechRecognitionTask : public PlannedEpochTask {
  public:
   SpeechRecognitionTask(const TrainConfig& config, const TrainingSession& session)
-      : config_(config),
+      : PlannedEpochTask(config.train.update_freq),
+        config_(config),
         device_(session.device()),
         precision_(session.precision()),
         parallel_(session.parallel()),
@@ -73,11 +75,7 @@ class SpeechRecognitionTask : public TrainingTask {
     batching_.seed = static_cast<uint64_t>(config.train.seed);
     batching_.rank = parallel_.rank();
     batching_.world_size = parallel_.world_size();
-    update_freq_ = config.train.update_freq;
-    const auto first_plan = plan_epoch_batches(train_frames_, {}, batching_, 1);
-    updates_per_epoch_ = static_cast<int64_t>(first_plan.batches.size()) / update_freq_;
-    MIXSEQ_CHECK(updates_per_epoch_ > 0, "the training split makes ", first_plan.batches.size(),
-                 " batches, fewer than train.update_freq (", update_freq_, ")");
+    updates_per_epoch_ = updates_in(plan_epoch_batches(train_frames_, {}, batching_, 1).batches.size());
     can_validate_ = data_.has_split("valid");
     if (can_validate_) {
       BatchingOptions valid;
@@ -117,23 +115,22 @@ class SpeechRecognitionTask : public TrainingTask {
   }
 
   void start_epoch(const TrainingProgress& progress) override {
-    plan_ = plan_epoch_batches(train_frames_, {}, batching_, progress.epoch).batches;
+    plan(plan_epoch_batches(train_frames_, {}, batching_, progress.epoch).batches);
   }
   std::optional<int64_t> next_update(const TrainingProgress& progress) override {
-    if (progress.epoch_batches + update_freq_ > static_cast<int64_t>(plan_.size())) return std::nullopt;
+    if (!has_update(progress)) return std::nullopt;
     batches_.clear();
     int64_t utterances = 0;
-    for (int64_t micro = 0; micro < update_freq_; ++micro) {
-      const int64_t index = progress.epoch_batches + micro;
+    for (int64_t micro = 0; micro < update_freq(); ++micro) {
+      const int64_t index = batch_index(progress, micro);
       at::Generator generator = batch_generator(config_.train.seed, progress.epoch,
                                                 index * parallel_.world_size() + parallel_.rank());
-      batches_.push_back(
-          make_speech_batch(*train_, plan_[static_cast<size_t>(index)], config_.speech, &generator, train_cache_.get()));
+      batches_.push_back(make_speech_batch(*train_, planned_batch(progress, micro), config_.speech, &generator,
+                                           train_cache_.get()));
       utterances += static_cast<int64_t>(batches_.back().targets.size());
     }
     return utterances;
   }
-  int64_t micro_batches() const override { return update_freq_; }
   LossSums micro_batch_loss(int64_t micro) override {
     const SpeechBatch& batch = batches_[static_cast<size_t>(micro)];
     CtcOutput output;
@@ -145,12 +142,6 @@ class SpeechRecognitionTask : public TrainingTask {
     infeasible_ += sums.infeasible;
     return LossSums{sums.loss, sums.loss.detach(), sums.utterances, batch.frames};
   }
-  void finish_update(TrainingProgress& progress) override { progress.epoch_batches += update_freq_; }
-  bool epoch_ends_after(const TrainingProgress& progress) const override { return epoch_complete(progress); }
-  bool epoch_complete(const TrainingProgress& progress) const override {
-    return progress.epoch_batches + update_freq_ > static_cast<int64_t>(plan_.size());
-  }
-  void end_epoch(const TrainingProgress&) override {}
 
   TaskValidation validate(bool) override {
     const SpeechSplit& valid = data_.split("valid");
@@ -211,10 +202,9 @@ class SpeechRecognitionTask : public TrainingTask {
   const SpeechSplit* train_ = nullptr;
   std::vector<int64_t> train_frames_;
   BatchingOptions batching_;
-  int64_t update_freq_ = 1;
   int64_t updates_per_epoch_ = 0;
   bool can_validate_ = false;
-  std::vector<std::vector<int64_t>> plan_, valid_plan_;
+  std::vector<std::vector<int64_t>> valid_plan_;
   std::vector<SpeechBatch> batches_;
   std::unique_ptr<const SpeechFeatureCache> train_cache_, valid_cache_;  // speech.cache_features; else null
   int64_t infeasible_ = 0;  // CTC losses zeroed since the last validation

@@ -16,6 +16,7 @@
 #include "mixseq/train/checkpoint_average.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/file_bytes.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
 #include "mixseq/util/stop_request.h"
@@ -92,12 +93,6 @@ void restore_rng_state(const torch::Device& device, const TrainingProgress& prog
   }
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  MIXSEQ_CHECK(in.is_open(), "cannot open '", path, "'");
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // A vocabulary of the same size but other pieces would load without a shape error and train
 // every embedding on the wrong piece: the fingerprints of the token lists must agree.
 // (Version 1 checkpoints have no fingerprint.)
@@ -159,12 +154,12 @@ TrainingSession::TrainingSession(const TrainOptions& options, const DistributedC
 
 CheckpointContents describe_prepared_data(const std::string& data_dir, const PreparedData& data) {
   CheckpointContents contents;
-  contents.vocabulary_text = read_whole_file(data_dir + "/vocab.txt");
+  contents.vocabulary_text = read_file_bytes(data_dir + "/vocab.txt");
   contents.vocabulary_fingerprint = vocabulary_fingerprint(data.vocabulary());
   const std::string& tokenizer_spec = data.tokenizer();
   const auto colon = tokenizer_spec.find(':');
   contents.tokenizer_kind = tokenizer_spec.substr(0, colon);
-  if (colon != std::string::npos) contents.tokenizer_model = read_whole_file(tokenizer_spec.substr(colon + 1));
+  if (colon != std::string::npos) contents.tokenizer_model = read_file_bytes(tokenizer_spec.substr(colon + 1));
   return contents;
 }
 

@@ -17,6 +17,7 @@
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/bleu.h"
 #include "mixseq/text/score_report.h"
+#include "mixseq/train/planned_epoch_task.h"
 #include "mixseq/train/translation_loss.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
@@ -84,10 +85,11 @@ std::vector<std::vector<int64_t>> gather_hypotheses(const std::vector<std::vecto
   return all;
 }
 
-class TranslationTask : public TrainingTask {
+class TranslationTask : public PlannedEpochTask {
  public:
   TranslationTask(const TrainConfig& config, const TrainingSession& session)
-      : config_(config),
+      : PlannedEpochTask(config.train.update_freq),
+        config_(config),
         device_(session.device()),
         precision_(session.precision()),
         parallel_(session.parallel()),
@@ -118,10 +120,7 @@ class TranslationTask : public TrainingTask {
     batching_.rank = parallel_.rank();
     batching_.world_size = parallel_.world_size();
     const auto first_plan = plan_epoch_batches(source_lengths_, target_lengths_, batching_, 1);
-    update_freq_ = config.train.update_freq;
-    updates_per_epoch_ = static_cast<int64_t>(first_plan.batches.size()) / update_freq_;
-    MIXSEQ_CHECK(updates_per_epoch_ > 0, "the training split makes ", first_plan.batches.size(),
-                 " batches, fewer than train.update_freq (", update_freq_, ")");
+    updates_per_epoch_ = updates_in(first_plan.batches.size());
     if (first_plan.skipped_too_long > 0)
       log_info("train: skipping ", first_plan.skipped_too_long, " pairs longer than data.max_length (",
                config.data.batching.max_length, ")");
@@ -141,28 +140,21 @@ class TranslationTask : public TrainingTask {
   }
 
   void start_epoch(const TrainingProgress& progress) override {
-    plan_ = plan_epoch_batches(source_lengths_, target_lengths_, batching_, progress.epoch).batches;
+    plan(plan_epoch_batches(source_lengths_, target_lengths_, batching_, progress.epoch).batches);
   }
   std::optional<int64_t> next_update(const TrainingProgress& progress) override {
-    if (progress.epoch_batches + update_freq_ > static_cast<int64_t>(plan_.size())) return std::nullopt;
+    if (!has_update(progress)) return std::nullopt;
     batches_.clear();
     int64_t target_tokens = 0;
-    for (int64_t micro = 0; micro < update_freq_; ++micro) {
-      batches_.push_back(make_translation_batch(*train_source_, train_target_, plan_[progress.epoch_batches + micro]));
+    for (int64_t micro = 0; micro < update_freq(); ++micro) {
+      batches_.push_back(make_translation_batch(*train_source_, train_target_, planned_batch(progress, micro)));
       target_tokens += batches_.back().target_tokens;
     }
     return target_tokens;
   }
-  int64_t micro_batches() const override { return update_freq_; }
   LossSums micro_batch_loss(int64_t micro) override {
     return translation_loss(*model_, batches_[micro], config_.criterion, precision_, device_);
   }
-  void finish_update(TrainingProgress& progress) override { progress.epoch_batches += update_freq_; }
-  bool epoch_ends_after(const TrainingProgress& progress) const override { return epoch_complete(progress); }
-  bool epoch_complete(const TrainingProgress& progress) const override {
-    return progress.epoch_batches + update_freq_ > static_cast<int64_t>(plan_.size());
-  }
-  void end_epoch(const TrainingProgress&) override {}
 
   TaskValidation validate(bool with_metric) override {
     TaskValidation result = validation_loss();
@@ -234,9 +226,7 @@ class TranslationTask : public TrainingTask {
   const TokenDataset* train_target_ = nullptr;
   std::vector<int64_t> source_lengths_, target_lengths_;
   BatchingOptions batching_;
-  int64_t update_freq_ = 1;
   int64_t updates_per_epoch_ = 0;
-  std::vector<std::vector<int64_t>> plan_;    // this epoch's batches (example indices), in order
   std::vector<TranslationBatch> batches_;     // the prepared update's micro-batches
 };
 
