@@ -25,7 +25,9 @@ soname=$(readelf -d "$library" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ -e "$prefix/lib/$soname" ] && [ -e "$prefix/lib/libmixseq.so" ] || fail "no $soname or libmixseq.so link"
 [ -f "$prefix/lib/cmake/mixseq/mixseqConfig.cmake" ] || fail "no CMake package"
 version=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion mixseq) || fail "pkg-config mixseq"
-"$prefix/bin/mixseq" --version | grep -qF "mixseq $version " || fail "pkg-config says $version, mixseq --version differs"
+# (Outputs are captured before grep: with pipefail, `cmd | grep -q` fails when grep exits at its
+# match before cmd has written everything, and cmd dies of SIGPIPE.)
+[[ "$("$prefix/bin/mixseq" --version)" == *"mixseq $version "* ]] || fail "pkg-config says $version, mixseq --version differs"
 
 # The example, outside the tree, against the installed package alone.
 cp -r "$source/examples/translate" "$work/example-src"
@@ -36,7 +38,8 @@ cmake --build "$work/example-build" >"$work/example-build.log" 2>&1 ||
 example=$work/example-build/translate
 ! grep -qF -- "$source/include" "$work/example-build/build.ninja" "$work/example-build/CMakeFiles" -r 2>/dev/null ||
   fail "the example was compiled with mixseq's source headers"
-ldd "$example" | grep -qF "$prefix/lib/$soname" || fail "the example does not load the installed libmixseq: $(ldd "$example" | grep mixseq)"
+libraries=$(ldd "$example")
+[[ "$libraries" == *"$prefix/lib/$soname"* ]] || fail "the example does not load the installed libmixseq: $(grep mixseq <<<"$libraries")"
 
 # A tiny model on SentencePiece pieces, trained by the installed mixseq.
 mixseq=$prefix/bin/mixseq
