@@ -59,10 +59,7 @@ void add_classify_command(CLI::App& app, CommandTable& table) {
   command->add_option("--max-tokens", arguments->options.max_tokens, "Tokens per batch (texts x longest)")
       ->check(at_least(1))
       ->capture_default_str();
-  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--precision", arguments->precision,
-                      "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
-      ->capture_default_str();
+  add_device_options(command, arguments->device, arguments->precision);
   table.add(command, [=] {
     refuse_output_over_inputs({"--output", arguments->output}, {{"--input", arguments->input},
                                                                  {"--checkpoint", arguments->checkpoint}});

@@ -94,9 +94,7 @@ void add_generate_command(CLI::App& app, CommandTable& table) {
   command->add_option("--mem-len", arguments->mem_len, "Memory length; -1 = the model's")
       ->check(in_range(-1, 1 << 20))
       ->capture_default_str();
-  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
-      ->capture_default_str();
+  add_device_options(command, arguments->device, arguments->precision);
   table.add(command, [=] {
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);

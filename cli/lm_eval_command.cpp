@@ -77,9 +77,7 @@ void add_lm_eval_command(CLI::App& app, CommandTable& table) {
                       "Exit 1 when fewer tokens/s are scored; 0 = no target")
       ->check(at_least(0))
       ->capture_default_str();
-  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
-      ->capture_default_str();
+  add_device_options(command, arguments->device, arguments->precision);
   command->add_flag("--json", arguments->json, "Print the results as one JSON line");
   table.add(command, [=] {
     const auto device = resolve_device(arguments->device, "--device");

@@ -57,4 +57,11 @@ CLI::Validator in_range(double minimum, double maximum) {
   });
 }
 
+void add_device_options(CLI::App* command, std::string& device, std::string& precision) {
+  command->add_option("--device", device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  command->add_option("--precision", precision,
+                      "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
+      ->capture_default_str();
+}
+
 }  // namespace mixseq::cli

@@ -8,11 +8,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace mixseq::cli {
 
 CLI::Validator finite_number();                            // any number but nan and +-inf
 CLI::Validator at_least(double minimum);                   // a finite number >= minimum
 CLI::Validator above(double minimum);                      // a finite number > minimum
 CLI::Validator in_range(double minimum, double maximum);   // a finite number in [minimum, maximum]
+
+// --device (auto, cpu, cuda, cuda:N) and --precision (auto, fp32, bf16, fp16, tf32), as the commands
+// that run a model take them; resolve them with util/mixed_precision.h's resolve_device/_precision.
+void add_device_options(CLI::App* command, std::string& device, std::string& precision);
 
 }  // namespace mixseq::cli

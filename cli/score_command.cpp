@@ -54,10 +54,7 @@ void add_score_command(CLI::App& app, CommandTable& table) {
                       "Longest target sentence in tokens; a longer one is an error naming its line (0: no limit)")
       ->check(at_least(0))
       ->capture_default_str();
-  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--precision", arguments->precision,
-                      "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
-      ->capture_default_str();
+  add_device_options(command, arguments->device, arguments->precision);
   table.add(command, [=] {
     const auto name = [](const std::string& path) { return path == "-" ? std::string("<stdin>") : path; };
     MIXSEQ_CHECK(arguments->source != "-" || arguments->target != "-",

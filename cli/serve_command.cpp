@@ -121,10 +121,7 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
   arguments->search.add_to(*command);
   command->add_option("--classify-checkpoint", arguments->classify_checkpoint,
                       "Sentence classifier's checkpoint (.pt) for POST /classify (beside the others, or alone)");
-  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--precision", arguments->precision,
-                      "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")
-      ->capture_default_str();
+  add_device_options(command, arguments->device, arguments->precision);
   table.add(command, [=] {
     MIXSEQ_CHECK(!arguments->checkpoints.empty() || !arguments->speech_checkpoint.empty() ||
                      !arguments->classify_checkpoint.empty(),

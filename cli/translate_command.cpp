@@ -84,8 +84,7 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
       ->capture_default_str();
   command->add_flag("--truncate-long-sources", arguments->options.truncate_long_sources,
                     "Cut sources longer than --max-source-tokens instead of stopping");
-  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU) or tf32 (GPU)")->capture_default_str();
+  add_device_options(command, arguments->device, arguments->precision);
   command->add_flag("--scores", arguments->show_scores, "Write 'index ||| translation ||| score' lines");
   command->add_flag("--moses-nbest", arguments->moses_nbest,
                     "Write n-best lines in Moses' format: 'index ||| translation ||| F0= score ||| score'");
