@@ -184,8 +184,9 @@ class ClassificationTask : public PlannedEpochTask {
       const auto labels = batch.labels.to(device_);
       loss += at::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum).item<double>();
       const auto predictions = logits.argmax(1).cpu();
-      for (int64_t i = 0; i < predictions.size(0); ++i)
-        confusion[static_cast<size_t>(batch.labels[i].item<int64_t>() * C + predictions[i].item<int64_t>())] += 1;
+      const auto predicted = predictions.accessor<int64_t, 1>();
+      const auto reference = batch.labels.accessor<int64_t, 1>();  // batch.labels is on the CPU
+      for (int64_t i = 0; i < predictions.size(0); ++i) confusion[static_cast<size_t>(reference[i] * C + predicted[i])] += 1;
     }
     model_->train();
     confusion.push_back(loss);
