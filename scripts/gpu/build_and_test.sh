@@ -1,18 +1,63 @@
 #!/usr/bin/env bash
-# Builds mixseq with CUDA against the PyTorch 2.x LibTorch of a GPU machine and runs the tests.
-# The machine has no package registry: run scripts/gpu/collect_debs.sh where there is one and
-# carry .gpu-debs/ along; its packages are unpacked under /tmp, never over /.
+# Builds mixseq with CUDA against the PyTorch 2.x LibTorch of a GPU machine, checks it on the GPU
+# and runs the unit tests. The machine has no package registry: run scripts/gpu/collect_debs.sh
+# where there is one and carry .gpu-debs/ along; its packages are unpacked under /tmp, never over /.
 #   scripts/gpu/build_and_test.sh [ctest arguments]
-set -euo pipefail
+#
+# Device time is scarce (minutes per session), so the steps run in the order of what they are
+# worth, each logged, timed and allowed to fail without stopping the ones after it:
+#   1. configure, then build the command with `ninja -k 0` (every compile error in one run);
+#   2. GPU checks (gpu_checks.log): `mixseq bench` per model family on cuda in fp32, tf32, bf16
+#      and fp16, a one-rank NCCL job through c10d with and without overlap, and, when
+#      .gpu-carry/demo_data (a `mixseq demo` dataset) and .gpu-carry/demo.yaml are carried along,
+#      a real training run with validation BLEU on the GPU;
+#   3. build the tests (beside step 2, on all cores but two, at the lowest priority) and run the
+#      unit suites (ctest -L unit unless arguments say otherwise), stopped at the deadline.
+# Logs go to $OUT when it is set (the device tool's folder), else to the build folder; summary.txt
+# lists every step with its exit status and seconds.
+#   MIXSEQ_GPU_DEADLINE  seconds from the start after which no new step starts and ctest is
+#                        stopped (default 3000)
+set -uo pipefail
 cd "$(dirname "$0")/../.."
+start=$(date +%s)
+deadline=$((start + ${MIXSEQ_GPU_DEADLINE:-3000}))
+build_dir="${BUILD_DIR:-build-gpu}"
+logs="${OUT:-$build_dir}"
+mkdir -p "$logs" "$build_dir"
+summary="$logs/summary.txt"
+: > "$summary"
+
+# step NAME LOG SECONDS COMMAND...: runs COMMAND under `timeout SECONDS` (cut to the deadline),
+# appending its output to LOG, and records its status in the summary.
+step() {
+  local name=$1 log=$2 limit=$3; shift 3
+  local now left t0 rc
+  now=$(date +%s); left=$((deadline - now))
+  if ((left < 5)); then echo "$name: skipped (deadline)" | tee -a "$summary"; return 1; fi
+  ((limit > left)) && limit=$left
+  echo "=== $name ($(date -u +%T), limit ${limit}s): $*" >> "$log"
+  t0=$(date +%s)
+  timeout --kill-after=5 "$limit" "$@" >> "$log" 2>&1
+  rc=$?
+  echo "$name: rc $rc, $(($(date +%s) - t0)) s" | tee -a "$summary"
+  echo "=== $name: rc $rc" >> "$log"
+  return $rc
+}
+
 deps=/tmp/mixseq-deps
 rm -rf "$deps" && mkdir -p "$deps"
 for deb in .gpu-debs/*.deb; do dpkg-deb -x "$deb" "$deps"; done
 arch_libs="$deps/usr/lib/x86_64-linux-gnu"
 
+{
+  echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
+  g++ --version | head -1; cmake --version | head -1; ninja --version
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+} > "$logs/machine.txt" 2>&1
+cat "$logs/machine.txt" >> "$summary"
 torch_cmake=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 torch_libs=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
-python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
 
 # The unpacked .pc files say prefix=/usr: the sysroot moves their paths under $deps.
 export PKG_CONFIG_PATH="$arch_libs/pkgconfig:$deps/usr/share/pkgconfig"
@@ -20,16 +65,61 @@ export PKG_CONFIG_SYSROOT_DIR="$deps"
 export LD_LIBRARY_PATH="$arch_libs:$torch_libs:${LD_LIBRARY_PATH:-}"
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
 
-build_dir="${BUILD_DIR:-build-gpu}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$torch_cmake;$deps/usr" \
-  -DCMAKE_LIBRARY_PATH="$arch_libs"
-cmake --build "$build_dir" -j "$(nproc)"
-ctest --test-dir "$build_dir" --output-on-failure -j 4 "$@"
+build_log="$logs/build.log"
+# The Python module needs Debian's python3 and pybind11-dev, which the machine lacks.
+step configure "$build_log" 300 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DMIXSEQ_BUILD_PYTHON=OFF -DCMAKE_PREFIX_PATH="$torch_cmake;$deps/usr" -DCMAKE_LIBRARY_PATH="$arch_libs" \
+  || { grep -E "Error|error" "$build_log" | head -40 >> "$summary"; exit 1; }
+step build_command "$build_log" 1800 cmake --build "$build_dir" --target mixseq -- -k 0 -j "$(nproc)"
+built=$?
+if ((built != 0)); then
+  echo "--- compile errors (first 60 lines; all in build.log):" >> "$summary"
+  grep -E "error:|undefined reference|FAILED" "$build_log" | head -60 >> "$summary"
+fi
 
-# The NCCL path on this GPU: a one-rank job (world size 1) through c10d, with and without overlap.
-for overlap in "" --no-overlap; do
-  RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=29511 \
-    "$build_dir/bin/mixseq" bench train --device cuda --precision bf16 --model transformer --vocab 32000 \
-    --d-model 512 --ffn 2048 --heads 8 --layers 6 --batch 128 --seq-len 30 --steps 20 $overlap
-done
+mixseq="$build_dir/bin/mixseq"
+checks="$logs/gpu_checks.log"
+if ((built == 0)); then
+  # The tests build meanwhile on all cores but two, at the lowest priority: the checks' host
+  # threads (kernel launches) keep a core of their own.
+  step build_tests "$build_log" 1800 nice -n 19 cmake --build "$build_dir" -- -k 0 -j "$(($(nproc) - 2))" &
+  tests_build=$!
+  step version "$checks" 30 "$mixseq" --version
+  # The Scaling-NMT Transformer base shape, every precision.
+  for precision in fp32 tf32 bf16 fp16; do
+    step "bench_train_transformer_$precision" "$checks" 60 "$mixseq" bench train --device cuda --precision $precision \
+      --model transformer --vocab 32000 --d-model 512 --ffn 2048 --heads 8 --layers 6 --batch 128 --seq-len 30 --steps 20
+  done
+  step bench_translate_transformer_bf16 "$checks" 60 "$mixseq" bench translate --device cuda --precision bf16 \
+    --model transformer --vocab 32000 --d-model 512 --ffn 2048 --heads 8 --layers 6 --beam 5 --batch 64 --batches 2 --max-len 30
+  step bench_train_gnmt_bf16 "$checks" 60 "$mixseq" bench train --device cuda --precision bf16 --model gnmt \
+    --vocab 32000 --hidden 1024 --layers 4 --batch 128 --seq-len 30 --steps 10
+  step bench_train_transformer_xl_bf16 "$checks" 60 "$mixseq" bench train --device cuda --precision bf16 \
+    --model transformer_xl --vocab 32000 --n-layer 16 --n-head 8 --d-head 64 --d-inner 2048 --d-model 512 \
+    --batch 32 --tgt-len 128 --mem-len 128 --steps 10
+  for preset in jasper ds2 convs2s lstm_lm tacotron2; do
+    step "bench_train_${preset}_bf16" "$checks" 60 "$mixseq" bench train --device cuda --precision bf16 \
+      -c "configs/bench/$preset.yaml" --steps 10
+  done
+  # The NCCL path on this GPU: a one-rank job (world size 1) through c10d, with and without overlap.
+  for overlap in "" --no-overlap; do
+    step "nccl_one_rank${overlap}" "$checks" 60 env RANK=0 WORLD_SIZE=1 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 \
+      MASTER_PORT=29511 "$mixseq" bench train --device cuda --precision bf16 \
+      --model transformer --vocab 32000 --d-model 512 --ffn 2048 --heads 8 --layers 6 --batch 128 --seq-len 30 \
+      --steps 20 $overlap
+  done
+  if [[ -d .gpu-carry/demo_data && -f .gpu-carry/demo.yaml ]]; then
+    step train_demo_cuda_bf16 "$checks" 180 "$mixseq" train -c .gpu-carry/demo.yaml --overwrite \
+      --train.run_dir /tmp/gpu-demo-run --train.device cuda --train.precision bf16 --train.max_epochs 3 \
+      --train.log_interval 100
+  fi
+  grep -h '^{' "$checks" > "$logs/bench.jsonl" 2>/dev/null
+  wait $tests_build
+else
+  step build_tests "$build_log" 1800 cmake --build "$build_dir" -- -k 0 -j "$(nproc)"
+fi
+
+if (($# == 0)); then set -- -L unit; fi
+step ctest "$logs/test.log" 1800 ctest --test-dir "$build_dir" --output-on-failure -j 8 "$@"
+grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|Not Run" "$logs/test.log" >> "$summary" 2>/dev/null
+echo "total: $(($(date +%s) - start)) s" >> "$summary"
