@@ -85,6 +85,8 @@ if ((built == 0)); then
   step build_tests "$build_log" 1800 nice -n 19 cmake --build "$build_dir" -- -k 0 -j "$(($(nproc) - 2))" &
   tests_build=$!
   step version "$checks" 30 "$mixseq" --version
+  # Copy relocations of libstdc++'s streams in the programs (the SentencePiece module refuses them).
+  step copy_relocations "$checks" 30 bash -c "readelf -rW '$mixseq' | grep -E 'COPY' | grep -E 'cerr|cout|clog|cin|libc_single' || echo none"
   # The Scaling-NMT Transformer base shape, every precision.
   for precision in fp32 tf32 bf16 fp16; do
     step "bench_train_transformer_$precision" "$checks" 60 "$mixseq" bench train --device cuda --precision $precision \

@@ -1,7 +1,9 @@
 #include "mixseq/distributed/process_group.h"
 
 #include <ATen/ATen.h>
+#ifdef MIXSEQ_WITH_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef MIXSEQ_WITH_NCCL
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
@@ -23,6 +25,7 @@ bool is_loopback(const std::string& address) {
   return address == "localhost" || address == "::1" || address.rfind("127.", 0) == 0;
 }
 
+#ifdef MIXSEQ_WITH_GLOO
 // The network device Gloo binds to: GLOO_SOCKET_IFNAME when set (as in PyTorch), the loopback
 // device when the rendezvous is on this host (every rank on one node), else the interface the
 // host name resolves to.
@@ -32,6 +35,7 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const LaunchEnvironment& 
   if (is_loopback(env.master_addr)) return c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1");
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
+#endif
 
 }  // namespace
 
@@ -57,7 +61,9 @@ void PendingCollective::wait() {
 // not a base class across LibTorch versions (ProcessGroup in 1.13, Backend in 2.x).
 struct ProcessGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
+#ifdef MIXSEQ_WITH_GLOO
   c10::intrusive_ptr<c10d::ProcessGroupGloo> gloo;
+#endif
 #ifdef MIXSEQ_WITH_NCCL
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;
 #endif
@@ -76,7 +82,9 @@ struct ProcessGroup::Impl {
 #ifdef MIXSEQ_WITH_NCCL
       if (nccl) state->work = call(*nccl);
 #endif
+#ifdef MIXSEQ_WITH_GLOO
       if (!state->work) state->work = call(*gloo);
+#endif
     } catch (const std::exception& e) {
       throw Error(str_cat("distributed: ", state->what, " failed to start: ", first_line(e.what())));
     }
@@ -111,9 +119,13 @@ ProcessGroup::ProcessGroup(const LaunchEnvironment& env, const c10::Device& devi
   try {
     impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
     if (backend_ == "gloo") {
+#ifdef MIXSEQ_WITH_GLOO
       auto gloo_options = c10d::ProcessGroupGloo::Options::create(impl_->timeout);
       gloo_options->devices.push_back(gloo_device(env));
       impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, env.rank, env.world_size, gloo_options);
+#else
+      throw Error("distributed.backend gloo: this mixseq was built without Gloo (its LibTorch ships no Gloo headers); use nccl");
+#endif
     } else {
 #ifdef MIXSEQ_WITH_NCCL
       auto nccl_options = c10d::ProcessGroupNCCL::Options::create();

@@ -6,6 +6,8 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
+#include "util/torch_compat.h"
+
 namespace mixseq {
 
 int64_t peak_host_memory_bytes() {
@@ -18,7 +20,7 @@ int64_t peak_device_memory_bytes(const torch::Device& device) {
 #ifdef MIXSEQ_WITH_CUDA
   if (device.is_cuda()) {
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
-    return stats.allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)].peak;
+    return stats.allocated_bytes[compat::aggregate_allocator_stat].peak;
   }
 #endif
   return 0;

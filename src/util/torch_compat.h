@@ -71,6 +71,11 @@ inline at::Tensor fused_attention(const at::Tensor& q, const at::Tensor& k, cons
 #endif
 }
 
+// The index of StatType::AGGREGATE (all pools together) in the CUDA caching allocator's per-pool
+// statistics arrays. The enum moved from c10::cuda::CUDACachingAllocator (1.13) to
+// c10::CachingDeviceAllocator (2.x); AGGREGATE is its first value in both.
+inline constexpr size_t aggregate_allocator_stat = 0;
+
 // The key of a parameter in torch::optim::Optimizer::state(). LibTorch 1.13 keys that map by the
 // text of the parameter's TensorImpl address (c10::guts::to_string, which prints it through an
 // ostringstream), PyTorch 2.x by the address itself. Chosen by the map's key type rather than by
