@@ -16,5 +16,5 @@ apt-get download \
   libsndfile1-dev libsndfile1 libflac-dev libflac12 libogg-dev libogg0 libvorbis-dev libvorbis0a \
   libvorbisenc2 libvorbisfile3 libopus-dev libopus0 libmpg123-dev libmpg123-0 libmp3lame0 \
   libsoxr-dev libsoxr0 libsoxr-lsr0 \
-  libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 zlib1g-dev libbrotli-dev libbrotli1
+  libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libssl3 zlib1g-dev zlib1g libbrotli-dev libbrotli1
 ls -l
