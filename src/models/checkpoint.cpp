@@ -77,6 +77,7 @@ uint64_t contents_checksum(const CheckpointContents& contents) {
     add_number(static_cast<int64_t>(progress.carried_state.size()));
     for (const auto& tensor : progress.carried_state) add_tensor(tensor);
   }
+  for (const double value : progress.schedule_pace) add_number(value);   // none before train.max_time sized a run
   if (!contents.quantization.empty()) add_string(contents.quantization);  // likewise for float checkpoints
   if (!contents.labels_text.empty()) add_string(contents.labels_text);    // and for models without labels
   return checksum.value();
@@ -271,6 +272,8 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   state.write("loss_scale", c10::IValue(progress.loss_scale));
   state.write("loss_scale_clean_steps", c10::IValue(progress.loss_scale_clean_steps));
   state.write("train_seconds", c10::IValue(progress.train_seconds));
+  if (!progress.schedule_pace.empty())
+    state.write("schedule_pace", torch::tensor(progress.schedule_pace, torch::kDouble));
   if (progress.cpu_rng_state.defined()) state.write("cpu_rng_state", progress.cpu_rng_state);
   if (progress.cuda_rng_state.defined()) state.write("cuda_rng_state", progress.cuda_rng_state);
   state.write("carried_state_count", c10::IValue(static_cast<int64_t>(progress.carried_state.size())));
@@ -357,6 +360,14 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
     progress.loss_scale_clean_steps = read_int(state, "loss_scale_clean_steps");
     c10::IValue train_seconds;  // absent from checkpoints written before train.max_time
     if (state.try_read("train_seconds", train_seconds)) progress.train_seconds = train_seconds.toDouble();
+    torch::Tensor schedule_pace;  // only where train.max_time sized the run
+    if (try_read_tensor(state, "schedule_pace", schedule_pace, path)) {
+      MIXSEQ_CHECK(schedule_pace.scalar_type() == torch::kDouble && schedule_pace.dim() == 1 &&
+                       schedule_pace.numel() == kSchedulePaceValues,
+                   "'", path, "' is corrupt: its schedule_pace is not ", kSchedulePaceValues, " numbers; ", kUseAnother);
+      const auto values = schedule_pace.contiguous();
+      progress.schedule_pace.assign(values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
+    }
     try_read_tensor(state, "cpu_rng_state", progress.cpu_rng_state, path);
     try_read_tensor(state, "cuda_rng_state", progress.cuda_rng_state, path);
     c10::IValue carried;  // absent from checkpoints written before language models

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "mixseq/text/score_report.h"
+#include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 
 namespace mixseq {
@@ -12,20 +14,43 @@ namespace {
 constexpr int64_t kUpdatesBeforeSizing = 20;  // updates of an invocation timed before the budget is sized
 constexpr double kBudgetShareBeforeSizing = 0.05;  // or this share of train.max_time, without an epoch end first
 constexpr double kCheckEvery = 0.1;  // after sizing: the speed is checked again at each such share of the budget
-constexpr double kShortenBelow = 0.98;  // shortened only when fewer than this share of the planned updates fit
+constexpr double kResizeBeyond = 0.02;  // re-sized when the updates that fit differ from the total by more than this share
 
 // The next multiple of kCheckEvery above `share`.
 double next_check_after(double share) { return (std::floor(share / kCheckEvery + 1e-9) + 1) * kCheckEvery; }
 }  // namespace
 
-RunSchedule::RunSchedule(const TrainingSession& session, const LrScheduleOptions& options, double lr,
+RunSchedule::RunSchedule(TrainingSession& session, const LrScheduleOptions& options, double lr,
                          int64_t updates_per_epoch)
     : session_(session),
       options_(options),
       lr_(lr),
       most_steps_(planned_total_steps(session.options(), updates_per_epoch)),
       total_steps_(most_steps_),
-      schedule_(options, lr, total_steps_) {}
+      schedule_(options, lr, total_steps_),
+      paced_(schedule_.depends_on_total()) {
+  const auto& saved = session.progress().schedule_pace;
+  if (saved.empty() || session.options().max_time <= 0) return;
+  // A resumed run: the sizing it had, unless max_epochs or max_steps now allow fewer updates.
+  MIXSEQ_CHECK(saved.size() == static_cast<size_t>(kSchedulePaceValues), "the checkpoint's schedule sizing has ",
+               saved.size(), " numbers, not ", kSchedulePaceValues);
+  sized_ = true;
+  nominal_steps_ = std::llround(saved[0]);
+  anchor_step_ = std::llround(saved[1]);
+  anchor_position_ = saved[2];
+  pace_ = saved[3];
+  total_steps_ = std::min<int64_t>(most_steps_, std::llround(saved[4]));
+  schedule_ = LrSchedule(options_, lr_, paced_ ? nominal_steps_ : total_steps_);
+  next_check_ = next_check_after(session.progress().train_seconds / session.options().max_time);
+  const int64_t step = session.progress().step;
+  next_check_step_ = step + std::max<int64_t>(1, (total_steps_ - step) / 2);
+}
+
+double RunSchedule::lr_at(int64_t step) const {
+  if (!sized_ || !paced_) return schedule_.lr_at(step);
+  const double position = anchor_position_ + static_cast<double>(step - anchor_step_) * pace_;
+  return schedule_.lr_at(std::clamp<int64_t>(std::llround(position), 0, nominal_steps_));
+}
 
 void RunSchedule::after_update(int64_t step) {
   const double budget = session_.options().max_time;
@@ -33,41 +58,63 @@ void RunSchedule::after_update(int64_t step) {
   const double elapsed = session_.agreed_train_seconds();
   if (!sized_) {
     if (step >= session_.first_step() + kUpdatesBeforeSizing && elapsed >= kBudgetShareBeforeSizing * budget)
-      fit_to_time_budget();
-  } else if (elapsed >= next_check_ * budget) {
+      size_to_time_budget();
+  } else if (elapsed >= next_check_ * budget || step >= next_check_step_) {
     next_check_ = next_check_after(elapsed / budget);
-    shorten_to_time_budget();
+    resize_to_time_budget(step);
   }
 }
 
 void RunSchedule::at_epoch_end(int64_t step) {
   if (!sized_ && session_.options().max_time > 0 && step >= session_.first_step() + kUpdatesBeforeSizing)
-    fit_to_time_budget();
+    size_to_time_budget();
 }
 
-void RunSchedule::fit_to_time_budget() {
+// The first sizing: the schedule is built for the updates that fit, before its decay has begun.
+void RunSchedule::size_to_time_budget() {
   sized_ = true;
   next_check_ = next_check_after(session_.agreed_train_seconds() / session_.options().max_time);
   const int64_t sized = session_.fit_to_time_budget(total_steps_, most_steps_);
-  if (sized == total_steps_) return;
-  log_info("train: max_time ", session_.options().max_time, " s: ",
-           format_decimal(session_.seconds_per_update() * 1e3, 0), " ms per update so far, schedule sized to ", sized,
-           " updates");
-  use_total(sized);
+  nominal_steps_ = sized;
+  anchor_step_ = 0;
+  anchor_position_ = 0;
+  pace_ = 1;
+  if (sized != total_steps_) {
+    log_info("train: max_time ", session_.options().max_time, " s: ",
+             format_decimal(session_.seconds_per_update() * 1e3, 0), " ms per update so far, schedule sized to ",
+             sized, " updates");
+    total_steps_ = sized;
+    schedule_ = LrSchedule(options_, lr_, total_steps_);
+  }
+  save_sizing();
 }
 
-void RunSchedule::shorten_to_time_budget() {
+// Later: the same curve at another pace from `step` on, so that it ends at the new total.
+void RunSchedule::resize_to_time_budget(int64_t step) {
   const int64_t fits = session_.fit_to_time_budget(total_steps_, most_steps_);
-  if (static_cast<double>(fits) >= kShortenBelow * static_cast<double>(total_steps_)) return;
-  log_info("train: max_time ", session_.options().max_time, " s: slower than measured (",
-           format_decimal(session_.seconds_per_update() * 1e3, 0), " ms per update so far), schedule shortened from ",
-           total_steps_, " to ", fits, " updates");
-  use_total(fits);
+  if (std::abs(static_cast<double>(fits - total_steps_)) <= kResizeBeyond * static_cast<double>(total_steps_)) {
+    next_check_step_ = step + std::max<int64_t>(1, (total_steps_ - step) / 2);
+    return;
+  }
+  log_info("train: max_time ", session_.options().max_time, " s: ",
+           fits < total_steps_ ? "slower" : "faster", " than measured (",
+           format_decimal(session_.seconds_per_update() * 1e3, 0), " ms per update so far), schedule ",
+           fits < total_steps_ ? "shortened" : "lengthened", " from ", total_steps_, " to ", fits, " updates");
+  if (paced_) {
+    const double position = anchor_position_ + static_cast<double>(step - anchor_step_) * pace_;
+    anchor_step_ = step;
+    anchor_position_ = std::min(position, static_cast<double>(nominal_steps_));
+    pace_ = (static_cast<double>(nominal_steps_) - anchor_position_) / static_cast<double>(std::max<int64_t>(fits - step, 1));
+  }
+  total_steps_ = fits;
+  save_sizing();
 }
 
-void RunSchedule::use_total(int64_t total_steps) {
-  total_steps_ = total_steps;
-  schedule_ = LrSchedule(options_, lr_, total_steps_);
+void RunSchedule::save_sizing() {
+  const int64_t step = session_.progress().step;
+  next_check_step_ = step + std::max<int64_t>(1, (total_steps_ - step) / 2);
+  session_.progress().schedule_pace = {static_cast<double>(nominal_steps_), static_cast<double>(anchor_step_),
+                                       anchor_position_, pace_, static_cast<double>(total_steps_)};
 }
 
 }  // namespace mixseq

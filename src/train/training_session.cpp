@@ -274,7 +274,10 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
   interval_.grad_norm += update.grad_norm;
 
   const double elapsed = seconds_since(interval_.start);
-  const double eta = seconds() / (progress.step - first_step_) * (total_steps - progress.step);
+  double eta = seconds() / (progress.step - first_step_) * (total_steps - progress.step);
+  // Before train.max_time has sized an unbounded run, its total means nothing: the budget ends it.
+  if (options_.max_time > 0) eta = std::min(eta, std::max(0.0, options_.max_time - train_seconds()));
+  const std::string total_text = total_steps >= kUnboundedSteps ? "?" : std::to_string(total_steps);
   const bool scaling = update_step_->scaling();
   if (progress.step % options_.log_interval == 0 || progress.step == total_steps) {
     const auto sums = parallel_.sum({interval_.loss.item<double>(), interval_.nll.item<double>(),
@@ -298,7 +301,7 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
     if (units_.perplexity) record["ppl"] = perplexity;
     const double scale = scaling ? update_step_->loss_scaler().current_scale() : 0;
     if (scaling) record["loss_scale"] = scale;
-    metrics_->write(record, str_cat("train | epoch ", progress.epoch, " | step ", progress.step, "/", total_steps,
+    metrics_->write(record, str_cat("train | epoch ", progress.epoch, " | step ", progress.step, "/", total_text,
                                     " | lr ", lr, " | ", format_decimal(ms_per_update, 1), " ms/update | ",
                                     format_decimal(tokens_per_second, 0), " ", units_.throughput, "/s | loss ",
                                     format_decimal(loss, 4),
@@ -311,7 +314,7 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
     const double tokens_per_second =
         static_cast<double>(interval_.source_tokens + (units_.targets_in_throughput ? interval_.target_tokens : 0)) *
         static_cast<double>(parallel_.world_size()) / std::max(elapsed, 1e-9);
-    metrics_->progress(str_cat("epoch ", progress.epoch, " step ", progress.step, "/", total_steps, " | ",
+    metrics_->progress(str_cat("epoch ", progress.epoch, " step ", progress.step, "/", total_text, " | ",
                                format_decimal(tokens_per_second, 0), " ", units_.throughput, "/s | ETA ",
                                format_duration(eta)));
   }

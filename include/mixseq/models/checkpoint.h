@@ -33,6 +33,9 @@ namespace mixseq {
 constexpr int64_t kCheckpointVersion = 3;
 constexpr int64_t kCheckpointVersionWithInt8Weights = 3;
 
+// TrainingProgress::schedule_pace holds this many numbers when it holds any.
+constexpr int64_t kSchedulePaceValues = 5;
+
 // Where training stands, besides the model and optimizer.
 struct TrainingProgress {
   int64_t step = 0;               // optimizer updates done
@@ -49,6 +52,9 @@ struct TrainingProgress {
   // What a task's loop carries from one update to the next and needs back to resume exactly: a
   // language model's memory (per layer, [B, M, D] over all ranks' streams). Empty for translation.
   std::vector<torch::Tensor> carried_state;
+  // How train.max_time sized the run (train/run_schedule.h): {nominal total, anchor step, anchor
+  // position, pace, total steps}; empty until it has.
+  std::vector<double> schedule_pace;
 };
 
 struct CheckpointContents {

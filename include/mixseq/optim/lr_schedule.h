@@ -112,6 +112,9 @@ class LrSchedule {
   // The learning rate of update number `step` (0 = the first update).
   double lr_at(int64_t step) const;
 
+  // Whether the rates depend on total_steps (gnmt_step, cosine) or on the step alone.
+  bool depends_on_total() const { return kind_ == Kind::kGnmtStep || kind_ == Kind::kCosine; }
+
  private:
   enum class Kind { kGnmtStep, kInverseSqrt, kCosine, kConstant };
 

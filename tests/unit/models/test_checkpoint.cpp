@@ -162,6 +162,33 @@ TEST(Checkpoint, CarriedStateRoundTripsAndIsChecksummed) {
   EXPECT_TRUE(read_checkpoint_contents(path).progress.carried_state.empty());
 }
 
+TEST(Checkpoint, SchedulePaceRoundTripsIsChecksummedAndMustHoldFiveNumbers) {
+  test::TempDir dir;
+  const auto path = dir.path("checkpoint_last.pt");
+  torch::nn::Linear model(3, 2);
+  auto contents = sample_contents();
+  contents.progress.schedule_pace = {5000, 1200, 1187.25, 0.8125, 4600};  // train/run_schedule.h's sizing
+  save_checkpoint(path, contents, *model, nullptr);
+  EXPECT_EQ(read_checkpoint_contents(path).progress.schedule_pace, contents.progress.schedule_pace);
+
+  std::string bytes = test::read_file(path);
+  const auto raw = torch::tensor(contents.progress.schedule_pace, torch::kDouble);
+  const auto at = bytes.find(std::string(static_cast<const char*>(raw.data_ptr()), raw.nbytes()));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 9] ^= 0x01;
+  test::write_file(path, bytes);
+  reseal_zip(path);  // past the zip's CRCs, mixseq's own checksum still sees it
+  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("is corrupt"), std::string::npos);
+
+  contents.progress.schedule_pace = {1, 2, 3};
+  save_checkpoint(path, contents, *model, nullptr);
+  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("schedule_pace is not 5 numbers"), std::string::npos);
+
+  // A run that max_time never sized stores none (and older checkpoints have none).
+  save_checkpoint(path, sample_contents(), *model, nullptr);
+  EXPECT_TRUE(read_checkpoint_contents(path).progress.schedule_pace.empty());
+}
+
 // The bytes of `tensor` as they lie in a checkpoint file (tensors are stored uncompressed).
 std::string raw_bytes(const torch::Tensor& tensor) {
   const auto contiguous = tensor.detach().contiguous();
