@@ -105,18 +105,7 @@ void add_generate_command(CLI::App& app, CommandTable& table) {
       context.mem_len = arguments->mem_len;
       trained.model->set_context(context);
     }
-    const auto pieces = trained.tokenizer->encode(arguments->prompt);
-    MIXSEQ_CHECK(!pieces.empty(), "--prompt is empty: give text to continue");
-    const auto unknown = pieces_outside_vocabulary(arguments->prompt, *trained.tokenizer, trained.vocabulary);
-    if (!unknown.empty()) {
-      std::string listed;
-      for (size_t i = 0; i < unknown.size() && i < 10; ++i) listed += (i ? ", '" : "'") + unknown[i] + "'";
-      throw Error(str_cat("--prompt: ", unknown.size(), " word", unknown.size() > 1 ? "s are" : " is",
-                          " not in the model's vocabulary (", listed, unknown.size() > 10 ? ", ..." : "",
-                          "); the model would read <unk>: rephrase the prompt"));
-    }
-    std::vector<int64_t> prompt = {kEosId};  // the prompt starts a line, as after the previous line's end
-    for (const int64_t id : trained.vocabulary.encode(pieces)) prompt.push_back(id);
+    const auto prompt = encode_prompt(arguments->prompt, *trained.tokenizer, trained.vocabulary, "--prompt");
     watch_stop_signals();  // SIGINT or SIGTERM: stop after the current token, with every token written
     StreamingDetokenizer text(trained, std::cout);
     const auto generated =

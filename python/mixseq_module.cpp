@@ -51,7 +51,9 @@ std::vector<std::vector<std::string>> reference_streams(const py::object& refere
 }  // namespace
 
 PYBIND11_MODULE(mixseq, m) {
-  m.doc() = "mixseq: translate with checkpoints trained by `mixseq train` (the C++ library's Python face)";
+  m.doc() =
+      "mixseq: translate, score and generate with checkpoints trained by `mixseq train` (the C++ library's Python "
+      "face)";
   py::register_exception<mixseq::Error>(m, "Error", PyExc_RuntimeError);
 
   m.def(
@@ -156,4 +158,79 @@ Search settings left None are the checkpoint's validation_search, as with `mixse
           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("device", &mixseq::Translator::device)
       .def_property_readonly("precision", &mixseq::Translator::precision);
+
+  py::class_<mixseq::SentenceScore>(m, "SentenceScore")
+      .def_readonly("log_prob", &mixseq::SentenceScore::log_prob, "ln p(the sentence's pieces, then </s>)")
+      .def_readonly("tokens", &mixseq::SentenceScore::tokens, "positions scored: the pieces plus </s>")
+      .def_readonly("unknown_tokens", &mixseq::SentenceScore::unknown_tokens, "pieces outside the vocabulary")
+      .def("__repr__", [](const mixseq::SentenceScore& s) {
+        return "SentenceScore(log_prob=" + py::repr(py::float_(s.log_prob)).cast<std::string>() +
+               ", tokens=" + std::to_string(s.tokens) + ")";
+      });
+
+  py::class_<mixseq::TextPerplexity>(m, "TextPerplexity")
+      .def_readonly("loss", &mixseq::TextPerplexity::loss, "mean negative log-likelihood per scored token, nats")
+      .def_readonly("perplexity", &mixseq::TextPerplexity::perplexity, "exp(loss)")
+      .def_readonly("tokens", &mixseq::TextPerplexity::tokens, "tokens scored")
+      .def_readonly("unknown_tokens", &mixseq::TextPerplexity::unknown_tokens, "pieces outside the vocabulary")
+      .def("__repr__", [](const mixseq::TextPerplexity& p) {
+        return "TextPerplexity(perplexity=" + py::repr(py::float_(p.perplexity)).cast<std::string>() +
+               ", tokens=" + std::to_string(p.tokens) + ")";
+      });
+
+  py::class_<mixseq::LanguageModel>(m, "LanguageModel", R"(A language-model checkpoint (Transformer-XL or LSTM).
+
+LanguageModel(model_path, *, device="auto", precision="fp32", threads=0)
+score(sentences) gives ln p of each sentence alone; perplexity(lines) is `mixseq lm-eval` on those
+lines; generate(prompt) is `mixseq generate --prompt`. One LanguageModel may be used from several
+threads; their calls run one at a time.)")
+      .def(py::init([](const std::string& path, const std::string& device, const std::string& precision, int threads) {
+             mixseq::LanguageModelOptions options;
+             options.device = device;
+             options.precision = precision;
+             options.threads = threads;
+             return mixseq::LanguageModel(path, options);
+           }),
+           py::arg("model_path"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "fp32",
+           py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>())
+      .def("score", &mixseq::LanguageModel::score_batch,
+           "ln p of each sentence and its end of sentence, each alone from the start of a line (natural log)",
+           py::arg("sentences"), py::call_guard<py::gil_scoped_release>())
+      .def(
+          "perplexity",
+          [](const mixseq::LanguageModel& model, const std::vector<std::string>& lines, int64_t batch_size,
+             int64_t tgt_len, int64_t mem_len, int64_t clamp_len, bool same_length, int64_t max_segments) {
+            mixseq::PerplexityOptions options;
+            options.batch_size = batch_size;
+            options.tgt_len = tgt_len;
+            options.mem_len = mem_len;
+            options.clamp_len = clamp_len;
+            options.same_length = same_length;
+            options.max_segments = max_segments;
+            return model.perplexity(lines, options);
+          },
+          "The lines as one text, scored as `mixseq lm-eval -i` scores a file (same defaults)", py::arg("lines"),
+          py::kw_only(), py::arg("batch_size") = 10, py::arg("tgt_len") = 64, py::arg("mem_len") = 640,
+          py::arg("clamp_len") = 400, py::arg("same_length") = true, py::arg("max_segments") = 0,
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "generate",
+          [](const mixseq::LanguageModel& model, const std::string& prompt, int64_t max_tokens, bool greedy,
+             double temperature, int64_t top_k, double top_p, uint64_t seed, bool stop_at_eos, int64_t mem_len) {
+            mixseq::GenerateOptions options;
+            options.max_tokens = max_tokens;
+            options.greedy = greedy;
+            options.temperature = temperature;
+            options.top_k = top_k;
+            options.top_p = top_p;
+            options.seed = seed;
+            options.stop_at_eos = stop_at_eos;
+            options.mem_len = mem_len;
+            return model.generate(prompt, options);
+          },
+          "The continuation `mixseq generate --prompt` writes (same defaults), less its last line break",
+          py::arg("prompt"), py::kw_only(), py::arg("max_tokens") = 100, py::arg("greedy") = false,
+          py::arg("temperature") = 1.0, py::arg("top_k") = 0, py::arg("top_p") = 1.0, py::arg("seed") = 1,
+          py::arg("stop_at_eos") = false, py::arg("mem_len") = -1, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("vocab_size", &mixseq::LanguageModel::vocab_size);
 }

@@ -6,5 +6,6 @@
 // commit. docs/library.md shows an example program.
 #pragma once
 
+#include "mixseq/api/language_model.h"
 #include "mixseq/api/translator.h"
 

@@ -2,44 +2,22 @@
 
 #include <mutex>
 
+#include "api/process_setup.h"
 #include "mixseq/decode/batch_translator.h"
 #include "mixseq/decode/stored_search.h"
 #include "mixseq/quant/quantized_model.h"
-#include "mixseq/util/allocator.h"
-#include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
-#include "mixseq/util/threads.h"
 
 namespace mixseq {
-
-namespace {
-
-// TranslatorOptions::threads >= 0: what the mixseq program's main() does before its command runs,
-// once per process (the settings are process-wide, and a Translator may be translating on another
-// thread meanwhile): OpenBLAS's kernels for this CPU (util/cpu_kernels.h: Debian's OpenBLAS picks
-// SSE3 ones on CPUs newer than it, 2x slower beam search measured from Python), freed memory kept
-// for reuse (util/allocator.h), and the thread count of `mixseq --threads`.
-void configure_process_threads(int threads) {
-  MIXSEQ_CHECK(threads >= -1, "TranslatorOptions::threads is ", threads,
-               "; use -1 (leave as set), 0 (every usable core, following the load) or a count");
-  static std::once_flag configured;
-  if (threads >= 0)
-    std::call_once(configured, [threads] {
-      choose_cpu_kernels();
-      keep_freed_memory_for_reuse();
-      configure_threads(threads);
-    });
-}
-
-}  // namespace
 
 // What `mixseq translate` sets up before its first line (cli/translate_command.cpp is built on
 // this): device and precision, the model (float, quantized or an ensemble), the batch translator
 // over it and the checkpoint's stored search.
 struct Translator::Impl {
   Impl(const std::vector<std::string>& paths, const TranslatorOptions& options)
-      : device((configure_process_threads(options.threads), resolve_device(options.device, "device"))),
+      : device((api::configure_process_threads(options.threads, "TranslatorOptions::threads"),
+                resolve_device(options.device, "device"))),
         precision(resolve_precision(options.precision, device)),
         trained((configure_precision(precision, device), load_translation_model(paths, device))),
         translator(*trained.model, trained.vocabulary, *trained.tokenizer, device, precision),

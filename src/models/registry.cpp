@@ -118,7 +118,7 @@ Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size) 
   return build_of_family<Seq2SeqModelImpl>(config, vocab_size, kSeq2SeqFamily);
 }
 
-LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size) {
+LanguageModelModule build_language_model(const ModelConfig& config, int64_t vocab_size) {
   return build_of_family<LanguageModelImpl>(config, vocab_size, kLanguageModelFamily);
 }
 

@@ -22,7 +22,7 @@ const LmClassifierConfig& checked(const ModelConfig& config) {
 }
 
 // The encoder: the language model named by config.lm_classifier.encoder, without its output layer.
-LanguageModel make_encoder(const ModelConfig& config, int64_t vocab_size) {
+LanguageModelModule make_encoder(const ModelConfig& config, int64_t vocab_size) {
   const std::string& encoder = config.lm_classifier.encoder;
   if (encoder == "lstm_lm") return LstmLmModel(config.lstm_lm, vocab_size, /*output_layer=*/false).ptr();
   if (encoder == "transformer_xl")

@@ -128,7 +128,7 @@ TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_path
 
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device) {
   auto [config, config_yaml, vocabulary, tokenizer, quantization] = open_checkpointed_text(checkpoint_path);
-  LanguageModel model;
+  LanguageModelModule model;
   try {
     model = build_language_model(config, vocabulary.size());
   } catch (const Error& e) {

@@ -218,7 +218,7 @@ class LanguageModelTask : public TrainingTask {
   std::vector<int64_t> valid_tokens_;
   LmEvaluationOptions validation_;
   int64_t updates_per_epoch_ = 0;
-  LanguageModel model_;
+  LanguageModelModule model_;
   LmContext training_context_, validation_context_;
   std::optional<LmSegment> segment_;
   torch::Tensor input_, target_;  // the prepared update's segment on the device: [B/W, T]

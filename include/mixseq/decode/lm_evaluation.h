@@ -1,4 +1,4 @@
-// Language-model evaluation: the perplexity of a token stream under a LanguageModel, read as
+// Language-model evaluation: the perplexity of a token stream under a LanguageModelImpl, read as
 // Transformer-XL's eval.py reads it. The text is split into B parallel streams (the tail that
 // does not fill a row is dropped, as data/lm_stream.h does), cut into segments of T tokens, and
 // each segment is scored with the memory the previous one left, so every token but the first

@@ -1,4 +1,4 @@
-// LanguageModel: what language-model training, evaluation and generation know of a decoder-only
+// LanguageModelImpl: what language-model training, evaluation and generation know of a decoder-only
 // model that carries a memory from one segment of text to the next, as Transformer-XL does
 // (Dai et al. 2019). It stands beside Seq2SeqModel (models/seq2seq_model.h); each architecture
 // of this family implements it, and nothing outside src/models names an architecture. The
@@ -105,6 +105,6 @@ class LanguageModelImpl : public torch::nn::Module {
   virtual LmContext context() const = 0;
 };
 
-using LanguageModel = std::shared_ptr<LanguageModelImpl>;
+using LanguageModelModule = std::shared_ptr<LanguageModelImpl>;  // as a torch::nn::ModuleHolder holds it
 
 }  // namespace mixseq

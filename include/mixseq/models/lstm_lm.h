@@ -1,5 +1,5 @@
 // LstmLmModel: an LSTM language model as pytorch/examples' word_language_model builds it
-// (model.py RNNModel with rnn_type LSTM; Zaremba et al. 2014), behind the LanguageModel interface
+// (model.py RNNModel with rnn_type LSTM; Zaremba et al. 2014), behind the LanguageModelImpl interface
 // (models/language_model.h), with two regularisers of AWD-LSTM (Merity et al. 2018, "Regularizing
 // and Optimizing LSTM Language Models") as options:
 //

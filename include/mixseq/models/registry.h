@@ -53,7 +53,7 @@ std::shared_ptr<torch::nn::Module> build_model(const ModelConfig& config, int64_
 // known ones) and for an architecture of another family (naming its family and the architectures
 // of this one).
 Seq2SeqModel build_seq2seq_model(const ModelConfig& config, int64_t vocab_size);
-LanguageModel build_language_model(const ModelConfig& config, int64_t vocab_size);
+LanguageModelModule build_language_model(const ModelConfig& config, int64_t vocab_size);
 SpeechRecognizer build_speech_recognizer(const ModelConfig& config, int64_t vocab_size);
 // vocab_size: the input symbols; 0 keeps the architecture config's own count (tacotron2.n_symbols).
 SpeechSynthesizer build_speech_synthesizer(const ModelConfig& config, int64_t vocab_size);

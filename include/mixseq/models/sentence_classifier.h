@@ -42,7 +42,7 @@ class SentenceClassifierImpl : public torch::nn::Module {
 
   int64_t num_classes() const { return num_classes_; }
   int64_t vocab_size() const { return encoder_->vocab_size(); }
-  LanguageModel encoder() const { return encoder_; }
+  LanguageModelModule encoder() const { return encoder_; }
 
   // The parameters in groups from the output down, for gradual unfreezing (ULMFiT §3.3): the head,
   // then the encoder's (LanguageModelImpl::layer_groups: its layers from the last, the first with
@@ -53,7 +53,7 @@ class SentenceClassifierImpl : public torch::nn::Module {
   int64_t num_classes_;
   SequencePooling pooling_;
   double head_dropout_;
-  LanguageModel encoder_;
+  LanguageModelModule encoder_;
   torch::nn::Linear hidden_{nullptr};  // "head.hidden"; null with head_hidden 0
   torch::nn::Linear output_{nullptr};  // "head.output"
 };

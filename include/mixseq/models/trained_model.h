@@ -44,7 +44,7 @@ struct TrainedLanguageModel {
   ModelConfig config;
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
-  LanguageModel model;
+  LanguageModelModule model;
 };
 
 // The `model` section of the training configuration stored in a checkpoint read from `path`

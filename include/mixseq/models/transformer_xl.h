@@ -1,6 +1,6 @@
 // TransformerXlModel: the Transformer-XL language model of Dai et al. 2019 as the paper's code
 // builds it (MemTransformerLM with attn_type 0 in kimiyoung/transformer-xl,
-// pytorch/mem_transformer.py), behind the LanguageModel interface (models/language_model.h).
+// pytorch/mem_transformer.py), behind the LanguageModelImpl interface (models/language_model.h).
 //
 //   embedding  adaptive input (nn/adaptive_embedding.h): ids -> [B, T, D], scaled by sqrt(D), dropout
 //   positions  sinusoids of the relative distances K-1 .. 0 (clamped to clamp_len), dropout; one
