@@ -283,6 +283,18 @@ std::string error_rate_line(const CorpusErrors& errors, bool cer) {
 int run_translation_demo(const DemoArguments& arguments, const CommandTable& table);
 int run_speech_demo(const DemoArguments& arguments, const CommandTable& table);
 
+// The best model also at <work-dir>/checkpoint_best.pt, a link (relative inside the demo's own
+// folder), where docs/python.md and docs/library.md open it.
+void link_best_checkpoint(const std::string& dir, const std::string& run_dir, bool own_run_dir) {
+  namespace fs = std::filesystem;
+  const fs::path link = fs::path(dir) / "checkpoint_best.pt";
+  const fs::path target = own_run_dir ? fs::path("run") / "checkpoint_best.pt" : fs::absolute(best_checkpoint_path(run_dir));
+  std::error_code error;
+  fs::remove(link, error);
+  fs::create_symlink(target, link, error);
+  if (error) log_info("demo: could not link ", link.string(), " to ", target.string(), ": ", error.message());
+}
+
 }  // namespace
 
 void add_demo_command(CLI::App& app, CommandTable& table) {
@@ -369,6 +381,7 @@ int run_translation_demo(const DemoArguments& arguments, const CommandTable& tab
   }
   log_info("demo: 4/5 trained ", summary.steps, " updates in ", summary.seconds, " s, best validation BLEU ",
            summary.best_score);
+  link_best_checkpoint(dir, config.train.run_dir, own_run_dir);
 
   const auto device = resolve_device(config.train.device, "--train.device");
   auto trained = load_trained_model(best_checkpoint_path(config.train.run_dir), device);

@@ -29,9 +29,9 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 if ((${#missing[@]})); then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
@@ -41,3 +41,12 @@ build_dir="${BUILD_DIR:-build}"
 # shellcheck disable=SC2086
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${MIXSEQ_CMAKE_ARGS:-}
 cmake --build "$build_dir"
+
+# `import mixseq` in Debian's python3 without PYTHONPATH (docs/python.md): a .pth file in its site
+# directory names this build's module folder, as `pip install -e` would (the tree set up last wins;
+# PYTHONPATH still comes first).
+if [ -d "$build_dir/python" ]; then
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+  $sudo mkdir -p "$site"
+  (cd "$build_dir/python" && pwd) | $sudo tee "$site/mixseq.pth" >/dev/null
+fi

@@ -19,3 +19,7 @@ chrf=$(sed -n 's/^chrF2|.* = \([0-9.]*\)$/\1/p' "$work.out")
 awk -v b="$bleu" -v c="$chrf" -v mb="$min_bleu" -v mc="$min_chrf" 'BEGIN { exit !(b >= mb && c >= mc) }' ||
   { echo "FAIL: BLEU $bleu (want >= $min_bleu), chrF $chrf (want >= $min_chrf)"; exit 1; }
 echo "demo learnt the task: BLEU $bleu, chrF $chrf"
+# The best model is also at <work dir>/checkpoint_best.pt (docs/python.md opens it there).
+[ "$(readlink "$work/checkpoint_best.pt")" = run/checkpoint_best.pt ] || { echo "FAIL: no checkpoint_best.pt link"; exit 1; }
+head -3 "$work/raw/test.en" | "$mixseq" translate -c "$work/checkpoint_best.pt" -i - >"$work/linked.hyp"
+[ "$(wc -l <"$work/linked.hyp")" -eq 3 ] || { echo "FAIL: the linked checkpoint did not translate"; exit 1; }
