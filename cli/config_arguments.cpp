@@ -21,8 +21,4 @@ std::vector<ConfigOverride> parse_config_overrides(const std::vector<std::string
   return overrides;
 }
 
-void apply_config_overrides(const std::vector<ConfigOverride>& overrides, const ConfigFields& fields) {
-  for (const auto& entry : overrides) apply_config_override(entry.path, entry.value, fields);
-}
-
 }  // namespace mixseq::cli

@@ -9,14 +9,8 @@
 
 namespace mixseq::cli {
 
-struct ConfigOverride {
-  std::string path;
-  std::string value;
-};
-
 // Pairs up the leftover arguments; anything that is not "--path value" throws mixseq::Error.
+// (ConfigOverride and apply_config_overrides are util/config.h's.)
 std::vector<ConfigOverride> parse_config_overrides(const std::vector<std::string>& arguments);
-
-void apply_config_overrides(const std::vector<ConfigOverride>& overrides, const ConfigFields& fields);
 
 }  // namespace mixseq::cli

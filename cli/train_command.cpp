@@ -3,15 +3,12 @@
 //   mixseq train --config configs/gnmt_tiny.yaml --data.dir data --train.precision bf16
 //   mixseq train --config ... --resume      (continues <run_dir>/checkpoint_last.pt)
 //   mixseq train --config ... --overwrite   (deletes a previous run's checkpoints and metrics first)
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
 #include "config_arguments.h"
-#include "mixseq/models/checkpoint.h"
 #include "mixseq/train/training_tasks.h"
-#include "mixseq/util/config_keys.h"
 #include "mixseq/util/log.h"
 
 namespace mixseq::cli {
@@ -27,34 +24,6 @@ struct TrainArguments {
   RunStart start() const { return resume ? RunStart::kResume : overwrite ? RunStart::kOverwrite : RunStart::kNew; }
 };
 
-// The keys the user set, in the config file and on the command line: none may be one that only
-// another task than model.arch's reads (train/training_tasks.h).
-void check_set_keys(const TrainConfig& config, const std::string& config_path,
-                    const std::vector<ConfigOverride>& overrides) {
-  std::vector<ConfigKeyPlace> keys;
-  if (!config_path.empty()) keys = config_keys_in_file(config_path);
-  for (const auto& entry : overrides) keys.push_back({entry.path, "--" + entry.path});
-  check_task_settings(config.model.arch, keys);
-}
-
-TrainConfig resolve_config(const TrainArguments& arguments, const std::vector<ConfigOverride>& overrides) {
-  TrainConfig config;
-  if (!arguments.config_path.empty()) read_config_file(arguments.config_path, config.fields());
-  apply_config_overrides(overrides, config.fields());
-  const auto last = last_checkpoint_path(config.train.run_dir);
-  if (!arguments.resume || !std::filesystem::exists(last)) {
-    check_set_keys(config, arguments.config_path, overrides);
-    return config;
-  }
-  // A resumed run continues with the configuration it was started with; only the
-  // command-line overrides (e.g. a larger train.max_epochs) change it.
-  TrainConfig stored;
-  read_config_yaml(read_checkpoint_contents(last).config_yaml, last + " (stored config)", stored.fields());
-  apply_config_overrides(overrides, stored.fields());
-  check_set_keys(stored, "", overrides);
-  return stored;
-}
-
 }  // namespace
 
 void add_train_command(CLI::App& app, CommandTable& table) {
@@ -69,7 +38,8 @@ void add_train_command(CLI::App& app, CommandTable& table) {
       ->excludes(resume);
   command->add_flag("--print-config", arguments->print_config, "Print the resolved config and exit");
   table.add_with_overrides(command, [=, &table] {
-    const auto config = resolve_config(*arguments, parse_config_overrides(table.extra_arguments()));
+    const auto config = resolve_train_config(arguments->config_path, parse_config_overrides(table.extra_arguments()),
+                                             arguments->start());
     if (arguments->print_config) {
       std::cout << task_config_yaml(config);
       return 0;

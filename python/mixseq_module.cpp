@@ -233,4 +233,51 @@ threads; their calls run one at a time.)")
           py::arg("temperature") = 1.0, py::arg("top_k") = 0, py::arg("top_p") = 1.0, py::arg("seed") = 1,
           py::arg("stop_at_eos") = false, py::arg("mem_len") = -1, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("vocab_size", &mixseq::LanguageModel::vocab_size);
+
+  py::class_<mixseq::TrainingResult>(m, "TrainingResult")
+      .def_readonly("steps", &mixseq::TrainingResult::steps, "updates done in total (across resumes)")
+      .def_readonly("epochs", &mixseq::TrainingResult::epochs, "epochs completed")
+      .def_readonly("seconds", &mixseq::TrainingResult::seconds, "wall time of this call's training")
+      .def_readonly("metric", &mixseq::TrainingResult::metric, "the task's validation metric")
+      .def_readonly("best_score", &mixseq::TrainingResult::best_score, "its best validation value; -1: never measured")
+      .def_readonly("last_valid_loss", &mixseq::TrainingResult::last_valid_loss, "at the last validation")
+      .def_readonly("stopped_early", &mixseq::TrainingResult::stopped_early, "train.patience ended the run")
+      .def_readonly("stop_signal", &mixseq::TrainingResult::stop_signal, "SIGINT/SIGTERM that stopped it; 0: none")
+      .def_readonly("run_dir", &mixseq::TrainingResult::run_dir)
+      .def_readonly("best_checkpoint", &mixseq::TrainingResult::best_checkpoint)
+      .def_readonly("last_checkpoint", &mixseq::TrainingResult::last_checkpoint)
+      .def("__repr__", [](const mixseq::TrainingResult& r) {
+        return "TrainingResult(steps=" + std::to_string(r.steps) + ", metric=" + py::repr(py::str(r.metric)).cast<std::string>() +
+               ", best_score=" + py::repr(py::float_(r.best_score)).cast<std::string>() +
+               ", best_checkpoint=" + py::repr(py::str(r.best_checkpoint)).cast<std::string>() + ")";
+      });
+
+  m.def(
+      "train",
+      [](const std::string& config_path, const py::object& overrides, bool resume, bool overwrite, int threads) {
+        // {"train.max_steps": 300, "train.precision": "bf16", "model.transformer.normalize_before": True}:
+        // values as the command line writes them (True/False as true/false).
+        std::vector<std::pair<std::string, std::string>> settings;
+        if (!overrides.is_none()) {
+          for (const auto& item : overrides.cast<py::dict>()) {
+            const auto& value = item.second;
+            std::string text = py::isinstance<py::bool_>(value) ? (value.cast<bool>() ? "true" : "false")
+                                                                 : py::str(value).cast<std::string>();
+            settings.emplace_back(item.first.cast<std::string>(), std::move(text));
+          }
+        }
+        mixseq::TrainingOptions options;
+        options.resume = resume;
+        options.overwrite = overwrite;
+        options.threads = threads;
+        const py::gil_scoped_release release;
+        return mixseq::train(config_path, settings, options);
+      },
+      R"(`mixseq train -c config_path --path value ...`: trains until the run ends; returns a TrainingResult.
+
+overrides: a dict of dotted config paths to values ({"train.max_steps": 300, "data.dir": "data"}).
+resume / overwrite: as the command's --resume / --overwrite. SIGINT or SIGTERM stop the run after
+the current update with its last checkpoint saved (the result's stop_signal says so).)",
+      py::arg("config_path") = "", py::arg("overrides") = py::none(), py::kw_only(), py::arg("resume") = false,
+      py::arg("overwrite") = false, py::arg("threads") = 0);
 }

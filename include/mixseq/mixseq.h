@@ -7,5 +7,6 @@
 #pragma once
 
 #include "mixseq/api/language_model.h"
+#include "mixseq/api/training.h"
 #include "mixseq/api/translator.h"
 

@@ -1,10 +1,12 @@
 // The only place that lists the training tasks (style R3): one row per model family.
 #include "mixseq/train/training_tasks.h"
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 
+#include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/train/classification_task.h"
 #include "mixseq/optim/optimizer.h"
@@ -75,6 +77,37 @@ void check_task_settings(const std::string& arch, const std::vector<ConfigKeyPla
 std::string task_config_yaml(const TrainConfig& config) {
   TrainConfig copy = config;
   return config_to_yaml_excluding(copy.fields(), settings_of_other_tasks(task_of(config.model.arch)));
+}
+
+namespace {
+
+// The keys set in the config file and the overrides: none may be one that only another task than
+// model.arch's reads.
+void check_set_keys(const TrainConfig& config, const std::string& config_path,
+                    const std::vector<ConfigOverride>& overrides) {
+  std::vector<ConfigKeyPlace> keys;
+  if (!config_path.empty()) keys = config_keys_in_file(config_path);
+  for (const auto& entry : overrides) keys.push_back({entry.path, "--" + entry.path});
+  check_task_settings(config.model.arch, keys);
+}
+
+}  // namespace
+
+TrainConfig resolve_train_config(const std::string& config_path, const std::vector<ConfigOverride>& overrides,
+                                 RunStart start) {
+  TrainConfig config;
+  if (!config_path.empty()) read_config_file(config_path, config.fields());
+  apply_config_overrides(overrides, config.fields());
+  const auto last = last_checkpoint_path(config.train.run_dir);
+  if (start != RunStart::kResume || !std::filesystem::exists(last)) {
+    check_set_keys(config, config_path, overrides);
+    return config;
+  }
+  TrainConfig stored;
+  read_config_yaml(read_checkpoint_contents(last).config_yaml, last + " (stored config)", stored.fields());
+  apply_config_overrides(overrides, stored.fields());
+  check_set_keys(stored, "", overrides);
+  return stored;
 }
 
 TrainSummary train_model(const TrainConfig& config, RunStart start) {

@@ -396,6 +396,10 @@ void apply_config_override(const std::string& path, const std::string& value, co
   throw Error(str_cat("unknown option --", path, did_you_mean(path, known)));
 }
 
+void apply_config_overrides(const std::vector<ConfigOverride>& overrides, const ConfigFields& fields) {
+  for (const auto& entry : overrides) apply_config_override(entry.path, entry.value, fields);
+}
+
 std::string config_to_yaml(const ConfigFields& fields) {
   YamlWriter writer;
   fields(writer);

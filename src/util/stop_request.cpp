@@ -26,4 +26,17 @@ bool stop_requested() { return first_signal != 0; }
 
 int stop_signal() { return first_signal; }
 
+StopSignalScope::StopSignalScope()
+    : previous_interrupt_(std::signal(SIGINT, SIG_DFL)), previous_terminate_(std::signal(SIGTERM, SIG_DFL)) {
+  std::signal(SIGINT, previous_interrupt_);
+  std::signal(SIGTERM, previous_terminate_);
+  first_signal = 0;
+}
+
+StopSignalScope::~StopSignalScope() {
+  std::signal(SIGINT, previous_interrupt_);
+  std::signal(SIGTERM, previous_terminate_);
+  first_signal = 0;
+}
+
 }  // namespace mixseq

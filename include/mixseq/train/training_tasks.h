@@ -30,6 +30,14 @@ void check_task_settings(const std::string& arch, const std::vector<ConfigKeyPla
 // `config` as YAML with the sections and keys of arch's task only (for config.yaml and checkpoints).
 std::string task_config_yaml(const TrainConfig& config);
 
+// The configuration a run trains with (`mixseq train -c CONFIG --a.b VALUE ...`, the library's
+// train()): the file's (none when `config_path` is empty) with the overrides applied, every key
+// set checked against model.arch's task. A resumed run (RunStart::kResume with a last checkpoint
+// in run_dir) continues with the configuration it was started with; only the overrides (e.g. a
+// larger train.max_epochs) change it.
+TrainConfig resolve_train_config(const std::string& config_path, const std::vector<ConfigOverride>& overrides,
+                                 RunStart start);
+
 // Trains from scratch or continues <run_dir>/checkpoint_last.pt, as `start` and the folder's
 // contents say (train/run_directory.h: a previous run is never overwritten without
 // RunStart::kOverwrite), with the task model.arch calls for, through run_training

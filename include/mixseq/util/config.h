@@ -62,6 +62,15 @@ void read_config_yaml_sections(const std::string& yaml, const std::string& sourc
 // from the command line; an unknown path or a bad value throws mixseq::Error naming both.
 void apply_config_override(const std::string& path, const std::string& value, const ConfigFields& fields);
 
+// One such setting ("--train.precision bf16" on the command line, a pair from the library's train()).
+struct ConfigOverride {
+  std::string path;
+  std::string value;
+};
+
+// Applies each in order (a later one for the same path wins).
+void apply_config_overrides(const std::vector<ConfigOverride>& overrides, const ConfigFields& fields);
+
 // The resolved configuration as YAML, one "key: value  # help" per field.
 std::string config_to_yaml(const ConfigFields& fields);
 

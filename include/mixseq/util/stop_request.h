@@ -14,4 +14,20 @@ bool stop_requested();
 // The first signal that asked to stop (SIGINT or SIGTERM); 0 when none did.
 int stop_signal();
 
+// For a library call that watches the signals (mixseq::train, api/training.h) inside a process
+// that has its own handlers (Python's KeyboardInterrupt): the call starts with no stop requested,
+// and at its end the handlers in place before it are back and the request is forgotten, so that
+// the next call can run.
+class StopSignalScope {
+ public:
+  StopSignalScope();
+  ~StopSignalScope();
+  StopSignalScope(const StopSignalScope&) = delete;
+  StopSignalScope& operator=(const StopSignalScope&) = delete;
+
+ private:
+  void (*previous_interrupt_)(int);
+  void (*previous_terminate_)(int);
+};
+
 }  // namespace mixseq
