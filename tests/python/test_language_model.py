@@ -7,19 +7,13 @@ trains the tiny LSTM language model these tests use (as tests/e2e/lm_lstm_learns
 """
 import json
 import math
-import os
-import subprocess
 import threading
 
 import pytest
 
 import mixseq
+from mixseq_cli import run
 
-MIXSEQ = os.environ["MIXSEQ"]
-
-
-def run(*args):
-    return subprocess.run([MIXSEQ, *args], check=True, capture_output=True, text=True)
 
 
 @pytest.fixture(scope="session")

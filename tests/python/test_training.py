@@ -13,12 +13,8 @@ import sys
 import pytest
 
 import mixseq
+from mixseq_cli import run
 
-MIXSEQ = os.environ["MIXSEQ"]
-
-
-def run(*args):
-    return subprocess.run([MIXSEQ, *args], check=True, capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")

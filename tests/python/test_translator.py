@@ -4,19 +4,13 @@ arguments with mixseq's messages, and serves Python threads (one Translator shar
 Run by CTest (python_module): PYTHONPATH holds the built module, MIXSEQ the mixseq program, which
 trains the tiny model these tests translate with.
 """
-import os
-import subprocess
 import threading
 
 import pytest
 
 import mixseq
+from mixseq_cli import run
 
-MIXSEQ = os.environ["MIXSEQ"]
-
-
-def run(*args, **kwargs):
-    return subprocess.run([MIXSEQ, *args], check=True, capture_output=True, text=True, **kwargs)
 
 
 @pytest.fixture(scope="session")
