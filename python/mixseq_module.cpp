@@ -234,6 +234,19 @@ threads; their calls run one at a time.)")
           py::arg("stop_at_eos") = false, py::arg("mem_len") = -1, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("vocab_size", &mixseq::LanguageModel::vocab_size);
 
+  py::class_<mixseq::Subwords>(m, "Subwords", R"(BPE codes or a SentencePiece model.
+
+Subwords(kind, path): kind "bpe" (a codes file, applied as `mixseq bpe apply -c path` with its
+defaults) or "spm" (a SentencePiece model, as `mixseq spm encode/decode -m path`).
+encode(lines) gives each line's pieces; decode(pieces) joins lists of pieces back into lines.)")
+      .def(py::init<const std::string&, const std::string&>(), py::arg("kind"), py::arg("path"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("encode", &mixseq::Subwords::encode_batch, "Lines -> a list of pieces per line", py::arg("lines"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("decode", &mixseq::Subwords::decode_batch, "Lists of pieces -> one line each", py::arg("pieces"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("__repr__", [](const mixseq::Subwords& s) { return "Subwords(" + py::repr(py::str(s.describe())).cast<std::string>() + ")"; });
+
   py::class_<mixseq::TrainingResult>(m, "TrainingResult")
       .def_readonly("steps", &mixseq::TrainingResult::steps, "updates done in total (across resumes)")
       .def_readonly("epochs", &mixseq::TrainingResult::epochs, "epochs completed")

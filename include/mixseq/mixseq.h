@@ -7,6 +7,7 @@
 #pragma once
 
 #include "mixseq/api/language_model.h"
+#include "mixseq/api/subwords.h"
 #include "mixseq/api/training.h"
 #include "mixseq/api/translator.h"
 
