@@ -5,7 +5,6 @@
 #include <cstdlib>
 
 #include "mixseq/text/score_report.h"
-#include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 
 namespace mixseq {
@@ -31,9 +30,8 @@ RunSchedule::RunSchedule(TrainingSession& session, const LrScheduleOptions& opti
       paced_(schedule_.depends_on_total()) {
   const auto& saved = session.progress().schedule_pace;
   if (saved.empty() || session.options().max_time <= 0) return;
-  // A resumed run: the sizing it had, unless max_epochs or max_steps now allow fewer updates.
-  MIXSEQ_CHECK(saved.size() == static_cast<size_t>(kSchedulePaceValues), "the checkpoint's schedule sizing has ",
-               saved.size(), " numbers, not ", kSchedulePaceValues);
+  // A resumed run: the sizing it had (the checkpoint reader checked its kSchedulePaceValues
+  // numbers), unless max_epochs or max_steps now allow fewer updates.
   sized_ = true;
   nominal_steps_ = std::llround(saved[0]);
   anchor_step_ = std::llround(saved[1]);
@@ -42,14 +40,20 @@ RunSchedule::RunSchedule(TrainingSession& session, const LrScheduleOptions& opti
   total_steps_ = std::min<int64_t>(most_steps_, std::llround(saved[4]));
   schedule_ = LrSchedule(options_, lr_, paced_ ? nominal_steps_ : total_steps_);
   next_check_ = next_check_after(session.progress().train_seconds / session.options().max_time);
-  const int64_t step = session.progress().step;
-  next_check_step_ = step + std::max<int64_t>(1, (total_steps_ - step) / 2);
+  check_half_way_from(session.progress().step);
 }
 
 double RunSchedule::lr_at(int64_t step) const {
   if (!sized_ || !paced_) return schedule_.lr_at(step);
-  const double position = anchor_position_ + static_cast<double>(step - anchor_step_) * pace_;
-  return schedule_.lr_at(std::clamp<int64_t>(std::llround(position), 0, nominal_steps_));
+  return schedule_.lr_at(std::clamp<int64_t>(std::llround(position_at(step)), 0, nominal_steps_));
+}
+
+double RunSchedule::position_at(int64_t step) const {
+  return anchor_position_ + static_cast<double>(step - anchor_step_) * pace_;
+}
+
+void RunSchedule::check_half_way_from(int64_t step) {
+  next_check_step_ = step + std::max<int64_t>(1, (total_steps_ - step) / 2);
 }
 
 void RunSchedule::after_update(int64_t step) {
@@ -93,7 +97,7 @@ void RunSchedule::size_to_time_budget() {
 void RunSchedule::resize_to_time_budget(int64_t step) {
   const int64_t fits = session_.fit_to_time_budget(total_steps_, most_steps_);
   if (std::abs(static_cast<double>(fits - total_steps_)) <= kResizeBeyond * static_cast<double>(total_steps_)) {
-    next_check_step_ = step + std::max<int64_t>(1, (total_steps_ - step) / 2);
+    check_half_way_from(step);
     return;
   }
   log_info("train: max_time ", session_.options().max_time, " s: ",
@@ -101,9 +105,8 @@ void RunSchedule::resize_to_time_budget(int64_t step) {
            format_decimal(session_.seconds_per_update() * 1e3, 0), " ms per update so far), schedule ",
            fits < total_steps_ ? "shortened" : "lengthened", " from ", total_steps_, " to ", fits, " updates");
   if (paced_) {
-    const double position = anchor_position_ + static_cast<double>(step - anchor_step_) * pace_;
+    anchor_position_ = std::min(position_at(step), static_cast<double>(nominal_steps_));
     anchor_step_ = step;
-    anchor_position_ = std::min(position, static_cast<double>(nominal_steps_));
     pace_ = (static_cast<double>(nominal_steps_) - anchor_position_) / static_cast<double>(std::max<int64_t>(fits - step, 1));
   }
   total_steps_ = fits;
@@ -111,8 +114,7 @@ void RunSchedule::resize_to_time_budget(int64_t step) {
 }
 
 void RunSchedule::save_sizing() {
-  const int64_t step = session_.progress().step;
-  next_check_step_ = step + std::max<int64_t>(1, (total_steps_ - step) / 2);
+  check_half_way_from(session_.progress().step);
   session_.progress().schedule_pace = {static_cast<double>(nominal_steps_), static_cast<double>(anchor_step_),
                                        anchor_position_, pace_, static_cast<double>(total_steps_)};
 }

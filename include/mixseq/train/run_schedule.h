@@ -50,6 +50,8 @@ class RunSchedule {
   void size_to_time_budget();
   void resize_to_time_budget(int64_t step);
   void save_sizing();
+  double position_at(int64_t step) const;  // after sizing: where update `step` is on the schedule
+  void check_half_way_from(int64_t step);  // the next step check: half way from `step` to the planned end
 
   TrainingSession& session_;
   LrScheduleOptions options_;
