@@ -2,6 +2,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -47,6 +50,35 @@ SynthesisLoss synthesis_loss(const torch::Tensor& frames, const torch::Tensor& f
     loss.total = loss.total + options.guided_attention_weight * loss.guided_attention;
   }
   return loss;
+}
+
+AlignmentFigures alignment_figures(const torch::Tensor& alignments, const torch::Tensor& text_lengths,
+                                   const torch::Tensor& frame_lengths) {
+  MIXSEQ_CHECK(alignments.dim() == 3 && text_lengths.dim() == 1 && frame_lengths.dim() == 1 &&
+                   text_lengths.size(0) == alignments.size(0) && frame_lengths.size(0) == alignments.size(0),
+               "alignment figures: alignments must be [B, T, S] and the lengths [B], not ", alignments.sizes(), ", ",
+               text_lengths.sizes(), " and ", frame_lengths.sizes());
+  const auto a = alignments.detach().to(torch::kCPU, torch::kDouble);  // [B, T, S]
+  const auto texts = text_lengths.to(torch::kCPU, torch::kLong);
+  const auto frames = frame_lengths.to(torch::kCPU, torch::kLong);
+  AlignmentFigures figures;
+  for (int64_t b = 0; b < a.size(0); ++b) {
+    const int64_t S = std::clamp<int64_t>(texts[b].item<int64_t>(), 1, a.size(2));
+    const int64_t T = std::clamp<int64_t>(frames[b].item<int64_t>(), 0, a.size(1));
+    ++figures.utterances;
+    if (T == 0) continue;
+    const auto weights = a[b].narrow(0, 0, T).narrow(1, 0, S);  // [T, S]
+    figures.focus += std::get<0>(weights.max(1)).sum().item<double>();
+    figures.steps += T;
+    if (T < 2) continue;
+    const auto mass = weights.sum(1);                                                         // [T]
+    const auto position = (weights * torch::arange(S, weights.options())).sum(1) / mass.clamp_min(1e-12);  // [T]
+    const auto step = torch::arange(T, weights.options());
+    const auto dp = position - position.mean(), dt = step - step.mean();
+    const double spread = std::sqrt((dp * dp).sum().item<double>() * (dt * dt).sum().item<double>());
+    if (spread > 1e-9 * static_cast<double>(T)) figures.diagonal += (dp * dt).sum().item<double>() / spread;
+  }
+  return figures;
 }
 
 }  // namespace mixseq

@@ -211,4 +211,12 @@ Synthesis Tacotron2ModelImpl::infer(const torch::Tensor& text, const torch::Tens
   return synthesis;
 }
 
+void Tacotron2ModelImpl::initialize_output_bias(const torch::Tensor& frame_mean, double stop_logit) {
+  MIXSEQ_CHECK(frame_mean.dim() == 1 && frame_mean.size(0) == config_.n_mel_channels, "tacotron2: the frame mean must be [",
+               config_.n_mel_channels, "], not ", frame_mean.sizes());
+  torch::NoGradGuard no_grad;
+  linear_projection->bias.copy_(frame_mean);
+  gate_layer->bias.fill_(stop_logit);
+}
+
 }  // namespace mixseq

@@ -85,4 +85,10 @@ std::vector<int64_t> synthesis_symbol_ids(const std::string& text, const std::st
   return out;
 }
 
+std::string synthesis_symbols_text() {
+  std::string text;
+  for (const auto& symbol : synthesis_symbols()) text += symbol + "\n";
+  return text;
+}
+
 }  // namespace mixseq

@@ -13,6 +13,7 @@
 #include "mixseq/train/language_model_task.h"
 #include "mixseq/train/run_schedule.h"
 #include "mixseq/train/speech_recognition_task.h"
+#include "mixseq/train/speech_synthesis_task.h"
 #include "mixseq/train/training_session.h"
 #include "mixseq/train/translation_task.h"
 #include "mixseq/train/update_step.h"
@@ -41,6 +42,7 @@ const std::map<std::string, TaskRow> kTasks = {
     {kLanguageModelFamily, {"language_model", {"lm"}, make_language_model_task}},
     {kSpeechRecognizerFamily, {"speech_recognition", {"speech"}, make_speech_recognition_task}},
     {kSentenceClassifierFamily, {"classification", {"classify"}, make_classification_task}},
+    {kSpeechSynthesizerFamily, {"speech_synthesis", {"synthesis"}, make_speech_synthesis_task}},
 };
 
 const TaskRow& task_of(const std::string& arch) {

@@ -6,8 +6,9 @@
 # memory is its (h, c) state, with dropout and weight drop. With "speech", a small Wave2Letter+ on espeak-ng
 # digits, over several epochs, with dropout, speed perturbation, dither and SpecAugment (drawn
 # per batch from the seed, the epoch and the batch). With "fconv", a small ConvS2S with dropout and
-# NAG's momentum buffers.
-#   train_resume.sh <mixseq> <work dir> [translation|lm|lstm_lm|speech|fconv]
+# NAG's momentum buffers. With "synthesis", a tiny Tacotron 2 on one espeak-ng voice, with its
+# dropouts (the prenet's, also drawn at validation from a fixed seed) and the guided-attention loss.
+#   train_resume.sh <mixseq> <work dir> [translation|lm|lstm_lm|speech|fconv|synthesis]
 set -euo pipefail
 mixseq=$1
 work=$2
@@ -22,6 +23,14 @@ if [ "$kind" = speech ]; then
          --model.wave2letter_plus.channels "[32, 32, 32]" --model.wave2letter_plus.prologue_channels 32
          --model.wave2letter_plus.epilogue_channels 32 --model.wave2letter_plus.enc_feats 32
          --speech.max_frames 3000 --train.max_epochs 0 --train.max_steps 70)
+elif [ "$kind" = synthesis ]; then
+  command -v espeak-ng >/dev/null || { echo "SKIP: espeak-ng is not installed"; exit 77; }
+  rm -rf "$work" && mkdir -p "$work"
+  python3 "$(dirname "$0")/tools/spoken_numbers.py" "$work/digits" --train 60 --valid 6 --seed 3 --voice en-us
+  "$mixseq" prepare --task speech --train "$work/digits/train.tsv" --valid "$work/digits/valid.tsv" -o "$work/data" \
+    --sample-rate 22050 >/dev/null
+  train=("$mixseq" --threads 1 train -c "$(dirname "$0")/../../configs/tacotron2_tiny.yaml" --data.dir "$work/data"
+         --synthesis.max_frames 600 --train.validate_interval 20 --train.max_epochs 0 --train.max_steps 60)
 elif [ "$kind" = lm ]; then
   make_small_lm_task "$mixseq" "$work"
   tiny_lm_train_command "$mixseq" "$work"

@@ -42,4 +42,23 @@ SynthesisLoss synthesis_loss(const torch::Tensor& frames, const torch::Tensor& f
 torch::Tensor guided_attention_weights(const torch::Tensor& text_lengths, const torch::Tensor& frame_lengths,
                                        int64_t max_frames, int64_t max_text, double sigma);
 
+// How well the attention of a batch follows its text:
+//  - diagonal, per utterance: the correlation (Pearson's r) of the decoder step t with the position
+//    the step attends to, sum_s s A[t, s] / sum_s A[t, s] over the text: 1 when the attention moves
+//    steadily forward through the text (pauses and uneven speed lower it only a little), 0 when it
+//    stays put or is spread evenly, negative when it runs backwards; 0 for an utterance of one
+//    step. Summed over the batch's utterances;
+//  - focus, per decoder step: its largest weight: 1 for attention on one symbol, 1 / S when spread
+//    evenly. Summed over the valid steps of every utterance.
+// Sums add over batches and ranks; divide by utterances and steps for the means. alignments
+// [B, T, S] (padding steps and symbols are ignored), lengths [B].
+struct AlignmentFigures {
+  double diagonal = 0;     // summed over utterances
+  int64_t utterances = 0;
+  double focus = 0;        // summed over steps
+  int64_t steps = 0;       // valid decoder steps summed over
+};
+AlignmentFigures alignment_figures(const torch::Tensor& alignments, const torch::Tensor& text_lengths,
+                                   const torch::Tensor& frame_lengths);
+
 }  // namespace mixseq

@@ -52,6 +52,10 @@ class SpeechSynthesizerImpl : public torch::nn::Module {
   virtual int64_t frame_bins() const = 0;
   // The number of input symbols (ids 0 .. symbols() - 1).
   virtual int64_t symbols() const = 0;
+  // Sets the biases of the frame projection to `frame_mean` [F] and of the stop-token logit to
+  // `stop_logit`, so that an untrained model already predicts the data's average frame and stop rate
+  // (the speech-synthesis task's synthesis.bias_from_data).
+  virtual void initialize_output_bias(const torch::Tensor& frame_mean, double stop_logit) = 0;
 };
 
 using SpeechSynthesizer = std::shared_ptr<SpeechSynthesizerImpl>;

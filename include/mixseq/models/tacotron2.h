@@ -112,6 +112,7 @@ class Tacotron2ModelImpl : public SpeechSynthesizerImpl {
                   const SynthesisOptions& options) override;
   int64_t frame_bins() const override { return config_.n_mel_channels; }
   int64_t symbols() const override { return config_.n_symbols; }
+  void initialize_output_bias(const torch::Tensor& frame_mean, double stop_logit) override;
   const Tacotron2Config& config() const { return config_; }
 
   // text [B, S], lengths [B] -> encoder output [B, S, E] (zeros past each length).

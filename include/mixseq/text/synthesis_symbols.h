@@ -21,4 +21,8 @@ const std::vector<std::string>& synthesis_symbols();
 // or unclosed ARPAbet phoneme. `where` names the text in messages ("texts.txt:3").
 std::vector<int64_t> synthesis_symbol_ids(const std::string& text, const std::string& where);
 
+// The symbols one per line, in id order: what a synthesizer's checkpoint stores as its vocabulary,
+// so that a model is never read with another symbol table.
+std::string synthesis_symbols_text();
+
 }  // namespace mixseq

@@ -8,6 +8,7 @@
 
 #include "mixseq/criteria/label_smoothed_cross_entropy.h"
 #include "mixseq/data/speech_batch.h"
+#include "mixseq/data/synthesis_batch.h"
 #include "mixseq/data/token_batching.h"
 #include "mixseq/decode/beam_search.h"
 #include "mixseq/distributed/gradient_reducer.h"
@@ -159,6 +160,7 @@ struct TrainConfig {
   LmDataConfig lm;  // the language-model task
   SpeechInputConfig speech;  // the speech-recognition task: features, augmentation, batches
   ClassificationConfig classify;  // the classification task
+  SynthesisInputConfig synthesis;  // the speech-synthesis task: frames, batches, guided attention
   LabelSmoothingOptions criterion;  // the translation task
   OptimizerOptions optim;
   LrScheduleOptions schedule;
@@ -174,6 +176,7 @@ struct TrainConfig {
     v.section("lm", lm);
     v.section("speech", speech);
     v.section("classify", classify);
+    v.section("synthesis", synthesis);
     v.section("criterion", criterion);
     v.section("optim", optim);
     v.section("schedule", schedule);

@@ -3,12 +3,13 @@
 four") synthesised with Debian's espeak-ng in several voices (variants), speaking rates and pitches, so
 that no downloaded data is needed.
 
-  spoken_numbers.py OUT_DIR [--train N] [--valid N] [--seed S] [--max-digits K]
+  spoken_numbers.py OUT_DIR [--train N] [--valid N] [--seed S] [--max-digits K] [--voice V]
 
 writes OUT_DIR/audio/*.wav (22.05 kHz, espeak-ng's rate) and the manifests OUT_DIR/train.tsv and
 OUT_DIR/valid.tsv (`audio<TAB>transcript`, paths relative to the manifest). The validation
 utterances use voices not heard in training, so the validation WER measures generalisation to a new
-voice, not memorisation.
+voice, not memorisation. With --voice, every utterance of both splits is that one voice at one rate
+and pitch: data for speech synthesis, which learns one voice.
 """
 import argparse
 import os
@@ -33,6 +34,7 @@ def main():
     ap.add_argument("--valid", type=int, default=60)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-digits", type=int, default=4)
+    ap.add_argument("--voice", help="one espeak-ng voice for everything, at rate 160 and pitch 50")
     args = ap.parse_args()
     if subprocess.run(["sh", "-c", "command -v espeak-ng"], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("spoken_numbers.py: espeak-ng is not installed (scripts/setup.sh installs it)")
@@ -43,8 +45,11 @@ def main():
         for i in range(count):
             text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, args.max_digits)))
             name = f"audio/{split}{i:05d}.wav"
-            synthesise(os.path.join(args.out_dir, name), text, rng.choice(voices), rng.randint(130, 210),
-                       rng.randint(25, 75))
+            if args.voice:
+                synthesise(os.path.join(args.out_dir, name), text, args.voice, 160, 50)
+            else:
+                synthesise(os.path.join(args.out_dir, name), text, rng.choice(voices), rng.randint(130, 210),
+                           rng.randint(25, 75))
             lines.append(f"{name}\t{text}\n")
         with open(os.path.join(args.out_dir, f"{split}.tsv"), "w") as f:
             f.writelines(lines)

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "mixseq/util/error.h"
+
 namespace mixseq {
 namespace {
 
@@ -48,6 +50,48 @@ TEST(SynthesisLoss, GuidedAttentionPenalisesOffDiagonalAttention) {
   const auto w = guided_attention_weights(torch::tensor(std::vector<int64_t>{3}), lengths, T, S, 0.2);
   EXPECT_EQ(w.slice(2, 3).abs().max().item<float>(), 0.0f);
   EXPECT_GT(w.slice(2, 0, 3).max().item<float>(), 0.5f);
+}
+
+TEST(AlignmentFigures, AreOneForADiagonalAndZeroForSpreadAttention) {
+  // A diagonal alignment of 4 steps over 4 symbols, padded to [6, 5] with junk in the padding.
+  auto a = torch::full({1, 6, 5}, 0.5f);
+  a[0].narrow(0, 0, 4).narrow(1, 0, 4).copy_(torch::eye(4));
+  a[0].narrow(0, 0, 4).narrow(1, 4, 1).zero_();
+  const auto four = torch::tensor(std::vector<int64_t>{4});
+  auto f = alignment_figures(a, four, four);
+  EXPECT_EQ(f.utterances, 1);
+  EXPECT_EQ(f.steps, 4);
+  EXPECT_NEAR(f.diagonal, 1.0, 1e-9);
+  EXPECT_NEAR(f.focus, 4.0, 1e-6);
+  // Attention spread evenly over 10 symbols: it attends to the middle at every step, r = 0; focus 1/10.
+  const auto ten = torch::tensor(std::vector<int64_t>{10});
+  f = alignment_figures(torch::full({1, 10, 10}, 0.1f), ten, ten);
+  EXPECT_NEAR(f.diagonal, 0.0, 1e-9);
+  EXPECT_NEAR(f.focus / f.steps, 0.1, 1e-6);
+  // Forward with a pause: steps attend to symbols 0 0 1 1 1 1 2 3 3 3. Positions p = that list,
+  // t = 0..9: r = cov(t, p) / (sd t sd p), by hand (mean p 1.5: sum dt dp = 30.5, sum dt^2 = 82.5,
+  // sum dp^2 = 12.5): 0.9604.
+  const std::vector<int64_t> path = {0, 0, 1, 1, 1, 1, 2, 3, 3, 3};
+  auto p = torch::zeros({1, 10, 4});
+  for (int64_t t = 0; t < 10; ++t) p[0][t][path[static_cast<size_t>(t)]] = 1.0f;
+  f = alignment_figures(p, torch::tensor(std::vector<int64_t>{4}), ten);
+  EXPECT_NEAR(f.diagonal, 30.5 / std::sqrt(82.5 * 12.5), 1e-9);
+  // Backwards: r = -1. Two utterances add up; a one-step utterance counts 0 but its focus counts.
+  auto b = torch::zeros({2, 3, 3});
+  b[0].copy_(torch::flip(torch::eye(3), {1}));
+  b[1][0][2] = 1.0f;
+  f = alignment_figures(b, torch::tensor(std::vector<int64_t>{3, 3}), torch::tensor(std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(f.utterances, 2);
+  EXPECT_EQ(f.steps, 4);
+  EXPECT_NEAR(f.diagonal, -1.0, 1e-9);
+  EXPECT_NEAR(f.focus, 4.0, 1e-6);
+  // Attention on symbols past the text's length is not counted.
+  auto c = torch::zeros({1, 3, 5});
+  c[0].narrow(1, 4, 1).fill_(1.0f);
+  f = alignment_figures(c, torch::tensor(std::vector<int64_t>{2}), torch::tensor(std::vector<int64_t>{3}));
+  EXPECT_NEAR(f.focus, 0.0, 1e-9);
+  EXPECT_NEAR(f.diagonal, 0.0, 1e-9);
+  EXPECT_THROW(alignment_figures(torch::zeros({2, 3}), four, four), Error);
 }
 
 }  // namespace

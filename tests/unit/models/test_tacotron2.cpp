@@ -156,6 +156,26 @@ TEST(Tacotron2, StopTokenEndsSynthesis) {
   EXPECT_EQ(synthesis.alignments.sizes(), (std::vector<int64_t>{2, 40, 5}));
 }
 
+// initialize_output_bias: with the projection's weights zeroed, every decoder frame is the given
+// mean and every stop logit the given one; the postnet then adds its residual.
+TEST(Tacotron2, OutputBiasSetsTheFramesAndStopLogitOfAnEmptyProjection) {
+  torch::manual_seed(8);
+  Tacotron2ModelImpl model(tiny());
+  const auto mean = torch::linspace(-9, -4, 6);
+  model.initialize_output_bias(mean, -3.5);
+  {
+    torch::NoGradGuard no_grad;
+    model.linear_projection->weight.zero_();
+    model.gate_layer->weight.zero_();
+  }
+  const auto text = torch::randint(1, 12, {2, 5}, torch::kLong);
+  const auto lengths = torch::tensor(std::vector<int64_t>{5, 3});
+  const auto out = model.forward(text, lengths, torch::randn({2, 6, 7}));
+  EXPECT_TRUE(torch::allclose(out.frames, mean.view({1, 6, 1}).expand({2, 6, 7})));
+  EXPECT_TRUE(torch::allclose(out.gate_logits, torch::full({2, 7}, -3.5)));
+  EXPECT_THROW(model.initialize_output_bias(torch::zeros({5}), 0.0), Error);
+}
+
 TEST(Tacotron2, RegistryBuildsItAsASpeechSynthesizer) {
   ModelConfig config;
   config.arch = "tacotron2";
