@@ -16,6 +16,7 @@ void add_wer_command(CLI::App& app, CommandTable& table);
 void add_train_command(CLI::App& app, CommandTable& table);
 void add_translate_command(CLI::App& app, CommandTable& table);
 void add_transcribe_command(CLI::App& app, CommandTable& table);
+void add_synthesize_command(CLI::App& app, CommandTable& table);
 void add_serve_command(CLI::App& app, CommandTable& table);
 void add_score_command(CLI::App& app, CommandTable& table);
 void add_quantize_command(CLI::App& app, CommandTable& table);

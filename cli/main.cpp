@@ -66,7 +66,7 @@ namespace {
 const std::vector<void (*)(CLI::App&, CommandTable&)> kCommands = {
     add_demo_command,     add_synth_command,    add_bpe_command,     add_spm_command,
     add_vocab_command,    add_prepare_command,  add_train_command,   add_average_checkpoints_command,
-    add_translate_command, add_transcribe_command, add_classify_command, add_serve_command,  add_score_command,   add_quantize_command,
+    add_translate_command, add_transcribe_command, add_synthesize_command, add_classify_command, add_serve_command,  add_score_command,   add_quantize_command,
     add_lm_eval_command,  add_generate_command, add_bleu_command,   add_chrf_command,
     add_wer_command,      add_bench_command,    add_plot_command,
 };

@@ -1,6 +1,9 @@
 // mixseq plot RUN_DIR... -o curves.svg: the learning curves of one or more runs, overlaid, from
 // their metrics.jsonl: training and validation loss, validation BLEU, learning rate, gradient
 // norm, loss scale and speed, against updates or wall time.
+// mixseq plot -c TTS_CHECKPOINT --text "..." -o alignment.svg: a speech synthesizer's attention
+// alignment as it speaks the text (free running, as `mixseq synthesize`), decoder steps against
+// text symbols, with the alignment figures the training validation reports.
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -9,6 +12,11 @@
 #include <vector>
 
 #include "commands.h"
+#include "mixseq/criteria/synthesis_loss.h"
+#include "mixseq/decode/text_to_speech.h"
+#include "mixseq/text/score_report.h"
+#include "mixseq/text/synthesis_symbols.h"
+#include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/metrics_log.h"
@@ -23,6 +31,9 @@ struct PlotArguments {
   std::string output;
   std::string x = "updates";  // updates | time
   std::string title = "mixseq training runs";
+  std::string checkpoint;  // a speech synthesizer: draw its alignment of `text` instead
+  std::string text;
+  uint64_t seed = 1;
 };
 
 // One panel: the field `key` of the records of `kind` ("train" or "valid").
@@ -45,6 +56,10 @@ const std::vector<PlottedMetric> kPlottedMetrics = {
     {"valid_wer", "validation WER (%)", "valid", "wer"},
     {"valid_cer", "validation CER (%)", "valid", "cer"},
     {"frames_per_s", "feature frames per second (speech)", "train", "frames_per_s"},
+    {"valid_mel_loss", "validation frame loss (synthesis)", "valid", "mel_loss"},
+    {"valid_gate_loss", "validation stop-token loss (synthesis)", "valid", "gate_loss"},
+    {"valid_attention_diagonal", "validation attention on the diagonal (synthesis)", "valid", "attention_diagonal"},
+    {"valid_attention_focus", "validation attention focus (synthesis)", "valid", "attention_focus"},
 };
 
 std::string metrics_path_of(const std::string& run) {
@@ -91,7 +106,50 @@ ChartCurve curve_of(const std::vector<nlohmann::json>& records, const PlottedMet
   return curve;
 }
 
+// The attention of a synthesizer speaking arguments.text, as a heatmap.
+int plot_alignment(const PlotArguments& arguments) {
+  MIXSEQ_CHECK(!arguments.text.empty(), "plot: --checkpoint draws a synthesizer's alignment of --text: give the text");
+  refuse_output_over_inputs({"--output", arguments.output}, {{"--checkpoint", arguments.checkpoint}});
+  const torch::Device cpu(torch::kCPU);
+  auto synthesizer = load_trained_speech_synthesizer(arguments.checkpoint, cpu);
+  const TextToSpeech speaker(synthesizer, cpu, Precision::kFp32);
+  SynthesizeOptions options;
+  options.seed = arguments.seed;
+  options.griffin_lim.iterations = 0;  // the audio is not kept
+  const SynthesizedSpeech speech = speaker.synthesize({arguments.text}, options, {"--text"}).at(0);
+  const auto ids = synthesis_symbol_ids(arguments.text, "--text");
+  const auto& symbols = synthesis_symbols();
+  SvgHeatmap heatmap;
+  const auto frames = speech.alignment.size(0);
+  const AlignmentFigures figures =
+      alignment_figures(speech.alignment.unsqueeze(0), torch::tensor({static_cast<int64_t>(ids.size())}),
+                        torch::tensor({frames}));
+  heatmap.title = str_cat(arguments.title == "mixseq training runs" ? arguments.checkpoint : arguments.title, ": \"",
+                          arguments.text, "\", ", frames, " frames", speech.stopped ? "" : " (no stop token)",
+                          ", diagonal ", format_decimal(figures.diagonal / static_cast<double>(figures.steps), 3),
+                          ", focus ", format_decimal(figures.focus / static_cast<double>(figures.steps), 3));
+  heatmap.x_label = "decoder step (frame)";
+  heatmap.y_label = "text symbol";
+  for (const int64_t id : ids) {
+    const std::string& symbol = symbols[static_cast<size_t>(id)];
+    heatmap.row_labels.push_back(symbol == " " ? "\u2423" : symbol);  // an open box for the space
+  }
+  heatmap.columns = frames;
+  const auto by_symbol = speech.alignment.t().contiguous();  // [S, T]
+  heatmap.values.assign(by_symbol.data_ptr<float>(), by_symbol.data_ptr<float>() + by_symbol.numel());
+  OutputFile out(arguments.output);
+  out.stream() << render_heatmap_svg(heatmap);
+  out.commit();
+  log_info("plot: the alignment of ", frames, " frames over ", ids.size(), " symbols in ", arguments.output);
+  return 0;
+}
+
 int run_plot(const PlotArguments& arguments) {
+  if (!arguments.checkpoint.empty()) {
+    MIXSEQ_CHECK(arguments.runs.empty(), "plot: give run folders or --checkpoint, not both");
+    return plot_alignment(arguments);
+  }
+  MIXSEQ_CHECK(!arguments.runs.empty(), "plot: give run folders (learning curves) or --checkpoint with --text (an alignment)");
   SvgChart chart;
   chart.title = arguments.title;
   const bool by_time = arguments.x == "time";
@@ -122,15 +180,18 @@ int run_plot(const PlotArguments& arguments) {
 }  // namespace
 
 void add_plot_command(CLI::App& app, CommandTable& table) {
-  auto* command = app.add_subcommand("plot", "Draw the learning curves of training runs as one SVG");
+  auto* command = app.add_subcommand("plot", "Draw the learning curves of training runs, or a synthesizer's alignment, as one SVG");
   auto arguments = std::make_shared<PlotArguments>();
-  command->add_option("runs", arguments->runs, "Run folders (their metrics.jsonl) or metrics.jsonl files")
-      ->required();
+  command->add_option("runs", arguments->runs, "Run folders (their metrics.jsonl) or metrics.jsonl files");
   command->add_option("-o,--output", arguments->output, "The SVG file to write")->required();
   command->add_option("--x", arguments->x, "What the horizontal axes count: updates or (wall) time")
       ->check(CLI::IsMember({"updates", "time"}))
       ->capture_default_str();
   command->add_option("--title", arguments->title, "The chart's title")->capture_default_str();
+  command->add_option("-c,--checkpoint", arguments->checkpoint,
+                      "A speech synthesizer's checkpoint: draw its attention alignment of --text instead of curves");
+  command->add_option("--text", arguments->text, "The text whose alignment --checkpoint draws");
+  command->add_option("--seed", arguments->seed, "With --checkpoint: seeds the prenet's dropout")->capture_default_str();
   table.add(command, [arguments] { return run_plot(*arguments); });
 }
 

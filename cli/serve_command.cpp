@@ -1,15 +1,17 @@
-// mixseq serve: a translation model, a speech recognizer or both behind an HTTP server
-// (docs/serving.md).
+// mixseq serve: a translation model, a speech recognizer, a classifier, a speech synthesizer, or
+// several, behind an HTTP server (docs/serving.md).
 //   mixseq --threads 4 serve -c runs/x/checkpoint_best.pt --speech-checkpoint runs/asr/checkpoint_best.pt
 //   curl -s localhost:8080/translate -d '{"src": ["a sentence"]}'
 //   curl -s localhost:8080/transcribe -H 'Content-Type: audio/wav' --data-binary @a.wav
 //   curl -s localhost:8080/classify -d '{"text": ["a fine film"]}'    (with --classify-checkpoint)
+//   curl -s localhost:8080/synthesize -d '{"text": "a dog runs"}' -o a.wav   (with --synthesis-checkpoint)
 // Each model is loaded once; requests from every client are batched together for it.
 #include <memory>
 #include <optional>
 
 #include "commands.h"
 #include "mixseq/decode/speech_transcriber.h"
+#include "mixseq/decode/text_to_speech.h"
 #include "mixseq/decode/batch_translator.h"
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
@@ -31,12 +33,14 @@ struct ServeArguments {
   std::vector<std::string> checkpoints;  // translation; several: an ensemble
   std::string speech_checkpoint;         // a speech recognizer's
   std::string classify_checkpoint;       // a sentence classifier's
+  std::string synthesis_checkpoint;      // a speech synthesizer's
   std::string speech_lm;                 // an ARPA word model fused into /transcribe's beam search; "" = none
   CtcBeamSearchOptions speech_beam;      // /transcribe's decoding: beam_size 1 without speech_lm = greedy
   std::string device = "auto";
   std::string precision = "fp32";
   SearchFlags search;
   ServeOptions server;
+  SynthesizeOptions synthesize;          // /synthesize: Griffin-Lim; the seed and the model's stopping as synthesize's defaults
 };
 
 // A speech recognizer's checkpoint given to -c is refused before loading with what to do instead
@@ -54,7 +58,7 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand(
       "serve",
       "Serve trained models over HTTP: POST /translate (-c), POST /transcribe (--speech-checkpoint), POST /classify "
-      "(--classify-checkpoint), GET /health, GET /metrics");
+      "(--classify-checkpoint), POST /synthesize (--synthesis-checkpoint), GET /, GET /health, GET /metrics");
   auto arguments = std::make_shared<ServeArguments>();
   auto& server = arguments->server;
   command->add_option("-c,--checkpoint", arguments->checkpoints,
@@ -121,12 +125,29 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
   arguments->search.add_to(*command);
   command->add_option("--classify-checkpoint", arguments->classify_checkpoint,
                       "Sentence classifier's checkpoint (.pt) for POST /classify (beside the others, or alone)");
+  command->add_option("--synthesis-checkpoint", arguments->synthesis_checkpoint,
+                      "Speech synthesizer's checkpoint (.pt) for POST /synthesize (beside the others, or alone)");
+  command->add_option("--max-batch-texts", server.synthesis_batching.max_batch_cost,
+                      "/synthesize: texts spoken together in one batch")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--max-text-symbols", server.max_text_symbols,
+                      "/synthesize: longest text, in synthesis symbols (400 beyond); 0 = no limit")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--griffin-lim-iters", arguments->synthesize.griffin_lim.iterations,
+                      "/synthesize: Griffin-Lim phase iterations")
+      ->check(at_least(0))
+      ->capture_default_str();
   add_device_options(command, arguments->device, arguments->precision);
   table.add(command, [=] {
     MIXSEQ_CHECK(!arguments->checkpoints.empty() || !arguments->speech_checkpoint.empty() ||
-                     !arguments->classify_checkpoint.empty(),
+                     !arguments->classify_checkpoint.empty() || !arguments->synthesis_checkpoint.empty(),
                  "serve: nothing to serve; give -c CHECKPOINT (translation), --speech-checkpoint CHECKPOINT, "
-                 "--classify-checkpoint CHECKPOINT, or several");
+                 "--classify-checkpoint CHECKPOINT, --synthesis-checkpoint CHECKPOINT, or several");
+    for (const char* synthesis_only : {"--max-batch-texts", "--max-text-symbols", "--griffin-lim-iters"})
+      MIXSEQ_CHECK(command->count(synthesis_only) == 0 || !arguments->synthesis_checkpoint.empty(), "serve: ",
+                   synthesis_only, " sets how /synthesize speaks; give --synthesis-checkpoint too");
     for (const char* speech_only : {"--speech-beam-size", "--speech-lm", "--speech-lm-weight", "--speech-word-bonus"})
       MIXSEQ_CHECK(command->count(speech_only) == 0 || !arguments->speech_checkpoint.empty(), "serve: ", speech_only,
                    " sets how /transcribe decodes; give --speech-checkpoint too");
@@ -135,7 +156,8 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
     const auto precision = resolve_precision(arguments->precision, device);
     configure_precision(precision, device);
     ServeOptions options = arguments->server;
-    options.speech_batching.max_wait_ms = options.batching.max_wait_ms;  // --max-wait-ms: both endpoints
+    options.speech_batching.max_wait_ms = options.batching.max_wait_ms;  // --max-wait-ms: every endpoint
+    options.synthesis_batching.max_wait_ms = options.batching.max_wait_ms;
     ServedModels models;
 
     std::optional<TrainedModel> trained;  // float, quantized or an ensemble
@@ -185,6 +207,17 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
       for (const auto& label : classifier->labels) labels += (labels.empty() ? "" : ", ") + label;
       log_info("serve: /classify: ", arguments->classify_checkpoint, " (labels ", labels, ") on ", device.str(), " (",
                arguments->precision, ")");
+    }
+    std::optional<TrainedSpeechSynthesizer> synthesizer;
+    std::optional<TextToSpeech> speaker;
+    if (!arguments->synthesis_checkpoint.empty()) {
+      synthesizer = load_trained_speech_synthesizer(arguments->synthesis_checkpoint, device);
+      speaker.emplace(*synthesizer, device, precision);
+      models.synthesizer = &*speaker;
+      models.synthesize = arguments->synthesize;
+      log_info("serve: /synthesize: ", arguments->synthesis_checkpoint, " (", synthesizer->config.arch, ", ",
+               synthesizer->input.sample_rate, " Hz, Griffin-Lim ", models.synthesize.griffin_lim.iterations,
+               " iterations) on ", device.str(), " (", arguments->precision, ")");
     }
     ModelServer(options, models).run();
     return 0;  // a stop signal is how a server is meant to end: drained, not interrupted

@@ -8,6 +8,7 @@
 #include "mixseq/data/prepared_data.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/models/seq2seq_ensemble.h"
+#include "mixseq/text/synthesis_symbols.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/config.h"
 #include "mixseq/util/error.h"
@@ -152,6 +153,27 @@ TrainedSpeechRecognizer load_trained_speech_recognizer(const std::string& checkp
       v.section("speech", trained.input);
     });
     trained.model = build_speech_recognizer(trained.config, trained.symbols.size());
+  } catch (const Error& e) {
+    throw Error(in_file(checkpoint_path, e));
+  }
+  load_for_inference(checkpoint_path, trained.model, device);
+  return trained;
+}
+
+TrainedSpeechSynthesizer load_trained_speech_synthesizer(const std::string& checkpoint_path,
+                                                         const torch::Device& device) {
+  const auto contents = read_checkpoint_contents(checkpoint_path);
+  TrainedSpeechSynthesizer trained;
+  trained.config = stored_model_config(contents, checkpoint_path);
+  try {
+    MIXSEQ_CHECK(contents.vocabulary_text == synthesis_symbols_text(),
+                 "its stored input symbols are not this mixseq's synthesis symbols (text/synthesis_symbols.h)");
+    read_config_yaml_sections(contents.config_yaml, checkpoint_path + " (stored config)", [&](ConfigVisitor& v) {
+      v.section("synthesis", trained.input);
+    });
+    trained.model = build_speech_synthesizer(trained.config, static_cast<int64_t>(synthesis_symbols().size()));
+    MIXSEQ_CHECK(trained.model->frame_bins() == trained.input.n_mels, "its model makes ", trained.model->frame_bins(),
+                 "-bin frames but its synthesis section says ", trained.input.n_mels, " mel bins");
   } catch (const Error& e) {
     throw Error(in_file(checkpoint_path, e));
   }

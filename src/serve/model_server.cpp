@@ -22,6 +22,8 @@
 
 #include "mixseq/audio/audio_file.h"
 #include "mixseq/data/speech_data.h"
+#include "mixseq/text/score_report.h"
+#include "mixseq/text/synthesis_symbols.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/serve/web_page.h"
@@ -280,6 +282,9 @@ class ModelServer::Impl {
   // The body of POST /classify as a batch request, or a Refusal.
   ClassificationBatcher::Request parse_classification(const std::string& body) const;
   void classify(const std::string& body, httplib::Response& response);
+  // The body of POST /synthesize as a batch request of one text and the audio format asked for, or a Refusal.
+  std::pair<SynthesisBatcher::Request, AudioFileFormat> parse_synthesis(const std::string& body) const;
+  void synthesize(const std::string& body, httplib::Response& response);
   // Reads a POST body up to `limit` bytes (`flag` names the limit); true when it has all of it. A
   // body over the limit is refused as soon as its reading passes the limit, the rest unread.
   bool read_body(const httplib::ContentReader& content, int64_t limit, const char* flag, std::string& body,
@@ -299,19 +304,21 @@ class ModelServer::Impl {
   std::unique_ptr<TranslationBatcher> translation_;     // null when no translator is served
   std::unique_ptr<TranscriptionBatcher> transcription_;  // null when no recognizer is served
   std::unique_ptr<ClassificationBatcher> classification_;  // null when no classifier is served
+  std::unique_ptr<SynthesisBatcher> synthesis_;  // null when no synthesizer is served
   Clock::time_point started_ = Clock::now();
-  EndpointCounts translate_counts_, transcribe_counts_, classify_counts_;
+  EndpointCounts translate_counts_, transcribe_counts_, classify_counts_, synthesize_counts_;
   LatencyWindow latency_;              // of every answered request, in ms
   std::atomic<int64_t> refused_{0};    // answered 4xx, by the handlers or the library
   std::atomic<int64_t> failed_{0};     // answered 5xx
-  std::atomic<int64_t> in_flight_{0};  // POST /translate, /transcribe and /classify being handled now
+  std::atomic<int64_t> in_flight_{0};  // POST /translate, /transcribe, /classify and /synthesize being handled now
 };
 
 ModelServer::Impl::Impl(const ServeOptions& options, const ServedModels& models)
     : options_(options), models_(models) {
-  MIXSEQ_CHECK(models_.translator != nullptr || models_.transcriber != nullptr || models_.classifier != nullptr,
-               "serve: no model to serve; give a translation checkpoint, a speech recognizer's, a classifier's, or "
-               "several");
+  MIXSEQ_CHECK(models_.translator != nullptr || models_.transcriber != nullptr || models_.classifier != nullptr ||
+                   models_.synthesizer != nullptr,
+               "serve: no model to serve; give a translation checkpoint, a speech recognizer's, a classifier's, a "
+               "speech synthesizer's, or several");
   if (models_.translator != nullptr)
     translation_ = std::make_unique<TranslationBatcher>(
         options_.batching, [this](const std::vector<std::string>& sources, const BeamSearchOptions& search) {
@@ -337,6 +344,13 @@ ModelServer::Impl::Impl(const ServeOptions& options, const ServedModels& models)
           return classify_texts(*models_.classifier, texts, classify, models_.classifier_precision,
                                 models_.classifier_device);
         });
+  if (models_.synthesizer != nullptr) {
+    models_.synthesize.max_utterances = options_.synthesis_batching.max_batch_cost;
+    synthesis_ = std::make_unique<SynthesisBatcher>(
+        options_.synthesis_batching, [this](const std::vector<std::string>& texts, const AnyBatch&) {
+          return models_.synthesizer->synthesize(texts, models_.synthesize);
+        });
+  }
 }
 
 std::string ModelServer::Impl::endpoints() const {
@@ -344,6 +358,7 @@ std::string ModelServer::Impl::endpoints() const {
   if (translation_) list += "POST /translate, ";
   if (transcription_) list += "POST /transcribe, ";
   if (classification_) list += "POST /classify, ";
+  if (synthesis_) list += "POST /synthesize, ";
   return list + "GET / (a page for a browser), GET /health and GET /metrics";
 }
 
@@ -421,6 +436,42 @@ ClassificationBatcher::Request ModelServer::Impl::parse_classification(const std
   return request;
 }
 
+std::pair<SynthesisBatcher::Request, AudioFileFormat> ModelServer::Impl::parse_synthesis(const std::string& body) const {
+  Json json;
+  try {
+    json = Json::parse(body);  // rejects malformed UTF-8 too
+  } catch (const Json::parse_error& e) {
+    throw Refusal{400, str_cat("the body is not valid JSON: ", e.what())};
+  }
+  if (!json.is_object()) throw Refusal{400, "the body must be a JSON object: {\"text\": \"a sentence\"}"};
+  for (const auto& item : json.items())
+    if (item.key() != "text" && item.key() != "format")
+      throw Refusal{400, str_cat("unknown key \"", item.key(), "\"; known: text, format")};
+  if (!json.contains("text")) throw Refusal{400, "missing \"text\": send {\"text\": \"a sentence\"}"};
+  const auto& text = json.at("text");
+  if (!text.is_string()) throw Refusal{400, str_cat("\"text\" must be a string; got a ", text.type_name())};
+  AudioFileFormat format = AudioFileFormat::kWav;
+  if (json.contains("format")) {
+    const auto& name = json.at("format");
+    if (!name.is_string() || (name != "wav" && name != "flac"))
+      throw Refusal{400, str_cat("\"format\" must be \"wav\" or \"flac\", not ", name.dump())};
+    if (name == "flac") format = AudioFileFormat::kFlac;
+  }
+  SynthesisBatcher::Request request;
+  request.items.push_back(text.get<std::string>());
+  int64_t symbols = 0;
+  try {  // an empty text, a character outside the symbols: the message names the column
+    symbols = static_cast<int64_t>(synthesis_symbol_ids(request.items.front(), "\"text\"").size());
+  } catch (const Error& e) {
+    throw Refusal{400, e.what()};
+  }
+  if (options_.max_text_symbols > 0 && symbols > options_.max_text_symbols)
+    throw Refusal{400, str_cat("\"text\" has ", symbols, " symbols, over the limit of ", options_.max_text_symbols,
+                               " (--max-text-symbols)")};
+  request.cost = 1;
+  return {std::move(request), format};
+}
+
 TranscriptionBatcher::Request ModelServer::Impl::parse_audio(const std::string& body) const {
   if (static_cast<int64_t>(body.size()) > options_.max_audio_bytes)
     throw Refusal{413, str_cat("the request body has ", body.size(), " bytes, over the limit of ",
@@ -465,14 +516,20 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
   const bool to_translate = post && request.path == "/translate";
   const bool to_transcribe = post && request.path == "/transcribe";
   const bool to_classify = post && request.path == "/classify";
-  if ((to_translate && !translation_) || (to_transcribe && !transcription_) || (to_classify && !classification_)) {
+  const bool to_synthesize = post && request.path == "/synthesize";
+  if ((to_translate && !translation_) || (to_transcribe && !transcription_) || (to_classify && !classification_) ||
+      (to_synthesize && !synthesis_)) {
     refuse_and_close(response, 404,
                      str_cat("this server has no ",
-                             to_translate ? "translation model" : to_transcribe ? "speech recognizer" : "classifier",
+                             to_translate    ? "translation model"
+                             : to_transcribe ? "speech recognizer"
+                             : to_classify   ? "classifier"
+                                             : "speech synthesizer",
                              " (start it with ",
                              to_translate    ? "-c CHECKPOINT"
                              : to_transcribe ? "--speech-checkpoint CHECKPOINT"
-                                             : "--classify-checkpoint CHECKPOINT",
+                             : to_classify   ? "--classify-checkpoint CHECKPOINT"
+                                             : "--synthesis-checkpoint CHECKPOINT",
                              "); there are ", endpoints()));
     return true;
   }
@@ -489,7 +546,7 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
       return true;
     }
   }
-  const bool own_body = to_translate || to_transcribe || to_classify;  // read by the handler, up to the limit
+  const bool own_body = to_translate || to_transcribe || to_classify || to_synthesize;  // read by the handler, up to the limit
   const int64_t limit = to_transcribe ? options_.max_audio_bytes : options_.max_body_bytes;
   const char* flag = to_transcribe ? "--max-audio-bytes" : "--max-body-bytes";
   // As cpp-httplib decides it: a body in chunks has no Content-Length to check beforehand.
@@ -510,7 +567,7 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
     if (own_body || length == 0) return false;
   } else if (own_body || (!chunked && request.method != "POST" && request.method != "PUT" &&
                           request.method != "PATCH" && request.method != "DELETE")) {
-    return false;  // POST /translate, /transcribe and /classify read their bodies themselves; other methods have none
+    return false;  // the POST endpoints read their bodies themselves; other methods have none
   }
   // A body sent anywhere else: the library would read it whole (a chunked one without limit) or,
   // for a GET, parse it as the next request.
@@ -654,6 +711,37 @@ void ModelServer::Impl::classify(const std::string& body, httplib::Response& res
   --in_flight_;
 }
 
+void ModelServer::Impl::synthesize(const std::string& body, httplib::Response& response) {
+  const auto start = Clock::now();
+  ++in_flight_;
+  try {
+    auto [request, format] = parse_synthesis(body);
+    const auto speech = synthesis_->submit(std::move(request)).get();
+    const SynthesizedSpeech& spoken = speech.at(0);
+    const int64_t rate = models_.synthesizer->sample_rate();
+    const std::string audio = encode_audio(spoken.samples, rate, format, "the synthesized audio");
+    const double seconds = static_cast<double>(spoken.samples.size()) / static_cast<double>(rate);
+    response.status = 200;
+    response.set_header("X-Audio-Seconds", format_decimal(seconds, 3));
+    response.set_header("X-Frames", std::to_string(spoken.frames));
+    response.set_header("X-Stop-Token", spoken.stopped ? "1" : "0");
+    response.set_content(audio, format == AudioFileFormat::kFlac ? "audio/flac" : "audio/wav");
+    const double elapsed = milliseconds_since(start);
+    latency_.add(elapsed);
+    synthesize_counts_.latency.add(elapsed);
+    ++synthesize_counts_.requests;
+    ++synthesize_counts_.items;
+  } catch (const Refusal& refusal) {
+    ++refused_;
+    answer(response, refusal.status, {{"error", refusal.message}});
+  } catch (const std::exception& e) {
+    ++failed_;
+    log_info("serve: a synthesis request failed: ", e.what());
+    answer(response, 500, {{"error", str_cat("synthesis failed: ", e.what())}});
+  }
+  --in_flight_;
+}
+
 Json ModelServer::Impl::metrics() const {
   const auto percentiles = [](const LatencyWindow& window) {
     return Json{{"p50", window.percentile(50)}, {"p90", window.percentile(90)}, {"p99", window.percentile(99)}};
@@ -664,16 +752,19 @@ Json ModelServer::Impl::metrics() const {
   const int64_t transcribe_batches = transcription_ ? transcription_->batches_run() : 0;
   const int64_t classify_queue = classification_ ? classification_->queued_requests() : 0;
   const int64_t classify_batches = classification_ ? classification_->batches_run() : 0;
+  const int64_t synthesize_queue = synthesis_ ? synthesis_->queued_requests() : 0;
+  const int64_t synthesize_batches = synthesis_ ? synthesis_->batches_run() : 0;
   Json json = {{"requests", translate_counts_.requests.load() + transcribe_counts_.requests.load() +
-                                classify_counts_.requests.load()},
+                                classify_counts_.requests.load() + synthesize_counts_.requests.load()},
                {"sentences", translate_counts_.items.load()},
                {"utterances", transcribe_counts_.items.load()},
                {"texts", classify_counts_.items.load()},
+               {"spoken", synthesize_counts_.items.load()},
                {"refused", refused_.load()},
                {"failed", failed_.load()},
                {"in_flight", in_flight_.load()},
-               {"queue_length", translate_queue + transcribe_queue + classify_queue},
-               {"batches", translate_batches + transcribe_batches + classify_batches},
+               {"queue_length", translate_queue + transcribe_queue + classify_queue + synthesize_queue},
+               {"batches", translate_batches + transcribe_batches + classify_batches + synthesize_batches},
                {"latency_ms", percentiles(latency_)},
                {"uptime_s", milliseconds_since(started_) / 1000}};
   if (translation_)
@@ -694,6 +785,12 @@ Json ModelServer::Impl::metrics() const {
                         {"queue_length", classify_queue},
                         {"batches", classify_batches},
                         {"latency_ms", percentiles(classify_counts_.latency)}};
+  if (synthesis_)
+    json["synthesize"] = {{"requests", synthesize_counts_.requests.load()},
+                          {"texts", synthesize_counts_.items.load()},
+                          {"queue_length", synthesize_queue},
+                          {"batches", synthesize_batches},
+                          {"latency_ms", percentiles(synthesize_counts_.latency)}};
   return json;
 }
 
@@ -739,6 +836,11 @@ void ModelServer::Impl::run() {
                                 const httplib::ContentReader& content) {
     std::string body;
     if (read_body(content, options_.max_body_bytes, "--max-body-bytes", body, response)) classify(body, response);
+  });
+  http.Post("/synthesize", [this](const httplib::Request&, httplib::Response& response,
+                                  const httplib::ContentReader& content) {
+    std::string body;
+    if (read_body(content, options_.max_body_bytes, "--max-body-bytes", body, response)) synthesize(body, response);
   });
   http.Get("/", [](const httplib::Request&, httplib::Response& response) {  // the page (serve/web_page.h)
     const auto page = serve_page_html();
@@ -793,11 +895,13 @@ void ModelServer::Impl::run() {
   if (translation_) translation_->shutdown();
   if (transcription_) transcription_->shutdown();
   if (classification_) classification_->shutdown();
+  if (synthesis_) synthesis_->shutdown();
   log_info("serve: stopped after ",
-           translate_counts_.requests.load() + transcribe_counts_.requests.load() + classify_counts_.requests.load(),
+           translate_counts_.requests.load() + transcribe_counts_.requests.load() + classify_counts_.requests.load() +
+               synthesize_counts_.requests.load(),
            " requests (", translate_counts_.items.load(), " sentences, ", transcribe_counts_.items.load(),
-           " utterances, ", classify_counts_.items.load(), " texts), ", refused_.load(), " refused, ", failed_.load(),
-           " failed");
+           " utterances, ", classify_counts_.items.load(), " texts classified, ", synthesize_counts_.items.load(),
+           " spoken), ", refused_.load(), " refused, ", failed_.load(), " failed");
 }
 
 ModelServer::ModelServer(const ServeOptions& options, const ServedModels& models)

@@ -162,4 +162,54 @@ std::string render_svg(const SvgChart& chart) {
   return svg.str();
 }
 
+std::string render_heatmap_svg(const SvgHeatmap& heatmap) {
+  const auto rows = static_cast<int64_t>(heatmap.row_labels.size());
+  MIXSEQ_CHECK(rows > 0 && heatmap.columns > 0 && static_cast<int64_t>(heatmap.values.size()) == rows * heatmap.columns,
+               "heatmap: ", heatmap.values.size(), " values for ", rows, " rows x ", heatmap.columns, " columns");
+  constexpr double kLabelWidth = 48, kMargin = 16, kAxis = 40, kWidth = 900;
+  const double cell_width = std::max(1.0, (kWidth - kLabelWidth - 2 * kMargin) / static_cast<double>(heatmap.columns));
+  const double cell_height = std::clamp(360.0 / static_cast<double>(rows), 4.0, 16.0);
+  const double plot_width = cell_width * static_cast<double>(heatmap.columns);
+  const double plot_height = cell_height * static_cast<double>(rows);
+  const double left = kMargin + kLabelWidth, top = kHeader;
+  const double width = left + plot_width + kMargin, height = top + plot_height + kAxis;
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << coordinate(width) << "\" height=\""
+      << coordinate(height) << "\" viewBox=\"0 0 " << coordinate(width) << ' ' << coordinate(height)
+      << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  svg << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  svg << "<text x=\"" << coordinate(kMargin) << "\" y=\"24\" font-size=\"15\">" << escape_xml(heatmap.title)
+      << "</text>\n";
+  svg << "<rect x=\"" << coordinate(left) << "\" y=\"" << coordinate(top) << "\" width=\"" << coordinate(plot_width)
+      << "\" height=\"" << coordinate(plot_height) << "\" fill=\"none\" stroke=\"#888\"/>\n";
+  for (int64_t r = 0; r < rows; ++r) {
+    const double y = top + plot_height - cell_height * static_cast<double>(r + 1);  // row 0 at the bottom
+    if (cell_height >= 8 || r % 5 == 0)
+      svg << "<text x=\"" << coordinate(left - 4) << "\" y=\"" << coordinate(y + cell_height * 0.8)
+          << "\" text-anchor=\"end\">" << escape_xml(heatmap.row_labels[static_cast<size_t>(r)]) << "</text>\n";
+    for (int64_t c = 0; c < heatmap.columns; ++c) {
+      const double v = std::clamp(static_cast<double>(heatmap.values[static_cast<size_t>(r * heatmap.columns + c)]), 0.0, 1.0);
+      if (!(v > 0.005)) continue;
+      svg << "<rect class=\"cell\" data-row=\"" << r << "\" data-column=\"" << c << "\" x=\""
+          << coordinate(left + cell_width * static_cast<double>(c)) << "\" y=\"" << coordinate(y) << "\" width=\""
+          << coordinate(cell_width) << "\" height=\"" << coordinate(cell_height) << "\" fill=\"#08306b\" fill-opacity=\""
+          << number(std::round(std::sqrt(v) * 1000.0) / 1000.0) << "\"/>\n";
+    }
+  }
+  const std::vector<double> ticks =
+      heatmap.columns > 1 ? round_ticks(0, static_cast<double>(heatmap.columns - 1), 8) : std::vector<double>{0};
+  for (const double tick : ticks) {
+    if (tick > static_cast<double>(heatmap.columns - 1)) continue;
+    const double x = left + cell_width * (tick + 0.5);
+    svg << "<text x=\"" << coordinate(x) << "\" y=\"" << coordinate(top + plot_height + 14)
+        << "\" text-anchor=\"middle\">" << number(tick) << "</text>\n";
+  }
+  svg << "<text x=\"" << coordinate(left + plot_width / 2) << "\" y=\"" << coordinate(top + plot_height + 32)
+      << "\" text-anchor=\"middle\">" << escape_xml(heatmap.x_label) << "</text>\n";
+  svg << "<text x=\"" << coordinate(kMargin) << "\" y=\"" << coordinate(top - 6) << "\">"
+      << escape_xml(heatmap.y_label) << "</text>\n";
+  svg << "</svg>\n";
+  return svg.str();
+}
+
 }  // namespace mixseq

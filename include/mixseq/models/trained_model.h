@@ -17,8 +17,10 @@
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/language_model.h"
 #include "mixseq/data/speech_batch.h"
+#include "mixseq/data/synthesis_batch.h"
 #include "mixseq/models/model_config.h"
 #include "mixseq/models/speech_recognizer.h"
+#include "mixseq/models/speech_synthesizer.h"
 #include "mixseq/text/ctc_symbols.h"
 #include "mixseq/models/sentence_classifier.h"
 #include "mixseq/models/seq2seq_model.h"
@@ -73,6 +75,18 @@ struct TrainedSpeechRecognizer {
   SpeechRecognizer model;
 };
 TrainedSpeechRecognizer load_trained_speech_recognizer(const std::string& checkpoint_path, const torch::Device& device);
+
+// A speech synthesizer's checkpoint: the model and the frame settings it was trained with (the
+// `synthesis` section: sample rate, STFT, mel bins), so that its frames go back to audio as they
+// were made. A checkpoint of another family, or whose stored symbol table is not
+// text/synthesis_symbols.h's, is an error naming it.
+struct TrainedSpeechSynthesizer {
+  ModelConfig config;
+  SynthesisInputConfig input;
+  SpeechSynthesizer model;
+};
+TrainedSpeechSynthesizer load_trained_speech_synthesizer(const std::string& checkpoint_path,
+                                                         const torch::Device& device);
 
 // A sentence classifier's checkpoint: the model, its labels in id order, and the vocabulary and
 // tokenizer its text is read with. A checkpoint of another family is an error naming it.

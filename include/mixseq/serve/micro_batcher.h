@@ -4,7 +4,8 @@
 // order) through its future. A batch of one client's short request costs nearly what a batch of
 // sixteen clients' costs on a busy model, so batching them is where a server's throughput comes
 // from (Marian's and CTranslate2's servers batch the same way). `mixseq serve` runs one batcher
-// per model: TranslationBatcher for POST /translate, TranscriptionBatcher for POST /transcribe.
+// per model: TranslationBatcher for POST /translate, TranscriptionBatcher for POST /transcribe,
+// ClassificationBatcher for POST /classify, SynthesisBatcher for POST /synthesize.
 //
 // The batch. The worker waits for the oldest request, then up to max_wait_ms more for others,
 // unless the queue already holds max_batch_cost. It takes the oldest request and every later one
@@ -37,6 +38,7 @@
 #include "mixseq/decode/beam_search.h"
 #include "mixseq/decode/sentence_classification.h"
 #include "mixseq/decode/speech_transcriber.h"
+#include "mixseq/decode/text_to_speech.h"
 #include "mixseq/decode/batch_translator.h"
 #include "mixseq/util/error.h"
 
@@ -116,6 +118,9 @@ using TranscriptionBatcher = MicroBatcher<std::vector<float>, Transcript, AnyBat
 
 // POST /classify: texts in, a label and its probabilities out; every request alike.
 using ClassificationBatcher = MicroBatcher<std::string, ClassPrediction, AnyBatch>;
+
+// POST /synthesize: texts in, audio out; every request alike.
+using SynthesisBatcher = MicroBatcher<std::string, SynthesizedSpeech, AnyBatch>;
 
 // ---------------------------------------------------------------------------------------------
 // The template's implementation.

@@ -1,16 +1,21 @@
 // ModelServer: `mixseq serve`'s HTTP server (docs/serving.md). It serves a translator, a speech
-// recognizer, or both from one process:
+// recognizer, a classifier, a speech synthesizer, or several from one process:
 //   POST /translate   {"src": ["...", ...], "beam_size"?: K, "nbest"?: N}
 //                     -> {"tgt": [...], "scores": [...], "time_ms": t}
 //   POST /transcribe  the bytes of an audio file (any format libsndfile reads: WAV, FLAC, OGG, ...)
 //                     -> {"text": "...", "words": [{"word", "start", "end"}], "seconds": s, "time_ms": t}
 //   POST /classify    {"text": ["...", ...]}
 //                     -> {"label": [...], "probability": [...], "probabilities": [{label: p, ...}, ...], "time_ms": t}
+//   POST /synthesize  {"text": "...", "format"?: "wav" | "flac"}
+//                     -> the bytes of an audio file (Content-Type audio/wav or audio/flac), with headers
+//                        X-Audio-Seconds, X-Frames and X-Stop-Token ("1": the stop token ended it)
 //   GET  /health      -> {"status": "ok"}
 //   GET  /metrics     -> requests, sentences, utterances, errors, queue lengths, batches, latency percentiles
 // A translation is tokenized, searched and detokenized as `mixseq translate` does it, with its
 // search defaults; an audio file is decoded, resampled to the recognizer's rate and quantized to
-// 16 bits as `mixseq transcribe` reads it, so both give what the commands give.
+// 16 bits as `mixseq transcribe` reads it, and a text is spoken as `mixseq synthesize` speaks it
+// (with its --seed 1: a request alone in its batch gives the command's audio byte for byte), so all
+// give what the commands give.
 // Requests are checked before they reach a model: a body that is not JSON or not audio, a missing
 // "src", an item that is not a string, malformed UTF-8, a sentence, an utterance or a body over
 // its limit, an unknown key, an endpoint whose model is not served each get a 4xx answer whose
@@ -52,6 +57,8 @@ struct ServeOptions {
   double min_audio_seconds = 0.05;      // shortest utterance (400 below): less holds no word; 0 = no limit
   MicroBatcherOptions speech_batching{48000, 5};  // /transcribe: --max-batch-frames (the cost: feature
                                                   // frames of all utterances), --max-wait-ms
+  MicroBatcherOptions synthesis_batching{8, 5};  // /synthesize: --max-batch-texts (the cost: texts), --max-wait-ms
+  int64_t max_text_symbols = 400;       // longest /synthesize text, in synthesis symbols (400 beyond)
 };
 
 // The models a server answers with; at least one.
@@ -68,6 +75,9 @@ struct ServedModels {
   const TrainedClassifier* classifier = nullptr;  // POST /classify; null: not served (404)
   torch::Device classifier_device = torch::kCPU;  // where the classifier's weights are
   Precision classifier_precision = Precision::kFp32;
+  const TextToSpeech* synthesizer = nullptr;  // POST /synthesize; null: not served (404)
+  SynthesizeOptions synthesize;          // how texts are spoken (its max_utterances is set to
+                                         // synthesis_batching.max_batch_cost)
 };
 
 class ModelServer {

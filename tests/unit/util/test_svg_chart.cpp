@@ -68,5 +68,35 @@ TEST(RenderSvg, PointsAreScaledOntoThePlotArea) {
   EXPECT_DOUBLE_EQ(std::stod(points[4]), 70);
 }
 
+TEST(RenderHeatmapSvg, DrawsOneCellPerVisibleValueWithItsRowAndColumn) {
+  SvgHeatmap heatmap;
+  heatmap.title = "a <b>";
+  heatmap.x_label = "decoder step";
+  heatmap.y_label = "text symbol";
+  heatmap.row_labels = {"a", "b", "&"};
+  heatmap.columns = 4;
+  heatmap.values = {1.0f, 0.5f, 0.0f, 0.0f,     // row 0
+                    0.0f, 0.25f, 0.004f, 0.0f,  // row 1: 0.004 is below what is drawn
+                    0.0f, 0.0f, 2.0f, 1.0f};    // row 2: 2 is clamped to 1
+  const std::string svg = render_heatmap_svg(heatmap);
+  EXPECT_EQ(count(svg, "class=\"cell\""), 5u);
+  EXPECT_EQ(count(svg, "data-row=\"1\" data-column=\"1\"[^>]*fill-opacity=\"0.5\""), 1u);  // sqrt(0.25)
+  EXPECT_EQ(count(svg, "data-row=\"2\" data-column=\"2\"[^>]*fill-opacity=\"1\""), 1u);
+  EXPECT_EQ(count(svg, "data-row=\"0\" data-column=\"1\"[^>]*fill-opacity=\"0.707\""), 1u);
+  EXPECT_NE(svg.find("a &lt;b&gt;"), std::string::npos);
+  EXPECT_NE(svg.find(">&amp;</text>"), std::string::npos);
+  // Row 0 is drawn at the bottom: its cells lie below row 2's.
+  const std::regex y0("data-row=\"0\" data-column=\"0\" x=\"[0-9.]+\" y=\"([0-9.]+)\"");
+  const std::regex y2("data-row=\"2\" data-column=\"2\" x=\"[0-9.]+\" y=\"([0-9.]+)\"");
+  std::smatch m0, m2;
+  ASSERT_TRUE(std::regex_search(svg, m0, y0) && std::regex_search(svg, m2, y2));
+  EXPECT_GT(std::stod(m0[1]), std::stod(m2[1]));
+  heatmap.columns = 1;  // one frame still draws (no tick range to round)
+  heatmap.values = {0.2f, 0.3f, 0.5f};
+  EXPECT_EQ(count(render_heatmap_svg(heatmap), "class=\"cell\""), 3u);
+  heatmap.values.pop_back();
+  EXPECT_THROW(render_heatmap_svg(heatmap), Error);
+}
+
 }  // namespace
 }  // namespace mixseq

@@ -1,0 +1,166 @@
+// mixseq synthesize: text lines in, audio files out, with a speech synthesizer's checkpoint alone.
+//   mixseq synthesize -c runs/tts/checkpoint_best.pt -i sentences.txt -o audio --manifest audio/manifest.tsv
+//   mixseq synthesize -c runs/tts/checkpoint_best.pt -o audio "a dog runs on the beach" "two men talk"
+// Text i (1-based, in input order) becomes <output-dir>/<i, six digits>.wav (or .flac). Texts are
+// read --buffer-size at a time and each buffer's audio is written when it is done, so a long input
+// streams. The manifest, TSV `audio<TAB>text` with paths relative to its own folder, is what
+// `mixseq transcribe -i` and `mixseq prepare --task speech` read. An empty text or a character
+// outside the synthesis symbols stops it with an error naming the file, line and column.
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "mixseq/audio/audio_file.h"
+#include "mixseq/decode/text_to_speech.h"
+#include "mixseq/text/score_report.h"
+#include "mixseq/util/error.h"
+#include "mixseq/util/line_reader.h"
+#include "mixseq/util/log.h"
+#include "mixseq/util/output_file.h"
+#include "option_checks.h"
+
+namespace mixseq::cli {
+
+namespace {
+
+struct SynthesizeArguments {
+  std::string checkpoint;
+  std::string input;
+  std::vector<std::string> texts;
+  std::string output_dir;
+  std::string format = "wav";
+  std::string manifest;
+  std::string device = "auto";
+  std::string precision = "fp32";
+  int64_t buffer_size = 32;
+  SynthesizeOptions options;
+};
+
+// "000012.wav" for text 12.
+std::string audio_name(int64_t number, const std::string& format) {
+  std::ostringstream name;
+  name << std::setw(6) << std::setfill('0') << number << '.' << format;
+  return name.str();
+}
+
+}  // namespace
+
+void add_synthesize_command(CLI::App& app, CommandTable& table) {
+  auto* command = app.add_subcommand("synthesize", "Speak text lines with a trained speech synthesizer (Tacotron 2 + Griffin-Lim)");
+  auto arguments = std::make_shared<SynthesizeArguments>();
+  command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) of a speech synthesizer")->required();
+  command->add_option("-i,--input", arguments->input, "Text file, one text per line (- = stdin)");
+  command->add_option("texts", arguments->texts, "Texts to speak (instead of --input)");
+  command->add_option("-o,--output-dir", arguments->output_dir, "Folder of the audio files (created)")->required();
+  command->add_option("--format", arguments->format, "Audio file format: wav or flac (16-bit)")
+      ->check(CLI::IsMember({"wav", "flac"}))
+      ->capture_default_str();
+  command->add_option("--manifest", arguments->manifest,
+                      "Also write this TSV manifest: audio path (relative to its folder) <TAB> text, per text");
+  command->add_option("--buffer-size", arguments->buffer_size, "Texts read and synthesized together; each buffer's "
+                      "files are written when done")
+      ->check(at_least(1))
+      ->capture_default_str();
+  SynthesizeOptions& options = arguments->options;
+  command->add_option("--batch-size", options.max_utterances, "Texts run through the model together")
+      ->check(at_least(1))
+      ->capture_default_str();
+  command->add_option("--max-steps", options.max_steps, "Frames per text at most; 0 = the model's max_decoder_steps")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--gate-threshold", options.gate_threshold,
+                      "A text ends at the first frame whose stop-token probability is above this; 0 = the model's")
+      ->check(in_range(0, 0.999999))
+      ->capture_default_str();
+  command->add_option("--griffin-lim-iters", options.griffin_lim.iterations, "Griffin-Lim phase iterations")
+      ->check(at_least(0))
+      ->capture_default_str();
+  command->add_option("--griffin-lim-momentum", options.griffin_lim.momentum,
+                      "Fast Griffin-Lim momentum in [0, 1); 0 = the original algorithm")
+      ->check(in_range(0, 0.999999))
+      ->capture_default_str();
+  command->add_option("--seed", options.seed, "Seeds the prenet's dropout and Griffin-Lim's initial phase")
+      ->capture_default_str();
+  command->add_option("--device", arguments->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU)")
+      ->capture_default_str();
+  table.add(command, [=] {
+    MIXSEQ_CHECK(arguments->input.empty() != arguments->texts.empty(),
+                 "synthesize: give either --input FILE or texts, not ", arguments->input.empty() ? "neither" : "both");
+    std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
+    if (!arguments->input.empty() && arguments->input != "-") inputs.push_back({"--input", arguments->input});
+    if (!arguments->manifest.empty()) refuse_output_over_inputs({"--manifest", arguments->manifest}, inputs);
+
+    const auto device = resolve_device(arguments->device, "--device");
+    const auto precision = resolve_precision(arguments->precision, device);
+    configure_precision(precision, device);
+    auto synthesizer = load_trained_speech_synthesizer(arguments->checkpoint, device);
+    const TextToSpeech speaker(synthesizer, device, precision);
+    const std::filesystem::path folder(arguments->output_dir);
+    std::filesystem::create_directories(folder);
+    std::unique_ptr<OutputFile> manifest;
+    std::filesystem::path manifest_folder;
+    if (!arguments->manifest.empty()) {
+      manifest = std::make_unique<OutputFile>(arguments->manifest);
+      manifest_folder = std::filesystem::absolute(arguments->manifest).parent_path();
+    }
+    log_info("synthesize: ", arguments->checkpoint, " (", synthesizer.config.arch, ", ",
+             synthesizer.input.n_mels, " mel bins at ", synthesizer.input.sample_rate, " Hz); Griffin-Lim ",
+             options.griffin_lim.iterations, " iterations, momentum ", options.griffin_lim.momentum, "; ",
+             arguments->precision, " on ", device.str());
+
+    std::unique_ptr<LineReader> reader;
+    if (!arguments->input.empty()) reader = std::make_unique<LineReader>(arguments->input);
+    size_t next_text = 0;  // of arguments->texts
+    int64_t number = 0, unstopped = 0;
+    double audio_seconds = 0, seconds = 0;
+    std::vector<std::string> texts, names;
+    std::string line;
+    bool more = true;
+    while (more) {
+      texts.clear();
+      names.clear();
+      while (static_cast<int64_t>(texts.size()) < arguments->buffer_size) {
+        if (reader) {
+          if (!reader->next(line)) break;
+          texts.push_back(line);
+          names.push_back(str_cat(reader->path(), ":", reader->line_number()));
+        } else {
+          if (next_text == arguments->texts.size()) break;
+          texts.push_back(arguments->texts[next_text]);
+          names.push_back(str_cat("text ", ++next_text));
+        }
+      }
+      more = static_cast<int64_t>(texts.size()) == arguments->buffer_size;
+      if (texts.empty()) break;
+      const auto start = std::chrono::steady_clock::now();
+      auto speech = speaker.synthesize(texts, options, names);
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      for (size_t k = 0; k < speech.size(); ++k) {
+        const std::string name = audio_name(++number, arguments->format);
+        const auto path = folder / name;
+        write_audio(path.string(), speech[k].samples, speaker.sample_rate());
+        audio_seconds += static_cast<double>(speech[k].samples.size()) / static_cast<double>(speaker.sample_rate());
+        if (!speech[k].stopped) {
+          ++unstopped;
+          log_info("synthesize: warning: ", names[k], ": no stop token in ", speech[k].frames,
+                      " frames (--max-steps); its audio is cut there");
+        }
+        if (manifest)
+          manifest->stream() << std::filesystem::absolute(path).lexically_relative(manifest_folder).string() << '\t'
+                             << texts[k] << '\n';
+      }
+      log_info("synthesize: ", number, " texts, ", format_decimal(audio_seconds, 1), " s of audio");
+    }
+    if (manifest) manifest->commit();
+    log_info("synthesize: ", number, " texts into ", arguments->output_dir, ", ", audio_seconds, " s of audio in ",
+             seconds, " s: real-time factor ", audio_seconds > 0 ? seconds / audio_seconds : 0.0,
+             unstopped > 0 ? str_cat("; ", unstopped, " without a stop token") : std::string());
+    return 0;
+  });
+}
+
+}  // namespace mixseq::cli

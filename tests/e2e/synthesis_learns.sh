@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# A tiny Tacotron 2 (configs/tacotron2_tiny.yaml) learns spoken digit strings in one espeak-ng voice
+# (tests/e2e/tools/spoken_numbers.py --voice en-us): its teacher-forced validation attention turns
+# diagonal and sharp (the metrics log's attention_diagonal and attention_focus) far beyond the
+# untrained model's, and its frame and stop-token losses fall; `mixseq synthesize` speaks the
+# validation texts, ending each at its stop token, into one WAV per text in input order with a
+# manifest that `mixseq transcribe` reads; `mixseq serve`'s POST /synthesize answers the command's
+# audio byte for byte (tools/serve_synthesize_check.py: also concurrent clients, bad bodies);
+# `mixseq plot -c` draws an alignment; bad text, settings of another task and a truncated
+# checkpoint get errors naming them.
+#   synthesis_learns.sh <mixseq> <work dir>
+set -euo pipefail
+mixseq=$1
+work=$2
+here=$(cd "$(dirname "$0")" && pwd)
+config=$here/../../configs/tacotron2_tiny.yaml
+rm -rf "$work" && mkdir -p "$work"
+command -v espeak-ng >/dev/null || { echo "SKIP: espeak-ng is not installed (scripts/setup.sh installs it)"; exit 77; }
+python3 "$here/tools/spoken_numbers.py" "$work/digits" --train 240 --valid 16 --max-digits 6 --seed 2 --voice en-us
+"$mixseq" prepare --task speech --train "$work/digits/train.tsv" --valid "$work/digits/valid.tsv" \
+  -o "$work/prepared" --sample-rate 22050 --workers 2 >"$work/prepare.log"
+"$mixseq" train -c "$config" --data.dir "$work/prepared" --train.run_dir "$work/run" 2>"$work/train.log"
+grep ' valid |' "$work/train.log" | sed -n '1p;$p'
+
+# The first validation (after one epoch, 11 updates) against the last. The attention's focus at
+# the first is an untrained model's (0.13 after one update): spread over 7 or 8 symbols. Its
+# diagonal (the correlation of step and attended position) is high from the start: location-
+# sensitive attention drifts forward (0.91 after one update); it must stay so.
+python3 - "$work/run/metrics.jsonl" <<'PY'
+import json, sys
+valid = [r for r in map(json.loads, open(sys.argv[1])) if r.get("kind") == "valid"]
+first, last = valid[0], valid[-1]
+for key in ("loss", "mel_loss", "gate_loss", "guided_attention_loss", "attention_diagonal", "attention_focus"):
+    print(f"{key}: {first[key]:.4f} -> {last[key]:.4f}")
+assert last["attention_diagonal"] >= 0.95, "the attention does not move forward through the text"
+assert last["attention_focus"] >= 1.6 * first["attention_focus"], "the attention did not sharpen"
+assert last["mel_loss"] < 0.4 * first["mel_loss"], "the frame loss did not fall"
+PY
+
+# synthesize: one file per text, in order, ended by the stop token, and a manifest transcribe reads.
+checkpoint=$work/run/checkpoint_best.pt
+cut -f2 "$work/digits/valid.tsv" >"$work/texts.txt"
+"$mixseq" synthesize -c "$checkpoint" -i "$work/texts.txt" -o "$work/audio" --manifest "$work/audio/manifest.tsv" \
+  --batch-size 4 --buffer-size 6 2>"$work/synthesize.log"
+grep -q "real-time factor" "$work/synthesize.log" || { echo "FAIL: no real-time factor"; cat "$work/synthesize.log"; exit 1; }
+python3 - "$work/texts.txt" "$work/audio" "$work/digits/valid.tsv" <<'PY'
+import os, sys, wave
+texts = open(sys.argv[1]).read().splitlines()
+folder = sys.argv[2]
+manifest = [line.split("\t") for line in open(os.path.join(folder, "manifest.tsv")).read().splitlines()]
+assert [m[1] for m in manifest] == texts, manifest
+assert [m[0] for m in manifest] == [f"{i:06d}.wav" for i in range(1, len(texts) + 1)], manifest
+# Each spoken text lasts about as long as the voice's own recording of it: the stop token ended it
+# where the text did (not --max-steps: 300 frames, 7 s), so the durations follow the texts' (they
+# run from 0.7 to 2.5 s; when first measured, the two agreed within 0.8 s and correlated at 0.82).
+originals = [line.split("\t")[0] for line in open(sys.argv[3]).read().splitlines()]
+spoken, recorded = [], []
+for (name, text), original in zip(manifest, originals):
+    w = wave.open(os.path.join(folder, name))
+    assert w.getframerate() == 22050 and w.getnchannels() == 1 and w.getsampwidth() == 2
+    spoken.append(w.getnframes() / 22050)
+    recorded.append(wave.open(os.path.join(os.path.dirname(sys.argv[3]), original)).getnframes() / 22050)
+print("recorded / synthesized seconds: " + " ".join(f"{r:.2f}/{s:.2f}" for r, s in zip(recorded, spoken)))
+ms, mr = sum(spoken) / len(spoken), sum(recorded) / len(recorded)
+cov = sum((s - ms) * (r - mr) for s, r in zip(spoken, recorded))
+r = cov / (sum((s - ms) ** 2 for s in spoken) * sum((r - mr) ** 2 for r in recorded)) ** 0.5
+print(f"correlation of the durations: {r:.2f}")
+assert all(abs(s - r) < 1.2 for s, r in zip(spoken, recorded)), "a text's duration is far from its recording's"
+assert r >= 0.6, "the synthesized durations do not follow the texts"
+PY
+if grep -q "without a stop token" "$work/synthesize.log"; then
+  echo "FAIL: texts ran to --max-steps"; cat "$work/synthesize.log"; exit 1
+fi
+# A text given on the command line; then serve's POST /synthesize gives these very bytes for it.
+text=$(sed -n 3p "$work/texts.txt")
+"$mixseq" --threads 1 synthesize --device cpu -c "$checkpoint" -o "$work/one" "$text" 2>/dev/null
+[ -s "$work/one/000001.wav" ] || { echo "FAIL: no audio for a text given on the command line"; exit 1; }
+python3 "$here/tools/serve_synthesize_check.py" "$mixseq" "$checkpoint" "$text" "$work/one/000001.wav" "$work"
+# The attention alignment of a text as an SVG heatmap.
+"$mixseq" plot -c "$checkpoint" --text "$text" -o "$work/alignment.svg" 2>"$work/plot.log"
+cells=$(grep -c 'class="cell"' "$work/alignment.svg" || true)
+[ "$cells" -ge 20 ] || { echo "FAIL: the alignment has $cells cells"; cat "$work/plot.log"; exit 1; }
+grep -q "diagonal" "$work/alignment.svg" || { echo "FAIL: the alignment's title has no figures"; exit 1; }
+
+# Bad input: each error names the file (and line and column) or the setting.
+cd "$work"
+source "$here/expect_error.sh"
+printf 'one two\n\nthree\n' >"$work/empty.txt"
+expect_error "empty.txt:2: empty text" synthesize -c "$checkpoint" -i "$work/empty.txt" -o "$work/bad"
+printf 'one two\nroom 101\n' >"$work/digit.txt"
+expect_error "digit.txt:2: column 6: '1' is not a symbol" synthesize -c "$checkpoint" -i "$work/digit.txt" -o "$work/bad"
+expect_error "speech.n_mels is a setting of the speech_recognition task" train -c "$config" \
+  --data.dir "$work/prepared" --train.run_dir "$work/run2" --speech.n_mels 40
+expect_error "synthesis.window_ms" train -c "$config" --data.dir "$work/prepared" --train.run_dir "$work/run2" \
+  --synthesis.window_ms 100
+expect_error "not a speech dataset" train -c "$config" --data.dir "$work/digits" --train.run_dir "$work/run2"
+head -c 20000 "$checkpoint" >"$work/truncated.pt"
+expect_error "$work/truncated.pt" synthesize -c "$work/truncated.pt" -o "$work/bad" "one"
+[ "$failures" -eq 0 ] || exit 1
+echo "OK"
