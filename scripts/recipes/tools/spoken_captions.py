@@ -4,7 +4,11 @@ English variants at random rates and pitches), the validation captions read by D
 voices, an engine never heard in training; so the validation WER measures how the recognizer
 carries to a new synthesiser, with a real vocabulary of about 10,000 words.
 
-  spoken_captions.py MULTI30K_DIR OUT_DIR [--train N] [--valid N] [--seed S] [--jobs J]
+  spoken_captions.py MULTI30K_DIR OUT_DIR [--train N] [--valid N] [--seed S] [--jobs J] [--voice ENGINE:VOICE]
+
+With --voice (e.g. flite:slt, espeak-ng:en-us), one voice reads both splits at its default rate and
+pitch: data for speech synthesis (scripts/recipes/spoken_captions_tts.sh), whose validation captions
+are held out from its training.
 
 reads MULTI30K_DIR/train.en.gz and val.en.gz; writes OUT_DIR/audio/*.wav, the manifests
 OUT_DIR/train.tsv and OUT_DIR/valid.tsv (`audio<TAB>transcript`, paths relative to the manifest)
@@ -57,6 +61,18 @@ def flite(path, text, rng):
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def one_voice(spec):
+    """The reader of --voice ENGINE:VOICE."""
+    engine, _, voice = spec.partition(":")
+    if engine == "flite":
+        return lambda path, text, rng: subprocess.run(["flite", "-voice", voice, "-t", text, "-o", path], check=True,
+                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if engine == "espeak-ng":
+        return lambda path, text, rng: subprocess.run(["espeak-ng", "-v", voice, "-w", path, text], check=True,
+                                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sys.exit(f"spoken_captions.py: --voice {spec!r} is not flite:VOICE or espeak-ng:VOICE")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("multi30k_dir")
@@ -65,6 +81,7 @@ def main():
     ap.add_argument("--valid", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--voice", help="ENGINE:VOICE reading both splits (speech synthesis data)")
     args = ap.parse_args()
     for tool in ("espeak-ng", "flite"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], stdout=subprocess.DEVNULL).returncode != 0:
@@ -76,7 +93,9 @@ def main():
         f.writelines(text + "\n" for text in train)
     rng = random.Random(args.seed)
     jobs = []
-    for split, captions, count, engine in (("train", train, args.train, espeak), ("valid", valid, args.valid, flite)):
+    train_engine, valid_engine = (one_voice(args.voice),) * 2 if args.voice else (espeak, flite)
+    for split, captions, count, engine in (("train", train, args.train, train_engine),
+                                           ("valid", valid, args.valid, valid_engine)):
         chosen = rng.sample(captions, min(count, len(captions)))
         lines = []
         for i, text in enumerate(chosen):
@@ -89,8 +108,12 @@ def main():
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for future in [pool.submit(engine, path, text, r) for engine, path, text, r in jobs]:
             future.result()
-    print(f"spoken_captions.py: {sum(1 for j in jobs if j[0] is espeak)} espeak-ng training and "
-          f"{sum(1 for j in jobs if j[0] is flite)} flite validation utterances in {args.out_dir}")
+    if args.voice:
+        print(f"spoken_captions.py: {args.train} training and {args.valid} validation utterances in the voice "
+              f"{args.voice} in {args.out_dir}")
+    else:
+        print(f"spoken_captions.py: {sum(1 for j in jobs if j[0] is espeak)} espeak-ng training and "
+              f"{sum(1 for j in jobs if j[0] is flite)} flite validation utterances in {args.out_dir}")
 
 
 if __name__ == "__main__":
