@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mixseq/util/error.h"
+#include "stft_settings.h"
 
 namespace mixseq {
 
@@ -30,11 +31,7 @@ SpecAugmentOptions SpeechInputConfig::spec_augment() const {
 }
 
 void SpeechInputConfig::check() const {
-  MIXSEQ_CHECK(sample_rate >= 1000, "speech.sample_rate (", sample_rate, ") must be at least 1000 Hz");
-  MIXSEQ_CHECK(n_mels >= 1 && n_fft >= 2, "speech.n_mels (", n_mels, ") and speech.n_fft (", n_fft,
-               ") must be positive");
-  MIXSEQ_CHECK(window_ms > 0 && hop_ms > 0, "speech.window_ms (", window_ms, ") and speech.hop_ms (", hop_ms,
-               ") must be positive");
+  check_stft_settings("speech", sample_rate, n_mels, n_fft, window_ms, hop_ms);
   MIXSEQ_CHECK(dither >= 0 && preemphasis >= 0 && preemphasis < 1, "speech.dither (", dither,
                ") must be >= 0 and speech.preemphasis (", preemphasis, ") in [0, 1)");
   MIXSEQ_CHECK(freq_masks >= 0 && max_freq >= 0 && time_masks >= 0 && max_time >= 0,

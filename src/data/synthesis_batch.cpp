@@ -5,6 +5,7 @@
 
 #include "mixseq/text/synthesis_symbols.h"
 #include "mixseq/util/error.h"
+#include "stft_settings.h"
 
 namespace mixseq {
 
@@ -23,11 +24,7 @@ SpeechFeatureOptions SynthesisInputConfig::feature_options() const {
 }
 
 void SynthesisInputConfig::check() const {
-  MIXSEQ_CHECK(sample_rate >= 1000, "synthesis.sample_rate (", sample_rate, ") must be at least 1000 Hz");
-  MIXSEQ_CHECK(n_mels >= 1 && n_fft >= 2, "synthesis.n_mels (", n_mels, ") and synthesis.n_fft (", n_fft,
-               ") must be positive");
-  MIXSEQ_CHECK(window_ms > 0 && hop_ms > 0, "synthesis.window_ms (", window_ms, ") and synthesis.hop_ms (", hop_ms,
-               ") must be positive");
+  check_stft_settings("synthesis", sample_rate, n_mels, n_fft, window_ms, hop_ms);
   MIXSEQ_CHECK(feature_options().window_samples() <= n_fft, "synthesis.window_ms (", window_ms, ": ",
                feature_options().window_samples(), " samples at ", sample_rate,
                " Hz) must fit in synthesis.n_fft (", n_fft, ")");

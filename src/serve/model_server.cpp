@@ -273,6 +273,11 @@ class ModelServer::Impl {
   void run();
 
  private:
+  // Runs one POST request's handler(start) -> the items it answered (it writes the 200 answer),
+  // counting it in `counts` and the server's latency; a Refusal it throws is answered with its
+  // 4xx, any other exception with a 500 naming `what` ("translation").
+  template <typename Handle>
+  void handle(EndpointCounts& counts, const char* what, httplib::Response& response, const Handle& handle_request);
   // The body of POST /translate as a batch request, or a Refusal.
   TranslationBatcher::Request parse_translation(const std::string& body) const;
   void translate(const std::string& body, httplib::Response& response);
@@ -604,10 +609,31 @@ bool ModelServer::Impl::read_body(const httplib::ContentReader& content, int64_t
   return true;
 }
 
-void ModelServer::Impl::translate(const std::string& body, httplib::Response& response) {
+template <typename Handle>
+void ModelServer::Impl::handle(EndpointCounts& counts, const char* what, httplib::Response& response,
+                               const Handle& handle_request) {
   const auto start = Clock::now();
   ++in_flight_;
   try {
+    const int64_t items = handle_request(start);
+    const double elapsed = milliseconds_since(start);
+    latency_.add(elapsed);
+    counts.latency.add(elapsed);
+    ++counts.requests;
+    counts.items += items;
+  } catch (const Refusal& refusal) {
+    ++refused_;
+    answer(response, refusal.status, {{"error", refusal.message}});
+  } catch (const std::exception& e) {
+    ++failed_;
+    log_info("serve: a ", what, " request failed: ", e.what());
+    answer(response, 500, {{"error", str_cat(what, " failed: ", e.what())}});
+  }
+  --in_flight_;
+}
+
+void ModelServer::Impl::translate(const std::string& body, httplib::Response& response) {
+  handle(translate_counts_, "translation", response, [&](Clock::time_point start) {
     auto request = parse_translation(body);
     const bool nested = request.settings.nbest > 1;  // each "tgt" item a list of nbest translations
     const auto count = static_cast<int64_t>(request.items.size());
@@ -628,27 +654,14 @@ void ModelServer::Impl::translate(const std::string& body, httplib::Response& re
       tgt.push_back(std::move(texts));
       scores.push_back(std::move(values));
     }
-    const double elapsed = milliseconds_since(start);
-    answer(response, 200, {{"tgt", std::move(tgt)}, {"scores", std::move(scores)}, {"time_ms", elapsed}});
-    latency_.add(elapsed);
-    translate_counts_.latency.add(elapsed);
-    ++translate_counts_.requests;
-    translate_counts_.items += count;
-  } catch (const Refusal& refusal) {
-    ++refused_;
-    answer(response, refusal.status, {{"error", refusal.message}});
-  } catch (const std::exception& e) {
-    ++failed_;
-    log_info("serve: a translation request failed: ", e.what());
-    answer(response, 500, {{"error", str_cat("translation failed: ", e.what())}});
-  }
-  --in_flight_;
+    answer(response, 200,
+           {{"tgt", std::move(tgt)}, {"scores", std::move(scores)}, {"time_ms", milliseconds_since(start)}});
+    return count;
+  });
 }
 
 void ModelServer::Impl::transcribe(const std::string& body, httplib::Response& response) {
-  const auto start = Clock::now();
-  ++in_flight_;
-  try {
+  handle(transcribe_counts_, "transcription", response, [&](Clock::time_point start) {
     auto request = parse_audio(body);
     const double seconds = static_cast<double>(request.items.front().size()) /
                            static_cast<double>(models_.speech_input.sample_rate);
@@ -658,28 +671,14 @@ void ModelServer::Impl::transcribe(const std::string& body, httplib::Response& r
     for (const auto& w : transcript.words)  // milliseconds, as `transcribe --json` writes them
       words.push_back({{"word", w.word}, {"start", std::round(w.start * 1000) / 1000},
                        {"end", std::round(w.end * 1000) / 1000}});
-    const double elapsed = milliseconds_since(start);
     answer(response, 200, {{"text", transcript.text}, {"words", std::move(words)},
-                           {"seconds", std::round(seconds * 1000) / 1000}, {"time_ms", elapsed}});
-    latency_.add(elapsed);
-    transcribe_counts_.latency.add(elapsed);
-    ++transcribe_counts_.requests;
-    ++transcribe_counts_.items;
-  } catch (const Refusal& refusal) {
-    ++refused_;
-    answer(response, refusal.status, {{"error", refusal.message}});
-  } catch (const std::exception& e) {
-    ++failed_;
-    log_info("serve: a transcription request failed: ", e.what());
-    answer(response, 500, {{"error", str_cat("transcription failed: ", e.what())}});
-  }
-  --in_flight_;
+                           {"seconds", std::round(seconds * 1000) / 1000}, {"time_ms", milliseconds_since(start)}});
+    return int64_t{1};
+  });
 }
 
 void ModelServer::Impl::classify(const std::string& body, httplib::Response& response) {
-  const auto start = Clock::now();
-  ++in_flight_;
-  try {
+  handle(classify_counts_, "classification", response, [&](Clock::time_point start) {
     auto request = parse_classification(body);
     const auto count = static_cast<int64_t>(request.items.size());
     const auto predictions =
@@ -693,28 +692,14 @@ void ModelServer::Impl::classify(const std::string& body, httplib::Response& res
       for (size_t c = 0; c < labels.size(); ++c) all[labels[c]] = prediction.probabilities[c];
       probabilities.push_back(std::move(all));
     }
-    const double elapsed = milliseconds_since(start);
     answer(response, 200, {{"label", std::move(label)}, {"probability", std::move(probability)},
-                           {"probabilities", std::move(probabilities)}, {"time_ms", elapsed}});
-    latency_.add(elapsed);
-    classify_counts_.latency.add(elapsed);
-    ++classify_counts_.requests;
-    classify_counts_.items += count;
-  } catch (const Refusal& refusal) {
-    ++refused_;
-    answer(response, refusal.status, {{"error", refusal.message}});
-  } catch (const std::exception& e) {
-    ++failed_;
-    log_info("serve: a classification request failed: ", e.what());
-    answer(response, 500, {{"error", str_cat("classification failed: ", e.what())}});
-  }
-  --in_flight_;
+                           {"probabilities", std::move(probabilities)}, {"time_ms", milliseconds_since(start)}});
+    return count;
+  });
 }
 
 void ModelServer::Impl::synthesize(const std::string& body, httplib::Response& response) {
-  const auto start = Clock::now();
-  ++in_flight_;
-  try {
+  handle(synthesize_counts_, "synthesis", response, [&](Clock::time_point) {
     auto [request, format] = parse_synthesis(body);
     const auto speech = synthesis_->submit(std::move(request)).get();
     const SynthesizedSpeech& spoken = speech.at(0);
@@ -726,20 +711,8 @@ void ModelServer::Impl::synthesize(const std::string& body, httplib::Response& r
     response.set_header("X-Frames", std::to_string(spoken.frames));
     response.set_header("X-Stop-Token", spoken.stopped ? "1" : "0");
     response.set_content(audio, format == AudioFileFormat::kFlac ? "audio/flac" : "audio/wav");
-    const double elapsed = milliseconds_since(start);
-    latency_.add(elapsed);
-    synthesize_counts_.latency.add(elapsed);
-    ++synthesize_counts_.requests;
-    ++synthesize_counts_.items;
-  } catch (const Refusal& refusal) {
-    ++refused_;
-    answer(response, refusal.status, {{"error", refusal.message}});
-  } catch (const std::exception& e) {
-    ++failed_;
-    log_info("serve: a synthesis request failed: ", e.what());
-    answer(response, 500, {{"error", str_cat("synthesis failed: ", e.what())}});
-  }
-  --in_flight_;
+    return int64_t{1};
+  });
 }
 
 Json ModelServer::Impl::metrics() const {

@@ -19,6 +19,7 @@
 #include "mixseq/text/error_rate.h"
 #include "mixseq/text/score_report.h"
 #include "mixseq/train/planned_epoch_task.h"
+#include "mixseq/train/speech_training_data.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
@@ -51,12 +52,9 @@ class SpeechRecognitionTask : public PlannedEpochTask {
         device_(session.device()),
         precision_(session.precision()),
         parallel_(session.parallel()),
-        data_((check_dataset(config.data.dir), config.data.dir)) {
+        data_(open_speech_training_data(config.data.dir, "a speech recognizer", config.speech.sample_rate,
+                                        "speech.sample_rate")) {
     config.speech.check();
-    MIXSEQ_CHECK(data_.has_split("train"), "'", config.data.dir, "' has no training split");
-    MIXSEQ_CHECK(data_.sample_rate() == config.speech.sample_rate, "'", config.data.dir, "' holds audio at ",
-                 data_.sample_rate(), " Hz, but speech.sample_rate is ", config.speech.sample_rate,
-                 ": set it to the data's rate or prepare the data at --sample-rate ", config.speech.sample_rate);
     const SpeechFeatureOptions features = config.speech.feature_options();
     MIXSEQ_CHECK(model_feature_bins(config.model) == features.bins(), "model.", config.model.arch,
                  ".in_feats (", model_feature_bins(config.model), ") must equal the bins of the features (",
@@ -187,12 +185,6 @@ class SpeechRecognitionTask : public PlannedEpochTask {
   }
 
  private:
-  static void check_dataset(const std::string& dir) {
-    MIXSEQ_CHECK(!dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare --task speech`");
-    MIXSEQ_CHECK(is_speech_dataset(dir), "'", dir, "' is not a speech dataset: a speech recognizer trains on a folder "
-                 "written by `mixseq prepare --task speech`");
-  }
-
   const TrainConfig& config_;
   torch::Device device_;
   Precision precision_;

@@ -20,6 +20,7 @@
 #include "mixseq/text/score_report.h"
 #include "mixseq/text/synthesis_symbols.h"
 #include "mixseq/train/planned_epoch_task.h"
+#include "mixseq/train/speech_training_data.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
@@ -60,13 +61,10 @@ class SpeechSynthesisTask : public PlannedEpochTask {
         device_(session.device()),
         precision_(session.precision()),
         parallel_(session.parallel()),
-        data_((check_dataset(config.data.dir), config.data.dir)) {
+        data_(open_speech_training_data(config.data.dir, "a speech synthesizer", config.synthesis.sample_rate,
+                                        "synthesis.sample_rate")) {
     const SynthesisInputConfig& input = config.synthesis;
     input.check();
-    MIXSEQ_CHECK(data_.has_split("train"), "'", config.data.dir, "' has no training split");
-    MIXSEQ_CHECK(data_.sample_rate() == input.sample_rate, "'", config.data.dir, "' holds audio at ",
-                 data_.sample_rate(), " Hz, but synthesis.sample_rate is ", input.sample_rate,
-                 ": set it to the data's rate or prepare the data at --sample-rate ", input.sample_rate);
     torch::manual_seed(static_cast<uint64_t>(config.train.seed));
     model_ = build_speech_synthesizer(config.model, static_cast<int64_t>(synthesis_symbols().size()));
     MIXSEQ_CHECK(model_->frame_bins() == input.n_mels, "the model's frames have ", model_->frame_bins(),
@@ -191,12 +189,6 @@ class SpeechSynthesisTask : public PlannedEpochTask {
   }
 
  private:
-  static void check_dataset(const std::string& dir) {
-    MIXSEQ_CHECK(!dir.empty(), "data.dir is empty: give the folder written by `mixseq prepare --task speech`");
-    MIXSEQ_CHECK(is_speech_dataset(dir), "'", dir, "' is not a speech dataset: a speech synthesizer trains on a folder "
-                 "written by `mixseq prepare --task speech` (transcribed audio)");
-  }
-
   // The teacher-forced forward pass (under autocast) and the losses, in fp32; `output` receives the
   // model's output when given.
   SynthesisLoss batch_loss(const SynthesisBatch& batch, SynthesisOutput* output = nullptr) {
