@@ -34,7 +34,7 @@ def synthesize(port, body):
     return status, headers, data
 
 
-server, port = serve_client.start_server(mixseq, work, "synthesize", "--synthesis-checkpoint", checkpoint,
+server, port = serve_client.start_server(mixseq, work, "serve_synthesize", "--synthesis-checkpoint", checkpoint,
                                          "--max-wait-ms", "50")
 try:
     status, headers, data = synthesize(port, json.dumps({"text": text}))
