@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -233,6 +234,61 @@ threads; their calls run one at a time.)")
           py::arg("temperature") = 1.0, py::arg("top_k") = 0, py::arg("top_p") = 1.0, py::arg("seed") = 1,
           py::arg("stop_at_eos") = false, py::arg("mem_len") = -1, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("vocab_size", &mixseq::LanguageModel::vocab_size);
+
+  py::class_<mixseq::Speech>(m, "Speech")
+      .def_readonly("samples", &mixseq::Speech::samples, "mono audio in [-1, 1] at sample_rate (a list of floats)")
+      .def_readonly("sample_rate", &mixseq::Speech::sample_rate, "Hz")
+      .def_readonly("frames", &mixseq::Speech::frames, "decoder steps kept (those before the stop token)")
+      .def_readonly("stopped", &mixseq::Speech::stopped, "the stop token ended it (False: it ran to max_steps)")
+      .def(
+          "audio_file",
+          [](const mixseq::Speech& speech, const std::string& format) {
+            return py::bytes(mixseq::Synthesizer::audio_file(speech, format));
+          },
+          "The bytes of a 16-bit audio file (\"wav\" or \"flac\"), as `mixseq synthesize` writes it",
+          py::arg("format") = "wav")
+      .def("__repr__", [](const mixseq::Speech& speech) {
+        return "Speech(seconds=" +
+               py::repr(py::float_(static_cast<double>(speech.samples.size()) /
+                                   static_cast<double>(std::max<int64_t>(1, speech.sample_rate))))
+                   .cast<std::string>() +
+               ", frames=" + std::to_string(speech.frames) + ", stopped=" + (speech.stopped ? "True" : "False") + ")";
+      });
+
+  py::class_<mixseq::Synthesizer>(m, "Synthesizer", R"(A speech synthesizer's checkpoint (Tacotron 2).
+
+Synthesizer(model_path, *, device="auto", precision="fp32", threads=0)
+synthesize_batch(texts) speaks each text as `mixseq synthesize` does (same defaults), one Speech
+per text; speech.audio_file("wav") gives the bytes of the file the command writes. One Synthesizer
+may be used from several threads; their calls run one at a time.)")
+      .def(py::init([](const std::string& path, const std::string& device, const std::string& precision, int threads) {
+             mixseq::SynthesizerOptions options;
+             options.device = device;
+             options.precision = precision;
+             options.threads = threads;
+             return mixseq::Synthesizer(path, options);
+           }),
+           py::arg("model_path"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "fp32",
+           py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "synthesize_batch",
+          [](const mixseq::Synthesizer& synthesizer, const std::vector<std::string>& texts, int64_t batch_size,
+             int64_t max_steps, double gate_threshold, int64_t griffin_lim_iters, double griffin_lim_momentum,
+             uint64_t seed) {
+            mixseq::SpeakOptions options;
+            options.batch_size = batch_size;
+            options.max_steps = max_steps;
+            options.gate_threshold = gate_threshold;
+            options.griffin_lim_iterations = griffin_lim_iters;
+            options.griffin_lim_momentum = griffin_lim_momentum;
+            options.seed = seed;
+            return synthesizer.synthesize_batch(texts, options);
+          },
+          "One Speech per text, as `mixseq synthesize` speaks it (same defaults)", py::arg("texts"), py::kw_only(),
+          py::arg("batch_size") = 8, py::arg("max_steps") = 0, py::arg("gate_threshold") = 0.0,
+          py::arg("griffin_lim_iters") = 60, py::arg("griffin_lim_momentum") = 0.99, py::arg("seed") = 1,
+          py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("sample_rate", &mixseq::Synthesizer::sample_rate);
 
   py::class_<mixseq::Subwords>(m, "Subwords", R"(BPE codes or a SentencePiece model.
 

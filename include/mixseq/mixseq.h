@@ -8,6 +8,7 @@
 
 #include "mixseq/api/language_model.h"
 #include "mixseq/api/subwords.h"
+#include "mixseq/api/synthesizer.h"
 #include "mixseq/api/training.h"
 #include "mixseq/api/translator.h"
 
