@@ -77,8 +77,12 @@ void read_range(const std::vector<ManifestEntry>& entries, size_t begin, size_t 
 
 CtcSymbols symbols_of_data(const std::vector<ManifestEntry>& entries) {
   std::set<std::string> characters;
-  for (const auto& entry : entries)
-    for (const auto& c : split_utf8_chars(CtcSymbols::normalize(entry.transcript))) characters.emplace(c);
+  for (const auto& entry : entries) {
+    // Kept in a variable: the views split_utf8_chars returns point into it (a temporary in the
+    // range-for's expression would die before the loop body ran).
+    const std::string normalized = CtcSymbols::normalize(entry.transcript);
+    for (const auto& c : split_utf8_chars(normalized)) characters.emplace(c);
+  }
   std::string text = "<blank>\n";
   for (const auto& c : characters) text += (c == " " ? std::string("<space>") : c) + "\n";
   return CtcSymbols::from_text(text, "the training transcripts' characters");
