@@ -88,6 +88,8 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
   command->add_option("--precision", arguments->precision, "auto (bf16 where native, else fp32), fp32, bf16, fp16 (GPU)")
       ->capture_default_str();
   table.add(command, [=] {
+    // The parsed flags (a copy captured with the lambda would hold the defaults).
+    const SynthesizeOptions& options = arguments->options;
     MIXSEQ_CHECK(arguments->input.empty() != arguments->texts.empty(),
                  "synthesize: give either --input FILE or texts, not ", arguments->input.empty() ? "neither" : "both");
     std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};

@@ -71,10 +71,18 @@ PY
 if grep -q "without a stop token" "$work/synthesize.log"; then
   echo "FAIL: texts ran to --max-steps"; cat "$work/synthesize.log"; exit 1
 fi
+# The flags reach the model: --max-steps 5 cuts a text at 5 frames (5 hops of 512 samples, and
+# the last window's half), and says so; --seed draws other audio.
+"$mixseq" synthesize -c "$checkpoint" -o "$work/capped" --max-steps 5 --griffin-lim-iters 2 "one two three" \
+  2>"$work/capped.log"
+grep -q "no stop token in 5 frames" "$work/capped.log" || { echo "FAIL: --max-steps 5"; cat "$work/capped.log"; exit 1; }
+python3 -c "import sys, wave; n = wave.open(sys.argv[1]).getnframes(); assert n <= 6 * 512, n" "$work/capped/000001.wav"
+"$mixseq" synthesize -c "$checkpoint" -o "$work/seed2" --seed 2 "$(sed -n 3p "$work/texts.txt")" 2>/dev/null
 # A text given on the command line; then serve's POST /synthesize gives these very bytes for it.
 text=$(sed -n 3p "$work/texts.txt")
 "$mixseq" --threads 1 synthesize --device cpu -c "$checkpoint" -o "$work/one" "$text" 2>/dev/null
 [ -s "$work/one/000001.wav" ] || { echo "FAIL: no audio for a text given on the command line"; exit 1; }
+if cmp -s "$work/one/000001.wav" "$work/seed2/000001.wav"; then echo "FAIL: --seed 2 gave seed 1's audio"; exit 1; fi
 python3 "$here/tools/serve_synthesize_check.py" "$mixseq" "$checkpoint" "$text" "$work/one/000001.wav" "$work"
 # The attention alignment of a text as an SVG heatmap.
 "$mixseq" plot -c "$checkpoint" --text "$text" -o "$work/alignment.svg" 2>"$work/plot.log"
