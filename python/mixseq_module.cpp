@@ -39,6 +39,16 @@ mixseq::TranslatorOptions translator_options(const std::string& device, const st
   return options;
 }
 
+// LanguageModel(path, device=..., precision=..., threads=...) and Synthesizer alike (api/model_options.h).
+template <typename Model>
+Model open_model(const std::string& path, const std::string& device, const std::string& precision, int threads) {
+  mixseq::ModelOptions options;
+  options.device = device;
+  options.precision = precision;
+  options.threads = threads;
+  return Model(path, options);
+}
+
 // References as mixseq bleu/chrf take them: one list per reference stream, each as long as the
 // hypotheses. A single list of strings is one stream.
 std::vector<std::vector<std::string>> reference_streams(const py::object& references) {
@@ -185,13 +195,7 @@ LanguageModel(model_path, *, device="auto", precision="fp32", threads=0)
 score(sentences) gives ln p of each sentence alone; perplexity(lines) is `mixseq lm-eval` on those
 lines; generate(prompt) is `mixseq generate --prompt`. One LanguageModel may be used from several
 threads; their calls run one at a time.)")
-      .def(py::init([](const std::string& path, const std::string& device, const std::string& precision, int threads) {
-             mixseq::LanguageModelOptions options;
-             options.device = device;
-             options.precision = precision;
-             options.threads = threads;
-             return mixseq::LanguageModel(path, options);
-           }),
+      .def(py::init(&open_model<mixseq::LanguageModel>),
            py::arg("model_path"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "fp32",
            py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>())
       .def("score", &mixseq::LanguageModel::score_batch,
@@ -261,13 +265,7 @@ Synthesizer(model_path, *, device="auto", precision="fp32", threads=0)
 synthesize_batch(texts) speaks each text as `mixseq synthesize` does (same defaults), one Speech
 per text; speech.audio_file("wav") gives the bytes of the file the command writes. One Synthesizer
 may be used from several threads; their calls run one at a time.)")
-      .def(py::init([](const std::string& path, const std::string& device, const std::string& precision, int threads) {
-             mixseq::SynthesizerOptions options;
-             options.device = device;
-             options.precision = precision;
-             options.threads = threads;
-             return mixseq::Synthesizer(path, options);
-           }),
+      .def(py::init(&open_model<mixseq::Synthesizer>),
            py::arg("model_path"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "fp32",
            py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>())
       .def(

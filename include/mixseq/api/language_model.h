@@ -35,15 +35,11 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/api/model_options.h"
+
 namespace mixseq {
 
-// Set once, when the checkpoint is opened (as TranslatorOptions: api/translator.h).
-struct LanguageModelOptions {
-  std::string device = "auto";     // auto (CUDA when LibTorch sees one, else the CPU), cpu, cuda or cuda:N
-  std::string precision = "fp32";  // auto, fp32, bf16, fp16 or tf32 (the last two on a GPU only)
-  int threads = 0;  // CPU threads, as `mixseq --threads` (0 = every usable core); process-wide, the
-                    // first Translator or LanguageModel with threads >= 0 decides; -1 = leave as set
-};
+using LanguageModelOptions = ModelOptions;  // device, precision, threads (api/model_options.h)
 
 struct SentenceScore {
   double log_prob = 0;         // ln p(the sentence's pieces, then </s>), natural log

@@ -28,15 +28,11 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/api/model_options.h"
+
 namespace mixseq {
 
-// Set once, when the checkpoint is opened (as TranslatorOptions: api/translator.h).
-struct SynthesizerOptions {
-  std::string device = "auto";     // auto (CUDA when LibTorch sees one, else the CPU), cpu, cuda or cuda:N
-  std::string precision = "fp32";  // auto, fp32, bf16, fp16 or tf32 (the last two on a GPU only)
-  int threads = 0;  // CPU threads, as `mixseq --threads` (0 = every usable core); process-wide, the
-                    // first Translator, LanguageModel or Synthesizer with threads >= 0 decides; -1 = leave as set
-};
+using SynthesizerOptions = ModelOptions;  // device, precision, threads (api/model_options.h)
 
 // `mixseq synthesize`'s settings and defaults.
 struct SpeakOptions {
