@@ -52,6 +52,27 @@ void answer(httplib::Response& response, int status, const Json& body) {
 }
 
 // A JSON number that is an integer in [low, high], or a Refusal naming the key.
+// A POST body as a JSON object whose keys are among `known`, the first of them required, or a
+// Refusal whose message shows `example`, what the endpoint takes. Json::parse rejects malformed
+// UTF-8 and lone surrogates too (RFC 8259, §8.1).
+Json parse_body_object(const std::string& body, const std::vector<std::string>& known, const std::string& example) {
+  Json json;
+  try {
+    json = Json::parse(body);
+  } catch (const Json::parse_error& e) {
+    throw Refusal{400, str_cat("the body is not valid JSON: ", e.what())};
+  }
+  if (!json.is_object()) throw Refusal{400, "the body must be a JSON object: " + example};
+  for (const auto& item : json.items())
+    if (std::find(known.begin(), known.end(), item.key()) == known.end()) {
+      std::string list;
+      for (const auto& key : known) list += (list.empty() ? "" : ", ") + key;
+      throw Refusal{400, str_cat("unknown key \"", item.key(), "\"; known: ", list)};
+    }
+  if (!json.contains(known.front())) throw Refusal{400, str_cat("missing \"", known.front(), "\": send ", example)};
+  return json;
+}
+
 int64_t integer_in(const Json& body, const char* key, int64_t low, int64_t high) {
   const auto& value = body.at(key);
   if (!value.is_number_integer() || value.get<int64_t>() < low || value.get<int64_t>() > high)
@@ -371,17 +392,7 @@ TranslationBatcher::Request ModelServer::Impl::parse_translation(const std::stri
   if (static_cast<int64_t>(body.size()) > options_.max_body_bytes)
     throw Refusal{413, str_cat("the request body has ", body.size(), " bytes, over the limit of ",
                                options_.max_body_bytes, " (--max-body-bytes)")};
-  Json json;
-  try {
-    json = Json::parse(body);  // rejects malformed UTF-8 and lone surrogates too (RFC 8259, §8.1)
-  } catch (const Json::parse_error& e) {
-    throw Refusal{400, str_cat("the body is not valid JSON: ", e.what())};
-  }
-  if (!json.is_object()) throw Refusal{400, "the body must be a JSON object: {\"src\": [\"a sentence\", ...]}"};
-  for (const auto& item : json.items())
-    if (item.key() != "src" && item.key() != "beam_size" && item.key() != "nbest")
-      throw Refusal{400, str_cat("unknown key \"", item.key(), "\"; known: src, beam_size, nbest")};
-  if (!json.contains("src")) throw Refusal{400, "missing \"src\": send {\"src\": [\"a sentence\", ...]}"};
+  const Json json = parse_body_object(body, {"src", "beam_size", "nbest"}, "{\"src\": [\"a sentence\", ...]}");
   const auto& src = json.at("src");
   if (!src.is_array()) throw Refusal{400, str_cat("\"src\" must be an array of strings; got a ", src.type_name())};
   if (static_cast<int64_t>(src.size()) > options_.max_sentences)
@@ -410,16 +421,7 @@ TranslationBatcher::Request ModelServer::Impl::parse_translation(const std::stri
 }
 
 ClassificationBatcher::Request ModelServer::Impl::parse_classification(const std::string& body) const {
-  Json json;
-  try {
-    json = Json::parse(body);  // rejects malformed UTF-8 too
-  } catch (const Json::parse_error& e) {
-    throw Refusal{400, str_cat("the body is not valid JSON: ", e.what())};
-  }
-  if (!json.is_object()) throw Refusal{400, "the body must be a JSON object: {\"text\": [\"a sentence\", ...]}"};
-  for (const auto& item : json.items())
-    if (item.key() != "text") throw Refusal{400, str_cat("unknown key \"", item.key(), "\"; known: text")};
-  if (!json.contains("text")) throw Refusal{400, "missing \"text\": send {\"text\": [\"a sentence\", ...]}"};
+  const Json json = parse_body_object(body, {"text"}, "{\"text\": [\"a sentence\", ...]}");
   const auto& texts = json.at("text");
   if (!texts.is_array()) throw Refusal{400, str_cat("\"text\" must be an array of strings; got a ", texts.type_name())};
   if (static_cast<int64_t>(texts.size()) > options_.max_sentences)
@@ -442,17 +444,7 @@ ClassificationBatcher::Request ModelServer::Impl::parse_classification(const std
 }
 
 std::pair<SynthesisBatcher::Request, AudioFileFormat> ModelServer::Impl::parse_synthesis(const std::string& body) const {
-  Json json;
-  try {
-    json = Json::parse(body);  // rejects malformed UTF-8 too
-  } catch (const Json::parse_error& e) {
-    throw Refusal{400, str_cat("the body is not valid JSON: ", e.what())};
-  }
-  if (!json.is_object()) throw Refusal{400, "the body must be a JSON object: {\"text\": \"a sentence\"}"};
-  for (const auto& item : json.items())
-    if (item.key() != "text" && item.key() != "format")
-      throw Refusal{400, str_cat("unknown key \"", item.key(), "\"; known: text, format")};
-  if (!json.contains("text")) throw Refusal{400, "missing \"text\": send {\"text\": \"a sentence\"}"};
+  const Json json = parse_body_object(body, {"text", "format"}, "{\"text\": \"a sentence\"}");
   const auto& text = json.at("text");
   if (!text.is_string()) throw Refusal{400, str_cat("\"text\" must be a string; got a ", text.type_name())};
   AudioFileFormat format = AudioFileFormat::kWav;
