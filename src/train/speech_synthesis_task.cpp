@@ -166,7 +166,6 @@ class SpeechSynthesisTask : public PlannedEpochTask {
       utterances += n;
       const AlignmentFigures f = alignment_figures(output.alignments, batch.text_lengths, batch.frame_lengths);
       figures.diagonal += f.diagonal;
-      figures.utterances += f.utterances;
       figures.focus += f.focus;
       figures.steps += f.steps;
     }
