@@ -260,6 +260,8 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   archive.write("tokenizer_model", bytes_to_tensor(contents.tokenizer_model));
   if (!contents.quantization.empty()) archive.write("quantization", c10::IValue(contents.quantization));
   if (!contents.labels_text.empty()) archive.write("labels", bytes_to_tensor(contents.labels_text));
+  if (!contents.source_lang.empty()) archive.write("source_lang", c10::IValue(contents.source_lang));
+  if (!contents.target_lang.empty()) archive.write("target_lang", c10::IValue(contents.target_lang));
 
   const TrainingProgress& progress = contents.progress;
   torch::serialize::OutputArchive state;
@@ -348,6 +350,12 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
     }
     torch::Tensor labels;  // only in classifiers' checkpoints
     if (try_read_tensor(archive, "labels", labels, path)) contents.labels_text = tensor_to_bytes(labels);
+    for (auto [key, field] : {std::pair{"source_lang", &contents.source_lang}, {"target_lang", &contents.target_lang}}) {
+      c10::IValue language;  // only in checkpoints of text data written since 2026-11-27
+      if (!archive.try_read(key, language)) continue;
+      MIXSEQ_CHECK(language.isString(), "'", path, "' is corrupt: its ", key, " is not text; ", kUseAnother);
+      *field = language.toStringRef();
+    }
 
     torch::serialize::InputArchive state;
     archive.read("progress", state);

@@ -56,6 +56,7 @@ struct CheckpointedText {
   Vocabulary vocabulary;
   std::unique_ptr<Tokenizer> tokenizer;
   std::string quantization;
+  std::string source_lang, target_lang;
 };
 
 CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
@@ -73,7 +74,8 @@ CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
                                         scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
-  return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer), contents.quantization};
+  return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer), contents.quantization,
+          contents.source_lang, contents.target_lang};
 }
 
 // Returns the scales of the weights the checkpoint stores in 8 bits (models/checkpoint.h).
@@ -92,7 +94,8 @@ std::string in_file(const std::string& path, const Error& e) { return str_cat("'
 
 TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device,
                                 bool accept_quantized) {
-  auto [config, config_yaml, vocabulary, tokenizer, quantization] = open_checkpointed_text(checkpoint_path);
+  auto [config, config_yaml, vocabulary, tokenizer, quantization, source_lang, target_lang] =
+      open_checkpointed_text(checkpoint_path);
   Seq2SeqModel model;
   try {
     model = build_seq2seq_model(config, vocabulary.size());
@@ -100,8 +103,9 @@ TrainedModel load_trained_model(const std::string& checkpoint_path, const torch:
     throw Error(in_file(checkpoint_path, e));
   }
   auto int8_weight_scales = load_for_inference(checkpoint_path, model, device, accept_quantized);
-  return {std::move(config),    std::move(config_yaml),  std::move(vocabulary),        std::move(tokenizer),
-          std::move(model),     std::move(quantization), std::move(int8_weight_scales)};
+  return {std::move(config),    std::move(config_yaml),  std::move(vocabulary),         std::move(tokenizer),
+          std::move(model),     std::move(quantization), std::move(int8_weight_scales), std::move(source_lang),
+          std::move(target_lang)};
 }
 
 TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_paths, const torch::Device& device) {
@@ -128,7 +132,8 @@ TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_path
 }
 
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device) {
-  auto [config, config_yaml, vocabulary, tokenizer, quantization] = open_checkpointed_text(checkpoint_path);
+  auto [config, config_yaml, vocabulary, tokenizer, quantization, source_lang, target_lang] =
+      open_checkpointed_text(checkpoint_path);
   LanguageModelModule model;
   try {
     model = build_language_model(config, vocabulary.size());
@@ -182,7 +187,8 @@ TrainedSpeechSynthesizer load_trained_speech_synthesizer(const std::string& chec
 }
 
 TrainedClassifier load_trained_classifier(const std::string& checkpoint_path, const torch::Device& device) {
-  auto [config, config_yaml, vocabulary, tokenizer, quantization] = open_checkpointed_text(checkpoint_path);
+  auto [config, config_yaml, vocabulary, tokenizer, quantization, source_lang, target_lang] =
+      open_checkpointed_text(checkpoint_path);
   const auto contents = read_checkpoint_contents(checkpoint_path);
   SentenceClassifier model{nullptr};
   std::vector<std::string> labels;

@@ -156,6 +156,8 @@ CheckpointContents describe_prepared_data(const std::string& data_dir, const Pre
   CheckpointContents contents;
   contents.vocabulary_text = read_file_bytes(data_dir + "/vocab.txt");
   contents.vocabulary_fingerprint = vocabulary_fingerprint(data.vocabulary());
+  contents.source_lang = data.source_lang();
+  contents.target_lang = data.target_lang();
   const std::string& tokenizer_spec = data.tokenizer();
   const auto colon = tokenizer_spec.find(':');
   contents.tokenizer_kind = tokenizer_spec.substr(0, colon);

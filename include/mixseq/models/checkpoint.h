@@ -64,6 +64,9 @@ struct CheckpointContents {
   std::string tokenizer_kind;   // "bpe", "spm" or "none"
   std::string tokenizer_model;  // the codes file or SentencePiece model, byte for byte ("" for none)
   std::string labels_text;      // a classifier's labels in id order, one per line (labels.txt); "" for other models
+  // The prepared data's languages (dataset.json): a translation's source and target, a language
+  // model's text language (target ""); both "" for speech and for checkpoints written before them.
+  std::string source_lang, target_lang;
   TrainingProgress progress;
   // The quantization plan `mixseq quantize` stored (quant/quantization_plan.h, JSON); "" for a
   // float checkpoint. The plan says how to quantize the weights on load; those of its int8

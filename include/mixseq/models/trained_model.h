@@ -40,6 +40,9 @@ struct TrainedModel {
   // The scales of the weights the checkpoint stores in 8 bits, by parameter name (their float
   // parameters hold scale * value); empty for float checkpoints and those that store fp32 weights.
   std::map<std::string, torch::Tensor> int8_weight_scales;
+  // The languages of the data it was trained on (models/checkpoint.h); "" when the checkpoint
+  // predates them.
+  std::string source_lang, target_lang;
 };
 
 struct TrainedLanguageModel {

@@ -92,6 +92,28 @@ TEST(Checkpoint, QuantizedCheckpointKeepsItsPlanAndOnlyPlanAwareLoadersAcceptIt)
   load_model_weights(float_path, *restored);  // a float checkpoint loads either way
 }
 
+TEST(Checkpoint, LanguagesRoundTripAndAreEmptyWhereNotWritten) {
+  test::TempDir dir;
+  torch::nn::Linear model(3, 2);
+  auto contents = sample_contents();
+  contents.source_lang = "en";
+  contents.target_lang = "de";
+  save_checkpoint(dir.path("pair.pt"), contents, *model, nullptr);
+  contents.target_lang = "";  // a language model's monolingual text
+  save_checkpoint(dir.path("mono.pt"), contents, *model, nullptr);
+  save_checkpoint(dir.path("none.pt"), sample_contents(), *model, nullptr);  // speech, or an older checkpoint
+
+  const auto pair = read_checkpoint_contents(dir.path("pair.pt"));
+  EXPECT_EQ(pair.source_lang, "en");
+  EXPECT_EQ(pair.target_lang, "de");
+  const auto mono = read_checkpoint_contents(dir.path("mono.pt"));
+  EXPECT_EQ(mono.source_lang, "en");
+  EXPECT_EQ(mono.target_lang, "");
+  const auto none = read_checkpoint_contents(dir.path("none.pt"));
+  EXPECT_EQ(none.source_lang, "");
+  EXPECT_EQ(none.target_lang, "");
+}
+
 TEST(Checkpoint, RoundTripsContentsWeightsAndOptimizer) {
   test::TempDir dir;
   const auto path = dir.path("run/checkpoint_last.pt");
