@@ -39,6 +39,27 @@ mixseq::TranslatorOptions translator_options(const std::string& device, const st
   return options;
 }
 
+// Translator.translate_batch over raw sentences (Source = std::string) or lists of pieces.
+template <typename Source>
+std::vector<mixseq::TranslationResult> translate_batch(const mixseq::Translator& translator,
+                                                       const std::vector<Source>& source,
+                                                       std::optional<int64_t> beam_size,
+                                                       std::optional<double> length_penalty,
+                                                       std::optional<double> coverage_penalty,
+                                                       std::optional<double> max_len_a,
+                                                       std::optional<int64_t> max_len_b, int64_t nbest,
+                                                       bool return_alignment) {
+  mixseq::TranslationOptions options;
+  options.beam_size = beam_size;
+  options.length_penalty = length_penalty;
+  options.coverage_penalty = coverage_penalty;
+  options.max_len_a = max_len_a;
+  options.max_len_b = max_len_b;
+  options.nbest = nbest;
+  options.return_alignment = return_alignment;
+  return translator.translate_batch(source, options);
+}
+
 // LanguageModel(path, device=..., precision=..., threads=...) and Synthesizer alike (api/model_options.h).
 template <typename Model>
 Model open_model(const std::string& path, const std::string& device, const std::string& precision, int threads) {
@@ -106,6 +127,8 @@ PYBIND11_MODULE(mixseq, m) {
       .def_readonly("tokens", &mixseq::TranslationHypothesis::tokens, "output pieces, without </s>")
       .def_readonly("alignment", &mixseq::TranslationHypothesis::alignment,
                     "with return_alignment: per output piece, the source piece it attended most")
+      .def_readonly("pieces", &mixseq::TranslationHypothesis::pieces,
+                    "the output's vocabulary pieces, without </s> (text is their detokenization)")
       .def("__repr__", &hypothesis_repr);
 
   py::class_<mixseq::TranslationResult>(m, "TranslationResult")
@@ -144,29 +167,28 @@ threads; their calls run one at a time.)")
            py::arg("max_tokens") = 8192, py::arg("max_source_tokens") = 1024,
            py::arg("truncate_long_sources") = false, py::arg("threads") = 0, py::arg("workers") = 0,
            py::call_guard<py::gil_scoped_release>())
-      .def(
-          "translate_batch",
-          [](const mixseq::Translator& translator, const std::vector<std::string>& source,
-             std::optional<int64_t> beam_size, std::optional<double> length_penalty,
-             std::optional<double> coverage_penalty, std::optional<double> max_len_a, std::optional<int64_t> max_len_b,
-             int64_t nbest, bool return_alignment) {
-            mixseq::TranslationOptions options;
-            options.beam_size = beam_size;
-            options.length_penalty = length_penalty;
-            options.coverage_penalty = coverage_penalty;
-            options.max_len_a = max_len_a;
-            options.max_len_b = max_len_b;
-            options.nbest = nbest;
-            options.return_alignment = return_alignment;
-            return translator.translate_batch(source, options);
-          },
-          R"(Translates a list of raw sentences; returns one TranslationResult per sentence, in order.
+      .def("translate_batch", &translate_batch<std::string>,
+           R"(Translates a list of raw sentences, or of lists of vocabulary pieces (as CTranslate2 takes them:
+tokenize() makes them; a piece outside the vocabulary reads as <unk>); returns one TranslationResult
+per sentence, in order.
 
 Search settings left None are the checkpoint's validation_search, as with `mixseq translate`.)",
-          py::arg("source"), py::kw_only(), py::arg("beam_size") = py::none(), py::arg("length_penalty") = py::none(),
-          py::arg("coverage_penalty") = py::none(), py::arg("max_len_a") = py::none(),
-          py::arg("max_len_b") = py::none(), py::arg("nbest") = 1, py::arg("return_alignment") = false,
-          py::call_guard<py::gil_scoped_release>())
+           py::arg("source"), py::kw_only(), py::arg("beam_size") = py::none(), py::arg("length_penalty") = py::none(),
+           py::arg("coverage_penalty") = py::none(), py::arg("max_len_a") = py::none(),
+           py::arg("max_len_b") = py::none(), py::arg("nbest") = 1, py::arg("return_alignment") = false,
+           py::call_guard<py::gil_scoped_release>())
+      .def("translate_batch", &translate_batch<std::vector<std::string>>, py::arg("source"), py::kw_only(),
+           py::arg("beam_size") = py::none(), py::arg("length_penalty") = py::none(),
+           py::arg("coverage_penalty") = py::none(), py::arg("max_len_a") = py::none(),
+           py::arg("max_len_b") = py::none(), py::arg("nbest") = 1, py::arg("return_alignment") = false,
+           py::call_guard<py::gil_scoped_release>())
+      .def("tokenize", &mixseq::Translator::tokenize, "A sentence -> the vocabulary pieces the checkpoint's "
+           "tokenizer makes of it", py::arg("sentence"), py::call_guard<py::gil_scoped_release>())
+      .def("detokenize", &mixseq::Translator::detokenize, "Pieces -> text, as translations are written",
+           py::arg("pieces"), py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("source_language", &mixseq::Translator::source_language,
+                             "the training data's source language (\"\" for older checkpoints)")
+      .def_property_readonly("target_language", &mixseq::Translator::target_language)
       .def_property_readonly("device", &mixseq::Translator::device)
       .def_property_readonly("precision", &mixseq::Translator::precision);
 

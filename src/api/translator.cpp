@@ -70,28 +70,51 @@ Translator::~Translator() = default;
 Translator::Translator(Translator&&) noexcept = default;
 Translator& Translator::operator=(Translator&&) noexcept = default;
 
-std::vector<TranslationResult> Translator::translate_batch(const std::vector<std::string>& sentences,
-                                                           const TranslationOptions& options) const {
-  MIXSEQ_CHECK(impl_, "this Translator was moved from");
-  auto batch_options = impl_->batch_options;
-  batch_options.search = impl_->search(options);
-  std::vector<std::vector<TextHypothesis>> translations;
-  {
-    const std::lock_guard<std::mutex> lock(impl_->mutex);
-    translations = impl_->translator.translate(sentences, batch_options, options.first_line);
-  }
+namespace {
+
+std::vector<TranslationResult> translation_results(std::vector<std::vector<TextHypothesis>> translations) {
   std::vector<TranslationResult> results(translations.size());
   for (size_t i = 0; i < translations.size(); ++i) {
     auto& result = results[i];
     for (auto& hypothesis : translations[i])
       result.hypotheses.push_back({std::move(hypothesis.text), hypothesis.score, hypothesis.tokens,
-                                   std::move(hypothesis.alignment)});
+                                   std::move(hypothesis.alignment), std::move(hypothesis.pieces)});
     if (!result.hypotheses.empty()) {
       result.text = result.hypotheses.front().text;
       result.score = result.hypotheses.front().score;
     }
   }
   return results;
+}
+
+}  // namespace
+
+std::vector<TranslationResult> Translator::translate_batch(const std::vector<std::string>& sentences,
+                                                           const TranslationOptions& options) const {
+  MIXSEQ_CHECK(impl_, "this Translator was moved from");
+  auto batch_options = impl_->batch_options;
+  batch_options.search = impl_->search(options);
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return translation_results(impl_->translator.translate(sentences, batch_options, options.first_line));
+}
+
+std::vector<TranslationResult> Translator::translate_batch(const std::vector<std::vector<std::string>>& pieces,
+                                                           const TranslationOptions& options) const {
+  MIXSEQ_CHECK(impl_, "this Translator was moved from");
+  auto batch_options = impl_->batch_options;
+  batch_options.search = impl_->search(options);
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return translation_results(impl_->translator.translate_pieces(pieces, batch_options, options.first_line));
+}
+
+std::vector<std::string> Translator::tokenize(const std::string& sentence) const {
+  MIXSEQ_CHECK(impl_, "this Translator was moved from");
+  return impl_->translator.segment(sentence);
+}
+
+std::string Translator::detokenize(const std::vector<std::string>& pieces) const {
+  MIXSEQ_CHECK(impl_, "this Translator was moved from");
+  return impl_->translator.detokenize(pieces);
 }
 
 TranslationOptions Translator::resolve(const TranslationOptions& options) const {
@@ -109,5 +132,7 @@ TranslationOptions Translator::resolve(const TranslationOptions& options) const 
 std::string Translator::device() const { return impl_->device.str(); }
 std::string Translator::precision() const { return precision_name(impl_->precision); }
 int64_t Translator::vocabulary_size() const { return impl_->trained.model->vocab_size(); }
+std::string Translator::source_language() const { return impl_->trained.source_lang; }
+std::string Translator::target_language() const { return impl_->trained.target_lang; }
 
 }  // namespace mixseq

@@ -63,29 +63,42 @@ std::vector<std::vector<Hypothesis>> BatchTranslator::translate_ids(const std::v
 
 std::vector<std::vector<TextHypothesis>> BatchTranslator::translate(const std::vector<std::string>& sources,
                                                                const TranslateOptions& options, int64_t first_line) {
+  std::vector<std::vector<std::string>> pieces;
+  pieces.reserve(sources.size());
+  for (const auto& source : sources) pieces.push_back(tokenizer_.encode(source));
+  return translate_pieces(pieces, options, first_line);
+}
+
+std::vector<std::vector<TextHypothesis>> BatchTranslator::translate_pieces(
+    const std::vector<std::vector<std::string>>& sources, const TranslateOptions& options, int64_t first_line) {
   std::vector<std::vector<int64_t>> ids;
   std::vector<size_t> nonempty;
   for (size_t i = 0; i < sources.size(); ++i) {
-    auto pieces = tokenizer_.encode(sources[i]);
+    const auto& pieces = sources[i];
     if (pieces.empty()) continue;
     const auto length = static_cast<int64_t>(pieces.size());
+    auto kept = pieces.end();
     if (options.max_source_tokens > 0 && length > options.max_source_tokens) {
       MIXSEQ_CHECK(options.truncate_long_sources, "source line ", first_line + static_cast<int64_t>(i), " has ", length,
                    " tokens, more than the limit of ", options.max_source_tokens,
                    "; raise --max-source-tokens, or cut such lines with --truncate-long-sources");
-      pieces.resize(static_cast<size_t>(options.max_source_tokens));
+      kept = pieces.begin() + options.max_source_tokens;
     }
     nonempty.push_back(i);
-    ids.push_back(vocabulary_.encode(pieces));
+    ids.push_back(kept == pieces.end() ? vocabulary_.encode(pieces)
+                                       : vocabulary_.encode(std::vector<std::string>(pieces.begin(), kept)));
   }
   const auto hypotheses = translate_ids(ids, options);
   std::vector<std::vector<TextHypothesis>> results(sources.size(), {TextHypothesis{}});
   for (size_t k = 0; k < nonempty.size(); ++k) {
     auto& texts = results[nonempty[k]];
     texts.clear();
-    for (const auto& hypothesis : hypotheses[k])
-      texts.push_back({detokenize(hypothesis.tokens), hypothesis.score, static_cast<int64_t>(hypothesis.tokens.size()),
-                       hypothesis.alignment});
+    for (const auto& hypothesis : hypotheses[k]) {
+      auto output = vocabulary_.decode(hypothesis.tokens);
+      auto text = tokenizer_.decode(output);
+      texts.push_back({std::move(text), hypothesis.score, static_cast<int64_t>(hypothesis.tokens.size()),
+                       hypothesis.alignment, std::move(output)});
+    }
   }
   return results;
 }

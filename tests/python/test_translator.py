@@ -55,6 +55,33 @@ def test_nbest_and_empty_lines(task):
     assert translator.translate_batch([]) == []
 
 
+def test_token_lists_as_ctranslate2_takes_them(task):
+    """Sources as lists of vocabulary pieces give the translations of the sentences they segment,
+    each hypothesis carries its output pieces, and the checkpoint knows its languages."""
+    work, model, lines = task
+    translator = mixseq.Translator(model)
+    pieces = [translator.tokenize(line) for line in lines]
+    assert pieces[0] == lines[0].split()  # the built-in task is prepared with --tokenizer none
+    from_text = translator.translate_batch(lines, nbest=2)
+    from_pieces = translator.translate_batch(pieces, nbest=2)
+    assert [[h.text for h in r.hypotheses] for r in from_pieces] == [[h.text for h in r.hypotheses] for r in from_text]
+    assert [r.score for r in from_pieces] == [r.score for r in from_text]
+    for result in from_pieces:
+        for hypothesis in result.hypotheses:
+            assert len(hypothesis.pieces) == hypothesis.tokens
+            assert translator.detokenize(hypothesis.pieces) == hypothesis.text
+    assert translator.translate_batch([[]])[0].text == ""
+    # A piece outside the vocabulary reads as <unk>, as a word the vocabulary lacks does in text.
+    assert translator.translate_batch([["zzzunseen"] + pieces[0]])[0].text == \
+        translator.translate_batch(["zzzunseen " + lines[0]])[0].text
+    aligned = translator.translate_batch(pieces[:2], return_alignment=True)
+    assert all(len(r.hypotheses[0].alignment) == len(r.hypotheses[0].pieces) for r in aligned)
+    assert all(0 <= a <= len(p) for r, p in zip(aligned, pieces[:2]) for a in r.hypotheses[0].alignment)
+    assert (translator.source_language, translator.target_language) == ("en", "de")
+    with pytest.raises(TypeError):
+        translator.translate_batch([["one", 2]])
+
+
 def test_bad_arguments_raise(task):
     work, model, lines = task
     with pytest.raises(mixseq.Error, match="missing.pt"):

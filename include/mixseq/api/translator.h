@@ -11,7 +11,10 @@
 // order, its best translation as `mixseq translate` writes it (the same code: the command is built
 // on this class), and with TranslationOptions::nbest > 1 the others, best first. An empty sentence
 // gives an empty translation without running the model. Defaults are those of `mixseq translate`:
-// every setting left unset here takes the command's default or the checkpoint's.
+// every setting left unset here takes the command's default or the checkpoint's. Sources may also
+// come already segmented, as CTranslate2 takes them: lists of vocabulary pieces (tokenize() makes
+// them from text; a piece outside the vocabulary reads as <unk>); each hypothesis carries its
+// output pieces too.
 //
 // Threads. One Translator may be shared: calls to translate_batch() from several threads are
 // served one at a time (each call already decodes its batches on all the CPU threads). For
@@ -67,6 +70,7 @@ struct TranslationHypothesis {
   int64_t tokens = 0;              // output tokens (vocabulary pieces), without </s>
   std::vector<int64_t> alignment;  // with return_alignment: per output piece, the source piece it
                                    // attended most (0-based; the source's </s> is its length); else empty
+  std::vector<std::string> pieces;  // the output's vocabulary pieces, without </s>: text is detokenize(pieces)
 };
 
 struct TranslationResult {
@@ -90,6 +94,15 @@ class Translator {
   // Raw sentences -> one result per sentence, in input order.
   std::vector<TranslationResult> translate_batch(const std::vector<std::string>& sentences,
                                                  const TranslationOptions& options = {}) const;
+  // Sentences as lists of vocabulary pieces -> one result per sentence, in input order; the same
+  // translations as translate_batch(sentences) when the pieces are tokenize(sentence).
+  std::vector<TranslationResult> translate_batch(const std::vector<std::vector<std::string>>& pieces,
+                                                 const TranslationOptions& options = {}) const;
+
+  // The checkpoint's tokenizer (BPE, SentencePiece or none): text -> the pieces translate_batch
+  // feeds the model, and pieces -> text as translations are written.
+  std::vector<std::string> tokenize(const std::string& sentence) const;
+  std::string detokenize(const std::vector<std::string>& pieces) const;
 
   // `options` with every unset search setting filled in from the checkpoint: the search that
   // translate_batch(sentences, options) runs. Throws when a setting is out of range.
@@ -98,6 +111,10 @@ class Translator {
   std::string device() const;     // where the model runs, e.g. "cpu" or "cuda:0"
   std::string precision() const;  // fp32, bf16, fp16 or tf32 (auto resolved)
   int64_t vocabulary_size() const;
+  // The languages of the prepared data it was trained on (`mixseq prepare --source-lang/--target-lang`);
+  // "" for a checkpoint written before checkpoints kept them (2026-11-27).
+  std::string source_language() const;
+  std::string target_language() const;
 
  private:
   struct Impl;

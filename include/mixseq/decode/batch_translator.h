@@ -39,6 +39,7 @@ struct TextHypothesis {
   int64_t tokens = 0; // output tokens, without </s>
   std::vector<int64_t> alignment;  // with search.return_alignment: per output piece, the source piece
                                    // it attended most (Hypothesis::alignment); empty otherwise
+  std::vector<std::string> pieces;  // the output's vocabulary pieces, without </s> (text is their decode)
 };
 
 class BatchTranslator {
@@ -52,6 +53,15 @@ class BatchTranslator {
   std::vector<std::vector<TextHypothesis>> translate(const std::vector<std::string>& sources,
                                                      const TranslateOptions& options, int64_t first_line = 1);
 
+  // Sources already segmented into vocabulary pieces (a piece outside the vocabulary reads as
+  // <unk>, as CTranslate2 takes token lists) -> as translate(): an empty list gives one empty
+  // translation, the max_source_tokens limit applies, errors name first_line + the index.
+  std::vector<std::vector<TextHypothesis>> translate_pieces(const std::vector<std::vector<std::string>>& sources,
+                                                            const TranslateOptions& options, int64_t first_line = 1);
+
+  // The pieces the tokenizer makes of a source line (what translate() feeds translate_pieces()).
+  std::vector<std::string> segment(const std::string& source) const { return tokenizer_.encode(source); }
+
   // Tokens of one source line as translate() counts them against max_source_tokens (no </s>).
   // Safe to call from any thread: it only reads the tokenizer.
   int64_t source_tokens(const std::string& source) const;
@@ -62,6 +72,8 @@ class BatchTranslator {
 
   // Output ids -> text: vocabulary pieces, then the tokenizer's decode.
   std::string detokenize(const std::vector<int64_t>& ids) const;
+  // Pieces -> text: the tokenizer's decode.
+  std::string detokenize(const std::vector<std::string>& pieces) const { return tokenizer_.decode(pieces); }
 
  private:
   Seq2SeqModelImpl& model_;

@@ -34,7 +34,7 @@ struct FakeModel {
       }
       BatchResults results;
       for (const auto& source : sources)
-        results.push_back({TextHypothesis{"T(" + source + ")", static_cast<double>(search.beam_size), 1, {}}});
+        results.push_back({TextHypothesis{"T(" + source + ")", static_cast<double>(search.beam_size), 1, {}, {}}});
       return results;
     };
   }
@@ -130,7 +130,7 @@ TEST(MicroBatcher, AnErrorReachesItsBatchAndTheWorkerGoesOn) {
   MicroBatcher batcher({/*max_batch_cost=*/100, /*max_wait_ms=*/0},
                        [&](const std::vector<std::string>& sources, const BeamSearchOptions&) {
                          if (++calls == 1) throw Error("model failed");
-                         return BatchResults(sources.size(), {TextHypothesis{"ok", 0, 1, {}}});
+                         return BatchResults(sources.size(), {TextHypothesis{"ok", 0, 1, {}, {}}});
                        });
   auto failed = batcher.submit(request_of({"a"}));
   EXPECT_THROW(failed.get(), Error);
