@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mixseq/mixseq.h"
@@ -60,6 +61,28 @@ std::vector<mixseq::TranslationResult> translate_batch(const mixseq::Translator&
   return translator.translate_batch(source, options);
 }
 
+// Recognizer.transcribe_batch over audio files (Audio = std::string) or lists of samples.
+template <typename Audio>
+std::vector<mixseq::Transcription> transcribe_batch(const mixseq::Recognizer& recognizer,
+                                                    const std::vector<Audio>& audio, int64_t beam_size,
+                                                    int64_t nbest, double lm_weight, double word_bonus,
+                                                    double rescore_weight, double rescore_word_bonus,
+                                                    int64_t cutoff_top_n, double cutoff_prob) {
+  mixseq::TranscriptionOptions options;
+  options.beam_size = beam_size;
+  options.nbest = nbest;
+  options.lm_weight = lm_weight;
+  options.word_bonus = word_bonus;
+  options.rescore_weight = rescore_weight;
+  options.rescore_word_bonus = rescore_word_bonus;
+  options.cutoff_top_n = cutoff_top_n;
+  options.cutoff_prob = cutoff_prob;
+  if constexpr (std::is_same_v<Audio, std::string>)
+    return recognizer.transcribe_files(audio, options);
+  else
+    return recognizer.transcribe_batch(audio, options);
+}
+
 // LanguageModel(path, device=..., precision=..., threads=...) and Synthesizer alike (api/model_options.h).
 template <typename Model>
 Model open_model(const std::string& path, const std::string& device, const std::string& precision, int threads) {
@@ -84,8 +107,8 @@ std::vector<std::vector<std::string>> reference_streams(const py::object& refere
 
 PYBIND11_MODULE(mixseq, m) {
   m.doc() =
-      "mixseq: translate, score and generate with checkpoints trained by `mixseq train` (the C++ library's Python "
-      "face)";
+      "mixseq: translate, transcribe, classify, score, generate and speak with checkpoints trained by `mixseq "
+      "train` (the C++ library's Python face)";
   py::register_exception<mixseq::Error>(m, "Error", PyExc_RuntimeError);
 
   m.def(
@@ -260,6 +283,106 @@ threads; their calls run one at a time.)")
           py::arg("temperature") = 1.0, py::arg("top_k") = 0, py::arg("top_p") = 1.0, py::arg("seed") = 1,
           py::arg("stop_at_eos") = false, py::arg("mem_len") = -1, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("vocab_size", &mixseq::LanguageModel::vocab_size);
+
+  py::class_<mixseq::TranscribedWord>(m, "TranscribedWord")
+      .def_readonly("word", &mixseq::TranscribedWord::word)
+      .def_readonly("start", &mixseq::TranscribedWord::start, "seconds from the start of the audio")
+      .def_readonly("end", &mixseq::TranscribedWord::end, "seconds")
+      .def("__repr__", [](const mixseq::TranscribedWord& w) {
+        return "TranscribedWord(" + py::repr(py::str(w.word)).cast<std::string>() + ", " +
+               py::repr(py::float_(w.start)).cast<std::string>() + ", " +
+               py::repr(py::float_(w.end)).cast<std::string>() + ")";
+      });
+
+  py::class_<mixseq::TranscriptionHypothesis>(m, "TranscriptionHypothesis")
+      .def_readonly("text", &mixseq::TranscriptionHypothesis::text)
+      .def_readonly("score", &mixseq::TranscriptionHypothesis::score, "the ranking score (after rescoring)")
+      .def_readonly("search_score", &mixseq::TranscriptionHypothesis::search_score, "the beam search's score")
+      .def_readonly("ctc_log_prob", &mixseq::TranscriptionHypothesis::ctc_log_prob, "ln P(text | audio)")
+      .def_readonly("lm_log10_prob", &mixseq::TranscriptionHypothesis::lm_log10_prob,
+                    "log10 p of its words under the word model (0 without one)")
+      .def_readonly("rescore_lm_log_prob", &mixseq::TranscriptionHypothesis::rescore_lm_log_prob,
+                    "ln p(text, </s>) under the rescoring model (0 without one)")
+      .def("__repr__", [](const mixseq::TranscriptionHypothesis& h) {
+        return "TranscriptionHypothesis(text=" + py::repr(py::str(h.text)).cast<std::string>() +
+               ", score=" + py::repr(py::float_(h.score)).cast<std::string>() + ")";
+      });
+
+  py::class_<mixseq::Transcription>(m, "Transcription")
+      .def_readonly("text", &mixseq::Transcription::text, "the transcript, as `mixseq transcribe` writes it")
+      .def_readonly("words", &mixseq::Transcription::words, "its words with their start and end times")
+      .def_readonly("nbest", &mixseq::Transcription::nbest, "beam search: the n best, best first")
+      .def_readonly("seconds", &mixseq::Transcription::seconds, "the audio's duration")
+      .def("__repr__", [](const mixseq::Transcription& t) {
+        return "Transcription(text=" + py::repr(py::str(t.text)).cast<std::string>() + ")";
+      });
+
+  py::class_<mixseq::Recognizer>(m, "Recognizer", R"(A speech recognizer's checkpoint (Wave2Letter+, Jasper or DeepSpeech2).
+
+Recognizer(model_path, *, device="auto", precision="fp32", threads=0, lm="", rescore_lm="",
+           max_frames=48000, workers=0)
+lm: a word n-gram model (ARPA) fused into the beam search; rescore_lm: a mixseq language model's
+checkpoint that re-ranks its n-best (as `mixseq transcribe --lm/--rescore-lm`).
+transcribe_batch(audio) takes a list of audio file paths, or of sample lists (mono, in [-1, 1], at
+sample_rate), and gives one Transcription each, as `mixseq transcribe` does (same defaults). One
+Recognizer may be used from several threads; their calls run one at a time.)")
+      .def(py::init([](const std::string& path, const std::string& device, const std::string& precision, int threads,
+                       const std::string& lm, const std::string& rescore_lm, int64_t max_frames, int workers) {
+             mixseq::RecognizerOptions options;
+             options.device = device;
+             options.precision = precision;
+             options.threads = threads;
+             options.lm = lm;
+             options.rescore_lm = rescore_lm;
+             options.max_frames = max_frames;
+             options.workers = workers;
+             return mixseq::Recognizer(path, options);
+           }),
+           py::arg("model_path"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "fp32",
+           py::arg("threads") = 0, py::arg("lm") = "", py::arg("rescore_lm") = "", py::arg("max_frames") = 48000,
+           py::arg("workers") = 0, py::call_guard<py::gil_scoped_release>())
+      .def("transcribe_batch", &transcribe_batch<std::string>,
+           "Audio file paths, or lists of samples at sample_rate -> one Transcription each, in order "
+           "(search settings as `mixseq transcribe`'s flags: greedy unless beam_size > 1 or an lm)",
+           py::arg("audio"), py::kw_only(), py::arg("beam_size") = 1, py::arg("nbest") = 0,
+           py::arg("lm_weight") = 0.0, py::arg("word_bonus") = 0.0, py::arg("rescore_weight") = 0.0,
+           py::arg("rescore_word_bonus") = 0.0, py::arg("cutoff_top_n") = 0, py::arg("cutoff_prob") = 1.0,
+           py::call_guard<py::gil_scoped_release>())
+      .def("transcribe_batch", &transcribe_batch<std::vector<float>>, py::arg("audio"), py::kw_only(),
+           py::arg("beam_size") = 1, py::arg("nbest") = 0, py::arg("lm_weight") = 0.0, py::arg("word_bonus") = 0.0,
+           py::arg("rescore_weight") = 0.0, py::arg("rescore_word_bonus") = 0.0, py::arg("cutoff_top_n") = 0,
+           py::arg("cutoff_prob") = 1.0, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("sample_rate", &mixseq::Recognizer::sample_rate);
+
+  py::class_<mixseq::Classification>(m, "Classification")
+      .def_readonly("label", &mixseq::Classification::label, "the likeliest label")
+      .def_readonly("probability", &mixseq::Classification::probability, "its probability")
+      .def_readonly("probabilities", &mixseq::Classification::probabilities,
+                    "every label's probability, in the order of Classifier.labels")
+      .def_readonly("unknown_words", &mixseq::Classification::unknown_words, "pieces outside the vocabulary")
+      .def("__repr__", [](const mixseq::Classification& c) {
+        return "Classification(label=" + py::repr(py::str(c.label)).cast<std::string>() +
+               ", probability=" + py::repr(py::float_(c.probability)).cast<std::string>() + ")";
+      });
+
+  py::class_<mixseq::Classifier>(m, "Classifier", R"(A sentence classifier's checkpoint.
+
+Classifier(model_path, *, device="auto", precision="fp32", threads=0)
+classify_batch(texts) gives one Classification per text, as `mixseq classify --json` labels it.
+One Classifier may be used from several threads; their calls run one at a time.)")
+      .def(py::init(&open_model<mixseq::Classifier>),
+           py::arg("model_path"), py::kw_only(), py::arg("device") = "auto", py::arg("precision") = "fp32",
+           py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "classify_batch",
+          [](const mixseq::Classifier& classifier, const std::vector<std::string>& texts, int64_t max_tokens) {
+            mixseq::ClassifyOptions options;
+            options.max_tokens = max_tokens;
+            return classifier.classify_batch(texts, options);
+          },
+          "One Classification per text, in order", py::arg("texts"), py::kw_only(), py::arg("max_tokens") = 8192,
+          py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("labels", &mixseq::Classifier::labels, "the labels, in id order");
 
   py::class_<mixseq::Speech>(m, "Speech")
       .def_readonly("samples", &mixseq::Speech::samples, "mono audio in [-1, 1] at sample_rate (a list of floats)")

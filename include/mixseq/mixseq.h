@@ -6,7 +6,9 @@
 // commit. docs/library.md shows an example program.
 #pragma once
 
+#include "mixseq/api/classifier.h"
 #include "mixseq/api/language_model.h"
+#include "mixseq/api/recognizer.h"
 #include "mixseq/api/subwords.h"
 #include "mixseq/api/synthesizer.h"
 #include "mixseq/api/training.h"
