@@ -58,7 +58,8 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
   auto* command = app.add_subcommand(
       "serve",
       "Serve trained models over HTTP: POST /translate (-c), POST /transcribe (--speech-checkpoint), POST /classify "
-      "(--classify-checkpoint), POST /synthesize (--synthesis-checkpoint), GET /, GET /health, GET /metrics");
+      "(--classify-checkpoint), POST /synthesize (--synthesis-checkpoint), GET / (a page), GET /info, GET /health, "
+      "GET /metrics");
   auto arguments = std::make_shared<ServeArguments>();
   auto& server = arguments->server;
   command->add_option("-c,--checkpoint", arguments->checkpoints,
@@ -168,6 +169,8 @@ void add_serve_command(CLI::App& app, CommandTable& table) {
       trained = load_translation_model(checkpoints, device);
       translator.emplace(*trained->model, trained->vocabulary, *trained->tokenizer, device, precision);
       models.translator = &*translator;
+      models.source_language = trained->source_lang;
+      models.target_language = trained->target_lang;
       models.search = arguments->search.resolve(trained->config_yaml, checkpoints.front());
       check_beam_search_options(models.search, trained->model->vocab_size());
       log_info("serve: /translate: ", checkpoints.front(),

@@ -323,6 +323,7 @@ class ModelServer::Impl {
   void refuse_and_close(httplib::Response& response, int status, const std::string& message);
   // "POST /translate, GET /health and GET /metrics": what this server answers, for messages.
   std::string endpoints() const;
+  Json info() const;
   Json metrics() const;
 
   ServeOptions options_;
@@ -379,20 +380,40 @@ ModelServer::Impl::Impl(const ServeOptions& options, const ServedModels& models)
   }
 }
 
+Json ModelServer::Impl::info() const {
+  Json info = Json::object();
+  if (translation_)
+    info["translate"] = {{"source_language", models_.source_language},
+                         {"target_language", models_.target_language},
+                         {"beam_size", models_.search.beam_size},
+                         {"max_beam_size", options_.max_beam_size},
+                         {"max_sentences", options_.max_sentences}};
+  if (transcription_)
+    info["transcribe"] = {{"sample_rate", models_.speech_input.sample_rate},
+                          {"max_audio_seconds", options_.max_audio_seconds},
+                          {"max_audio_bytes", options_.max_audio_bytes}};
+  if (classification_) info["classify"] = {{"labels", models_.classifier->labels}};
+  if (synthesis_)
+    info["synthesize"] = {{"sample_rate", models_.synthesizer->sample_rate()},
+                          {"max_text_symbols", options_.max_text_symbols}};
+  return info;
+}
+
 std::string ModelServer::Impl::endpoints() const {
   std::string list;
   if (translation_) list += "POST /translate, ";
   if (transcription_) list += "POST /transcribe, ";
   if (classification_) list += "POST /classify, ";
   if (synthesis_) list += "POST /synthesize, ";
-  return list + "GET / (a page for a browser), GET /health and GET /metrics";
+  return list + "GET / (a page for a browser), GET /info, GET /health and GET /metrics";
 }
 
 TranslationBatcher::Request ModelServer::Impl::parse_translation(const std::string& body) const {
   if (static_cast<int64_t>(body.size()) > options_.max_body_bytes)
     throw Refusal{413, str_cat("the request body has ", body.size(), " bytes, over the limit of ",
                                options_.max_body_bytes, " (--max-body-bytes)")};
-  const Json json = parse_body_object(body, {"src", "beam_size", "nbest"}, "{\"src\": [\"a sentence\", ...]}");
+  const Json json =
+      parse_body_object(body, {"src", "beam_size", "nbest", "alignment"}, "{\"src\": [\"a sentence\", ...]}");
   const auto& src = json.at("src");
   if (!src.is_array()) throw Refusal{400, str_cat("\"src\" must be an array of strings; got a ", src.type_name())};
   if (static_cast<int64_t>(src.size()) > options_.max_sentences)
@@ -407,6 +428,11 @@ TranslationBatcher::Request ModelServer::Impl::parse_translation(const std::stri
   if (search.nbest > search.beam_size)
     throw Refusal{400, str_cat("\"beam_size\" ", search.beam_size, " is below the server's nbest ", search.nbest,
                                "; ask for nbest <= beam_size")};
+  if (json.contains("alignment")) {
+    if (!json.at("alignment").is_boolean())
+      throw Refusal{400, str_cat("\"alignment\" must be true or false; got a ", json.at("alignment").type_name())};
+    search.return_alignment = json.at("alignment").get<bool>();
+  }
   for (size_t i = 0; i < src.size(); ++i) {
     if (!src[i].is_string()) throw Refusal{400, str_cat("src[", i, "] is a ", src[i].type_name(), ", not a string")};
     auto sentence = src[i].get<std::string>();
@@ -568,7 +594,8 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
   }
   // A body sent anywhere else: the library would read it whole (a chunked one without limit) or,
   // for a GET, parse it as the next request.
-  if (request.method == "GET" && (request.path == "/" || request.path == "/health" || request.path == "/metrics")) {
+  if (request.method == "GET" && (request.path == "/" || request.path == "/info" || request.path == "/health" ||
+                                  request.path == "/metrics")) {
     refuse_and_close(response, 400, str_cat("GET ", request.path, " takes no request body"));
   } else {
     refuse_and_close(response, 404,
@@ -628,9 +655,18 @@ void ModelServer::Impl::translate(const std::string& body, httplib::Response& re
   handle(translate_counts_, "translation", response, [&](Clock::time_point start) {
     auto request = parse_translation(body);
     const bool nested = request.settings.nbest > 1;  // each "tgt" item a list of nbest translations
+    const bool aligned = request.settings.return_alignment;
     const auto count = static_cast<int64_t>(request.items.size());
+    Json alignment = Json::array(), src_pieces = Json::array(), tgt_pieces = Json::array();
+    if (aligned)  // the best translation's pieces, each with the source piece it attended most
+      for (const auto& sentence : request.items) src_pieces.push_back(models_.translator->segment(sentence));
     const auto results =
         request.items.empty() ? TranslationBatcher::Results{} : translation_->submit(std::move(request)).get();
+    if (aligned)
+      for (const auto& hypotheses : results) {
+        alignment.push_back(hypotheses.front().alignment);
+        tgt_pieces.push_back(hypotheses.front().pieces);
+      }
     Json tgt = Json::array(), scores = Json::array();
     for (const auto& hypotheses : results) {
       if (!nested) {
@@ -646,8 +682,14 @@ void ModelServer::Impl::translate(const std::string& body, httplib::Response& re
       tgt.push_back(std::move(texts));
       scores.push_back(std::move(values));
     }
-    answer(response, 200,
-           {{"tgt", std::move(tgt)}, {"scores", std::move(scores)}, {"time_ms", milliseconds_since(start)}});
+    Json answered = {{"tgt", std::move(tgt)}, {"scores", std::move(scores)}};
+    if (aligned) {
+      answered["src_pieces"] = std::move(src_pieces);
+      answered["tgt_pieces"] = std::move(tgt_pieces);
+      answered["alignment"] = std::move(alignment);
+    }
+    answered["time_ms"] = milliseconds_since(start);
+    answer(response, 200, answered);
     return count;
   });
 }
@@ -810,6 +852,9 @@ void ModelServer::Impl::run() {
   http.Get("/", [](const httplib::Request&, httplib::Response& response) {  // the page (serve/web_page.h)
     const auto page = serve_page_html();
     response.set_content(page.data(), page.size(), "text/html; charset=utf-8");
+  });
+  http.Get("/info", [this](const httplib::Request&, httplib::Response& response) {
+    answer(response, 200, info());
   });
   http.Get("/health", [](const httplib::Request&, httplib::Response& response) {
     answer(response, 200, {{"status", "ok"}});

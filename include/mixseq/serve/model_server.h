@@ -1,7 +1,9 @@
 // ModelServer: `mixseq serve`'s HTTP server (docs/serving.md). It serves a translator, a speech
 // recognizer, a classifier, a speech synthesizer, or several from one process:
-//   POST /translate   {"src": ["...", ...], "beam_size"?: K, "nbest"?: N}
-//                     -> {"tgt": [...], "scores": [...], "time_ms": t}
+//   POST /translate   {"src": ["...", ...], "beam_size"?: K, "nbest"?: N, "alignment"?: true}
+//                     -> {"tgt": [...], "scores": [...], "time_ms": t}; with "alignment", also per sentence
+//                        its "src_pieces", the best translation's "tgt_pieces" and "alignment" (for each
+//                        target piece, the source piece it attended most; the source's length = its </s>)
 //   POST /transcribe  the bytes of an audio file (any format libsndfile reads: WAV, FLAC, OGG, ...)
 //                     -> {"text": "...", "words": [{"word", "start", "end"}], "seconds": s, "time_ms": t}
 //   POST /classify    {"text": ["...", ...]}
@@ -9,6 +11,8 @@
 //   POST /synthesize  {"text": "...", "format"?: "wav" | "flac"}
 //                     -> the bytes of an audio file (Content-Type audio/wav or audio/flac), with headers
 //                        X-Audio-Seconds, X-Frames and X-Stop-Token ("1": the stop token ended it)
+//   GET  /info        -> what is served: {"translate": {"source_language", "target_language", "beam_size", ...},
+//                        "transcribe": {"sample_rate", ...}, "classify": {"labels"}, "synthesize": {...}}
 //   GET  /health      -> {"status": "ok"}
 //   GET  /metrics     -> requests, sentences, utterances, errors, queue lengths, batches, latency percentiles
 // A translation is tokenized, searched and detokenized as `mixseq translate` does it, with its
@@ -64,6 +68,7 @@ struct ServeOptions {
 // The models a server answers with; at least one.
 struct ServedModels {
   BatchTranslator* translator = nullptr;      // POST /translate; null: not served (the endpoint answers 404)
+  std::string source_language, target_language;  // the translator's, as GET /info tells them ("" unknown)
   BeamSearchOptions search;              // the defaults of every /translate request (the checkpoint's
                                          // validation_search with the command line's flags); a request
                                          // may change its beam_size and nbest

@@ -92,6 +92,7 @@ try:
         ("src a string", {"src": "hello"}, 400, "array of strings"),
         ("a number item", {"src": ["one", 2]}, 400, "src[1] is a number"),
         ("a null item", {"src": [None]}, 400, "src[0] is a null"),
+        ("alignment not a boolean", {"src": ["one"], "alignment": "yes"}, 400, "\"alignment\" must be true or false"),
         ("invalid UTF-8", b'{"src": ["caf\xc3"]}', 400, "UTF-8"),
         ("a lone surrogate", b'{"src": ["\\udc80"]}', 400, "surrogate"),
         ("a sentence over the limit", {"src": ["one", long_sentence]}, 400, "src[1] has 60 tokens, over the limit of 40"),
