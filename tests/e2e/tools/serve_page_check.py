@@ -169,8 +169,6 @@ try:
                     fail(f"grid {k}: rows {[r['piece'] for r in grid['rows']]}, target pieces {aligned['tgt_pieces'][k]}")
                 if [r["hits"] for r in grid["rows"]] != [[a] for a in aligned["alignment"][k]]:
                     fail(f"grid {k}: marked {[r['hits'] for r in grid['rows']]}, alignment {aligned['alignment'][k]}")
-            if " ".join(aligned["tgt_pieces"][0]) != expected[0]:
-                fail(f"/translate's target pieces {aligned['tgt_pieces'][0]} do not make {expected[0]!r}")
             print(f"alignment grids of {len(grids)} sentences mark the server's alignment")
 
             if speech:
