@@ -7,12 +7,11 @@ trains the small classifier these tests use (tests/e2e/classify_learns.sh's task
 """
 import json
 import random
-import threading
 
 import pytest
 
 import mixseq
-from mixseq_cli import run
+from mixseq_cli import in_threads, run
 
 WORDS = "the a cat dog sat on mat ran fast slow big small red blue green house tree car road sky".split()
 
@@ -90,19 +89,6 @@ def test_one_classifier_shared_by_threads(classifier_task):
     work, model, texts = classifier_task
     classifier = mixseq.Classifier(model, device="cpu")
     expected = [(r.label, r.probability) for r in classifier.classify_batch(texts)]
-    outputs, errors = [], []
-
-    def classify():
-        try:
-            for _ in range(3):
-                outputs.append([(r.label, r.probability) for r in classifier.classify_batch(texts)])
-        except Exception as error:  # reported below, in the main thread
-            errors.append(error)
-
-    threads = [threading.Thread(target=classify) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
-    assert outputs == [expected] * 12
+    outputs = in_threads(4, lambda: [[(r.label, r.probability) for r in classifier.classify_batch(texts)]
+                                     for _ in range(3)])
+    assert outputs == [[expected] * 3] * 4

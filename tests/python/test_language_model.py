@@ -7,12 +7,11 @@ trains the tiny LSTM language model these tests use (as tests/e2e/lm_lstm_learns
 """
 import json
 import math
-import threading
 
 import pytest
 
 import mixseq
-from mixseq_cli import run
+from mixseq_cli import in_threads, run
 
 
 
@@ -98,20 +97,7 @@ def test_one_model_shared_by_threads(lm):
     language_model = mixseq.LanguageModel(model, device="cpu")
     expected_scores = [s.log_prob for s in language_model.score(lines)]
     expected_text = language_model.generate("three", max_tokens=20, seed=3)
-    results, errors = [], []
-
-    def work_on():
-        try:
-            results.append(([s.log_prob for s in language_model.score(lines)],
-                            language_model.generate("three", max_tokens=20, seed=3)))
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work_on) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    results = in_threads(4, lambda: ([s.log_prob for s in language_model.score(lines)],
+                                     language_model.generate("three", max_tokens=20, seed=3)))
     assert all(scores == expected_scores and text == expected_text for scores, text in results)
     assert math.isfinite(sum(expected_scores))

@@ -9,16 +9,12 @@ under test, not its accuracy; tests/e2e/speech_learns.sh shows one learn). Needs
 import array
 import json
 import pathlib
-import shutil
-import subprocess
-import sys
-import threading
 import wave
 
 import pytest
 
 import mixseq
-from mixseq_cli import run
+from mixseq_cli import in_threads, run, spoken_digits
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -26,11 +22,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 @pytest.fixture(scope="session")
 def asr(tmp_path_factory):
     """A tiny Wave2Letter+ after a few updates on espeak-ng digits at 22.05 kHz: work dir, model, audio paths."""
-    if shutil.which("espeak-ng") is None:
-        pytest.skip("espeak-ng is not installed (scripts/setup.sh installs it)")
     work = tmp_path_factory.mktemp("asr")
-    subprocess.run([sys.executable, str(HERE.parent / "e2e/tools/spoken_numbers.py"), str(work / "digits"),
-                    "--train", "12", "--valid", "4"], check=True)
+    spoken_digits(work / "digits", "--train", "12", "--valid", "4")
     run("prepare", "--task", "speech", "--train", str(work / "digits/train.tsv"), "--valid",
         str(work / "digits/valid.tsv"), "-o", str(work / "data"), "--sample-rate", "22050")
     run("--threads", "1", "train", "-c", str(HERE.parents[1] / "configs/speech_tiny.yaml"), "--data.dir",
@@ -123,19 +116,5 @@ def test_one_recognizer_shared_by_threads(asr):
     work, model, paths = asr
     recognizer = mixseq.Recognizer(model, device="cpu")
     expected = [r.text for r in recognizer.transcribe_batch(paths)]
-    outputs, errors = [], []
-
-    def transcribe():
-        try:
-            for _ in range(2):
-                outputs.append([r.text for r in recognizer.transcribe_batch(paths)])
-        except Exception as error:  # reported below, in the main thread
-            errors.append(error)
-
-    threads = [threading.Thread(target=transcribe) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors, errors
-    assert outputs == [expected] * 8
+    outputs = in_threads(4, lambda: [[r.text for r in recognizer.transcribe_batch(paths)] for _ in range(2)])
+    assert outputs == [[expected] * 2] * 4

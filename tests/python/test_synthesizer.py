@@ -6,17 +6,12 @@ Run by CTest (python_module): PYTHONPATH holds the built module, MIXSEQ the mixs
 trains the barely trained Tacotron 2 these tests use (two updates: the model's behaviour, not its
 voice, is under test; tests/e2e/synthesis_learns.sh shows one learn). Needs espeak-ng for its data.
 """
-import os
 import pathlib
-import shutil
-import subprocess
-import sys
-import threading
 
 import pytest
 
 import mixseq
-from mixseq_cli import run
+from mixseq_cli import in_threads, run, spoken_digits
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -24,11 +19,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 @pytest.fixture(scope="session")
 def tts(tmp_path_factory):
     """A tiny Tacotron 2 after two updates on a few espeak-ng utterances; its checkpoint."""
-    if shutil.which("espeak-ng") is None:
-        pytest.skip("espeak-ng is not installed (scripts/setup.sh installs it)")
     work = tmp_path_factory.mktemp("tts")
-    subprocess.run([sys.executable, str(HERE.parent / "e2e/tools/spoken_numbers.py"), str(work / "digits"),
-                    "--train", "8", "--valid", "2", "--voice", "en-us"], check=True)
+    spoken_digits(work / "digits", "--train", "8", "--valid", "2", "--voice", "en-us")
     run("prepare", "--task", "speech", "--train", str(work / "digits/train.tsv"), "--valid",
         str(work / "digits/valid.tsv"), "-o", str(work / "data"), "--sample-rate", "22050")
     run("--threads", "1", "train", "-c", str(HERE.parents[1] / "configs/tacotron2_tiny.yaml"), "--data.dir",
@@ -85,17 +77,5 @@ def test_threads_share_one_synthesizer(tts):
     synthesizer = mixseq.Synthesizer(model, device="cpu")
     texts = ["one two", "three"]
     expected = [s.audio_file() for s in synthesizer.synthesize_batch(texts, griffin_lim_iters=4)]
-    results, errors = [None] * 4, []
-
-    def speak(i):
-        try:
-            results[i] = [s.audio_file() for s in synthesizer.synthesize_batch(texts, griffin_lim_iters=4)]
-        except Exception as e:  # noqa: BLE001 -- the test's finding
-            errors.append(e)
-    threads = [threading.Thread(target=speak, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    results = in_threads(4, lambda: [s.audio_file() for s in synthesizer.synthesize_batch(texts, griffin_lim_iters=4)])
     assert all(r == expected for r in results)
