@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/threads.h"
 
 namespace mixseq {
 namespace {
@@ -68,7 +69,9 @@ torch::Tensor griffin_lim(const torch::Tensor& spectrogram, const GriffinLimOpti
   }
   const double beta = options.momentum / (1.0 + options.momentum);
   torch::Tensor previous;  // c_{n-1}; 0 at the first step
+  const bool on_cpu = magnitude.device().is_cpu();
   for (int64_t i = 0; i < options.iterations; ++i) {
+    if (on_cpu) adapt_threads_to_load();  // a busy core is given up between iterations (docs/threads.md)
     const auto inverse = istft(magnitude * angles, options, window, length);     // [T']
     const auto rebuilt = stft(inverse, options, window);                          // [F, T]
     angles = previous.defined() && beta > 0.0 ? rebuilt - previous * beta : rebuilt;

@@ -8,6 +8,7 @@
 #include "mixseq/nn/glorot_layers.h"
 #include "mixseq/nn/matrix_vector_cell.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/threads.h"
 
 namespace mixseq {
 namespace {
@@ -194,7 +195,9 @@ Synthesis Tacotron2ModelImpl::infer(const torch::Tensor& text, const torch::Tens
   auto lengths = torch::zeros({B}, torch::kLong);
   auto not_finished = torch::ones({B}, torch::kLong);
   std::vector<torch::Tensor> out_frames, alignments;
+  const bool on_cpu = memory.device().is_cpu();
   for (int64_t t = 0; t < options.max_steps; ++t) {
+    if (on_cpu) adapt_threads_to_load();  // a busy core is given up between steps (docs/threads.md)
     auto out = step(frame, state);
     out_frames.push_back(out.frame);
     alignments.push_back(out.weights);
