@@ -110,7 +110,7 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
       manifest_folder = std::filesystem::absolute(arguments->manifest).parent_path();
     }
     log_info("synthesize: ", arguments->checkpoint, " (", synthesizer.config.arch, ", ",
-             synthesizer.input.n_mels, " mel bins at ", synthesizer.input.sample_rate, " Hz); Griffin-Lim ",
+             synthesizer.input.describe_frames(), " at ", synthesizer.input.sample_rate, " Hz); Griffin-Lim ",
              options.griffin_lim.iterations, " iterations, momentum ", options.griffin_lim.momentum, "; ",
              arguments->precision, " on ", device.str());
 

@@ -23,7 +23,23 @@ SpeechFeatureOptions SynthesisInputConfig::feature_options() const {
   return options;
 }
 
+std::string SynthesisInputConfig::describe_frames() const {
+  return str_cat(frame_bins(), frames == "magnitude" ? " magnitude bins" : " mel bins");
+}
+
+GriffinLimOptions SynthesisInputConfig::stft_options() const {
+  const auto features = feature_options();
+  GriffinLimOptions options;
+  options.n_fft = n_fft;
+  options.hop_length = features.hop_samples();
+  options.win_length = features.window_samples();
+  options.power = 1.0;
+  return options;
+}
+
 void SynthesisInputConfig::check() const {
+  MIXSEQ_CHECK(frames == "mel" || frames == "magnitude", "synthesis.frames is '", frames,
+               "'; choose mel (mel filterbank magnitudes) or magnitude (linear STFT magnitudes, n_fft / 2 + 1 bins)");
   check_stft_settings("synthesis", sample_rate, n_mels, n_fft, window_ms, hop_ms);
   MIXSEQ_CHECK(feature_options().window_samples() <= n_fft, "synthesis.window_ms (", window_ms, ": ",
                feature_options().window_samples(), " samples at ", sample_rate,
@@ -38,6 +54,14 @@ void SynthesisInputConfig::check() const {
 }
 
 torch::Tensor synthesis_frames(const std::vector<float>& samples, const SynthesisInputConfig& config) {
+  if (config.frames == "magnitude") {
+    const auto options = config.stft_options();
+    const auto length = static_cast<int64_t>(samples.size());
+    MIXSEQ_CHECK(length > options.n_fft / 2, "the audio has ", length, " samples, too few for the STFT (more than ",
+                 options.n_fft / 2, " at synthesis.n_fft ", options.n_fft, ")");
+    const auto waveform = torch::from_blob(const_cast<float*>(samples.data()), {length}, torch::kFloat);
+    return torch::log(stft_magnitude(waveform, options).t().clamp_min(config.magnitude_floor)).contiguous();  // [T, F]
+  }
   // speech_features: ln(mel power + 1e-20); half of it is ln sqrt(mel power).
   const auto log_power = speech_features(samples, config.feature_options());  // [T, F]
   return (0.5 * log_power).clamp_min(std::log(config.magnitude_floor)).contiguous();
@@ -46,8 +70,17 @@ torch::Tensor synthesis_frames(const std::vector<float>& samples, const Synthesi
 std::vector<float> synthesis_frames_to_audio(const torch::Tensor& frames, const SynthesisInputConfig& config,
                                              const GriffinLimOptions& griffin_lim,
                                              c10::optional<at::Generator> generator) {
-  MIXSEQ_CHECK(frames.dim() == 2 && frames.size(1) == config.n_mels, "synthesis frames must be [T, n_mels = ",
-               config.n_mels, "], not ", frames.sizes());
+  MIXSEQ_CHECK(frames.dim() == 2 && frames.size(1) == config.frame_bins(), "synthesis frames must be [T, ",
+               config.describe_frames(), "], not ", frames.sizes());
+  if (config.frames == "magnitude") {
+    GriffinLimOptions options = config.stft_options();
+    options.iterations = griffin_lim.iterations;
+    options.momentum = griffin_lim.momentum;
+    options.random_init = griffin_lim.random_init;
+    const auto audio = mixseq::griffin_lim(torch::exp(frames.to(torch::kFloat)).t().contiguous(), options, 0,
+                                           std::move(generator)).contiguous();
+    return std::vector<float>(audio.data_ptr<float>(), audio.data_ptr<float>() + audio.numel());
+  }
   return log_mel_to_audio(2.0 * frames.to(torch::kFloat), config.feature_options(), griffin_lim, 0,
                           std::move(generator));
 }

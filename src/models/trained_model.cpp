@@ -177,8 +177,10 @@ TrainedSpeechSynthesizer load_trained_speech_synthesizer(const std::string& chec
       v.section("synthesis", trained.input);
     });
     trained.model = build_speech_synthesizer(trained.config, static_cast<int64_t>(synthesis_symbols().size()));
-    MIXSEQ_CHECK(trained.model->frame_bins() == trained.input.n_mels, "its model makes ", trained.model->frame_bins(),
-                 "-bin frames but its synthesis section says ", trained.input.n_mels, " mel bins");
+    trained.input.check();
+    MIXSEQ_CHECK(trained.model->frame_bins() == trained.input.frame_bins(), "its model makes ",
+                 trained.model->frame_bins(), "-bin frames but its synthesis section says ",
+                 trained.input.describe_frames());
   } catch (const Error& e) {
     throw Error(in_file(checkpoint_path, e));
   }

@@ -67,9 +67,10 @@ class SpeechSynthesisTask : public PlannedEpochTask {
     input.check();
     torch::manual_seed(static_cast<uint64_t>(config.train.seed));
     model_ = build_speech_synthesizer(config.model, static_cast<int64_t>(synthesis_symbols().size()));
-    MIXSEQ_CHECK(model_->frame_bins() == input.n_mels, "the model's frames have ", model_->frame_bins(),
-                 " bins (model.", config.model.arch, ".n_mel_channels) but synthesis.n_mels is ", input.n_mels,
-                 "; make them equal");
+    MIXSEQ_CHECK(model_->frame_bins() == input.frame_bins(), "the model's frames have ", model_->frame_bins(),
+                 " bins (model.", config.model.arch, ".n_mel_channels) but the data's have ", input.describe_frames(),
+                 " (synthesis.frames ", input.frames, input.frames == "magnitude" ? ", n_fft / 2 + 1" : ", synthesis.n_mels",
+                 "); make them equal");
     model_->to(device_);
     loss_options_.guided_attention_weight = input.guided_attention_weight;
     loss_options_.guided_attention_sigma = input.guided_attention_sigma;
@@ -120,7 +121,7 @@ class SpeechSynthesisTask : public PlannedEpochTask {
     double seconds = data_.split("train").seconds();
     return str_cat(config_.model.arch, " with ", count_parameters(*model_), " parameters, ", synthesis_symbols().size(),
                    " symbols, ", train_->size(), " training utterances (", format_decimal(seconds / 3600, 2), " h), ",
-                   config_.synthesis.n_mels, " mel bins every ", format_decimal(config_.synthesis.hop_ms, 2), " ms",
+                   config_.synthesis.describe_frames(), " every ", format_decimal(config_.synthesis.hop_ms, 2), " ms",
                    config_.synthesis.guided_attention_weight > 0
                        ? str_cat(", guided attention x ", config_.synthesis.guided_attention_weight)
                        : std::string());

@@ -7,7 +7,7 @@
 # manifest that `mixseq transcribe` reads; `mixseq serve`'s POST /synthesize answers the command's
 # audio byte for byte (tools/serve_synthesize_check.py: also concurrent clients, bad bodies);
 # `mixseq plot -c` draws an alignment; bad text, settings of another task and a truncated
-# checkpoint get errors naming them.
+# checkpoint get errors naming them; a model on linear magnitude frames trains and speaks.
 #   synthesis_learns.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -105,5 +105,18 @@ expect_error "synthesis.window_ms" train -c "$config" --data.dir "$work/prepared
 expect_error "not a speech dataset" train -c "$config" --data.dir "$work/digits" --train.run_dir "$work/run2"
 head -c 20000 "$checkpoint" >"$work/truncated.pt"
 expect_error "$work/truncated.pt" synthesize -c "$work/truncated.pt" -o "$work/bad" "one"
+expect_error "the model's frames have 40 bins (model.tacotron2.n_mel_channels) but the data's have 513 magnitude bins" \
+  train -c "$config" --data.dir "$work/prepared" --train.run_dir "$work/run2" --synthesis.frames magnitude
 [ "$failures" -eq 0 ] || exit 1
+
+# Linear magnitude frames (513 bins at n_fft 1024, OpenSeq2Seq's "magnitude"): a model trains on them
+# and synthesize speaks through Griffin-Lim alone (two updates: the path, not the voice).
+"$mixseq" train -c "$config" --data.dir "$work/prepared" --train.run_dir "$work/magnitude" --synthesis.frames magnitude \
+  --model.tacotron2.n_mel_channels 513 --train.max_epochs 0 --train.max_steps 2 --model.tacotron2.max_decoder_steps 40 \
+  2>"$work/magnitude.log"
+grep -q "513 magnitude bins every" "$work/magnitude.log" || { echo "FAIL: no magnitude frames"; tail -3 "$work/magnitude.log"; exit 1; }
+"$mixseq" synthesize -c "$work/magnitude/checkpoint_best.pt" -o "$work/magnitude_audio" "$text" 2>"$work/magnitude_synth.log"
+grep -q "513 magnitude bins at 22050 Hz" "$work/magnitude_synth.log" || { echo "FAIL: synthesize's log"; cat "$work/magnitude_synth.log"; exit 1; }
+python3 -c "import sys, wave; w = wave.open(sys.argv[1]); assert w.getframerate() == 22050 and w.getnframes() > 0" \
+  "$work/magnitude_audio/000001.wav"
 echo "OK"

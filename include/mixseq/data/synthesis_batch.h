@@ -2,13 +2,18 @@
 // dataset (data/speech_data.h, `mixseq prepare --task speech`): each utterance's transcript as the
 // synthesis symbols (text/synthesis_symbols.h) and its audio as target frames.
 //
-// The frames are the natural log of mel-filterbank magnitudes, floored, as DeepLearningExamples'
-// Tacotron 2 computes its targets (layers.TacotronSTFT.mel_spectrogram: dynamic_range_compression,
-// log(clamp(x, min=1e-5)), no normalisation), here made from speech_features' unnormalised
-// log-mel power (audio/speech_features.h: Slaney filterbank, symmetric Hann window, no pre-emphasis)
-// as half its log: ln sqrt(mel power) rather than ln(mel of |X|), so that the frames go back to
-// audio through the same filterbank (synthesis_frames_to_audio, audio/griffin_lim.h). The defaults
-// are the reference's STFT at 22.05 kHz: 1024-sample window and FFT, hop 256, 80 mel bins.
+// The frames (synthesis.frames: mel) are the natural log of mel-filterbank magnitudes, floored, as
+// DeepLearningExamples' Tacotron 2 computes its targets (layers.TacotronSTFT.mel_spectrogram:
+// dynamic_range_compression, log(clamp(x, min=1e-5)), no normalisation), here made from
+// speech_features' unnormalised log-mel power (audio/speech_features.h: Slaney filterbank, symmetric
+// Hann window, no pre-emphasis) as half its log: ln sqrt(mel power) rather than ln(mel of |X|), so
+// that the frames go back to audio through the same filterbank (synthesis_frames_to_audio,
+// audio/griffin_lim.h). With synthesis.frames: magnitude they are the log of the linear STFT
+// magnitudes, n_fft / 2 + 1 bins (513 at the default FFT), as OpenSeq2Seq's Tacotron 2 can predict
+// them ("magnitude" features): made with Griffin-Lim's own STFT (centred, reflect padding, periodic
+// Hann window, stft_magnitude), so that they go back to audio through Griffin-Lim alone, with no
+// filterbank to invert. The defaults are the reference's STFT at 22.05 kHz: 1024-sample window and
+// FFT, hop 256, 80 mel bins.
 //
 // Gate (stop-token) targets are 1 from each utterance's last frame on, as their TextMelCollate pads
 // them; texts and frames are zero-padded. Dimension alphabet: B utterances, S symbols, T frames,
@@ -32,7 +37,9 @@ namespace mixseq {
 // model's checkpoint keeps them, so synthesis turns frames back into audio as they were made.
 struct SynthesisInputConfig {
   int64_t sample_rate = 22050;      // Hz of the audio (the prepared dataset's rate; synthesis writes it)
-  int64_t n_mels = 80;              // F: mel bins (the model's n_mel_channels)
+  std::string frames = "mel";       // mel: ln mel magnitudes, n_mels bins; magnitude: ln linear STFT magnitudes,
+                                    // n_fft / 2 + 1 bins (OpenSeq2Seq's "magnitude")
+  int64_t n_mels = 80;              // mel bins (frames: mel)
   int64_t n_fft = 1024;             // FFT size (>= the window)
   double window_ms = 46.44;         // analysis window: 1024 samples at 22.05 kHz
   double hop_ms = 11.61;            // frame shift: 256 samples at 22.05 kHz
@@ -53,13 +60,21 @@ struct SynthesisInputConfig {
                                     // reference starts both near 0: with frames around -8 and one stop in ~100
                                     // frames, learning them alone takes hundreds of updates); false: as the reference
 
-  // speech_features' settings for the frames: log_mel, unnormalised, no dither, no pre-emphasis.
+  // F: bins of a frame (the model's n_mel_channels): n_mels, or n_fft / 2 + 1 for magnitude frames.
+  int64_t frame_bins() const { return frames == "magnitude" ? n_fft / 2 + 1 : n_mels; }
+  // "80 mel bins" or "513 magnitude bins", for messages and logs.
+  std::string describe_frames() const;
+  // speech_features' settings for mel frames: log_mel, unnormalised, no dither, no pre-emphasis
+  // (their window and hop make magnitude frames too).
   SpeechFeatureOptions feature_options() const;
+  // Griffin-Lim's STFT at these settings: magnitude frames are made and inverted with it.
+  GriffinLimOptions stft_options() const;
   void check() const;  // throws naming the synthesis.* key of a bad value
 
   void visit(ConfigVisitor& v) {
     v.field("sample_rate", sample_rate, "Hz of the audio; the prepared dataset must have this rate");
-    v.field("n_mels", n_mels, "mel bins of a frame (= model n_mel_channels)");
+    v.field("frames", frames, "mel (n_mels bins) or magnitude (linear STFT, n_fft / 2 + 1 bins) = model n_mel_channels");
+    v.field("n_mels", n_mels, "mel bins of a frame (frames: mel)");
     v.field("n_fft", n_fft, "FFT size (>= the window)");
     v.field("window_ms", window_ms, "analysis window in milliseconds");
     v.field("hop_ms", hop_ms, "frame shift in milliseconds");
@@ -78,9 +93,9 @@ struct SynthesisInputConfig {
 // the STFT.
 torch::Tensor synthesis_frames(const std::vector<float>& samples, const SynthesisInputConfig& config);
 
-// Audio (samples at config.sample_rate) from [T, F] frames: the magnitudes squared back to mel
-// power, then log_mel_to_audio (the filterbank's pseudo-inverse and Griffin-Lim with `griffin_lim`'s
-// iterations, momentum and initial phase).
+// Audio (samples at config.sample_rate) from [T, F] frames: mel frames' magnitudes squared back to
+// mel power, then log_mel_to_audio (the filterbank's pseudo-inverse and Griffin-Lim with
+// `griffin_lim`'s iterations, momentum and initial phase); magnitude frames straight to Griffin-Lim.
 std::vector<float> synthesis_frames_to_audio(const torch::Tensor& frames, const SynthesisInputConfig& config,
                                              const GriffinLimOptions& griffin_lim = {},
                                              c10::optional<at::Generator> generator = c10::nullopt);
