@@ -350,7 +350,9 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
     }
     torch::Tensor labels;  // only in classifiers' checkpoints
     if (try_read_tensor(archive, "labels", labels, path)) contents.labels_text = tensor_to_bytes(labels);
-    for (auto [key, field] : {std::pair{"source_lang", &contents.source_lang}, {"target_lang", &contents.target_lang}}) {
+    const std::pair<const char*, std::string*> languages[] = {{"source_lang", &contents.source_lang},
+                                                              {"target_lang", &contents.target_lang}};
+    for (const auto& [key, field] : languages) {
       c10::IValue language;  // only in checkpoints of text data written since 2026-11-27
       if (!archive.try_read(key, language)) continue;
       MIXSEQ_CHECK(language.isString(), "'", path, "' is corrupt: its ", key, " is not text; ", kUseAnother);
