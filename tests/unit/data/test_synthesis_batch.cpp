@@ -31,6 +31,20 @@ std::vector<float> chirp(int64_t n, int64_t rate, uint64_t seed = 1) {
   return samples;
 }
 
+// How far the frames of audio made from `frames` (synthesis_frames_to_audio with `iterations` of
+// Griffin-Lim) are from `frames`: the spectral convergence of their magnitudes inside the edges.
+double frames_convergence(const std::vector<float>& samples, const torch::Tensor& frames,
+                          const SynthesisInputConfig& config, int64_t iterations) {
+  GriffinLimOptions griffin_lim;
+  griffin_lim.iterations = iterations;
+  const auto audio = synthesis_frames_to_audio(frames, config, griffin_lim, at::make_generator<at::CPUGeneratorImpl>(7));
+  EXPECT_NEAR(static_cast<double>(audio.size()), static_cast<double>(samples.size()), 256);
+  const auto again = synthesis_frames(audio, config);
+  const int64_t T = std::min(frames.size(0), again.size(0)) - 2;
+  const auto a = torch::exp(frames.narrow(0, 1, T)), b = torch::exp(again.narrow(0, 1, T));
+  return ((a - b).norm() / a.norm()).item<double>();
+}
+
 TEST(SynthesisFrames, AreHalfTheLogMelPowerFlooredAtTheMagnitudeFloor) {
   SynthesisInputConfig config;  // 22.05 kHz, 1024 / 256, 80 bins
   std::vector<float> samples = chirp(11025, 22050);
@@ -59,19 +73,9 @@ TEST(SynthesisFrames, GoBackToAudioWhoseFramesMatch) {
   SynthesisInputConfig config;
   const std::vector<float> samples = chirp(22050, 22050, 2);
   const auto frames = synthesis_frames(samples, config);
-  // The mel magnitudes of the audio made from the frames against the original's (their spectral
-  // convergence), inside the edges.
-  const auto convergence = [&](int64_t iterations) {
-    GriffinLimOptions griffin_lim;
-    griffin_lim.iterations = iterations;
-    const auto audio = synthesis_frames_to_audio(frames, config, griffin_lim, at::make_generator<at::CPUGeneratorImpl>(7));
-    EXPECT_NEAR(static_cast<double>(audio.size()), static_cast<double>(samples.size()), 256);
-    const auto again = synthesis_frames(audio, config);
-    const int64_t T = std::min(frames.size(0), again.size(0)) - 2;
-    const auto a = torch::exp(frames.narrow(0, 1, T)), b = torch::exp(again.narrow(0, 1, T));
-    return ((a - b).norm() / a.norm()).item<double>();
-  };
-  const double random_phase = convergence(0), iterated = convergence(60);
+  // The mel magnitudes of the audio made from the frames against the original's.
+  const double random_phase = frames_convergence(samples, frames, config, 0);
+  const double iterated = frames_convergence(samples, frames, config, 60);
   std::cout << "mel magnitude spectral convergence: random phase " << random_phase << ", 60 Griffin-Lim iterations "
             << iterated << std::endl;
   EXPECT_LT(iterated, 0.3);                 // measured 0.220 (a chirp: its pitch moves within each window)
@@ -108,17 +112,8 @@ TEST(SynthesisFrames, MagnitudeFramesGoBackToAudioThroughGriffinLimAlone) {
   config.frames = "magnitude";
   const std::vector<float> samples = chirp(22050, 22050, 2);
   const auto frames = synthesis_frames(samples, config);
-  const auto convergence = [&](int64_t iterations) {
-    GriffinLimOptions griffin_lim;
-    griffin_lim.iterations = iterations;
-    const auto audio = synthesis_frames_to_audio(frames, config, griffin_lim, at::make_generator<at::CPUGeneratorImpl>(7));
-    EXPECT_NEAR(static_cast<double>(audio.size()), static_cast<double>(samples.size()), 256);
-    const auto again = synthesis_frames(audio, config);
-    const int64_t T = std::min(frames.size(0), again.size(0)) - 2;
-    const auto a = torch::exp(frames.narrow(0, 1, T)), b = torch::exp(again.narrow(0, 1, T));
-    return ((a - b).norm() / a.norm()).item<double>();
-  };
-  const double random_phase = convergence(0), iterated = convergence(60);
+  const double random_phase = frames_convergence(samples, frames, config, 0);
+  const double iterated = frames_convergence(samples, frames, config, 60);
   std::cout << "linear magnitude spectral convergence: random phase " << random_phase << ", 60 Griffin-Lim iterations "
             << iterated << std::endl;
   // No filterbank to invert: the magnitudes come back much closer than the mel frames' (0.220).
