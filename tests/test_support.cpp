@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <random>
 #include <sstream>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/scratch_folder.h"
 
 namespace mixseq::test {
 
@@ -17,9 +17,7 @@ TempDir::TempDir() {
   std::string name = info ? std::string(info->test_suite_name()) + "." + info->name() : "mixseq";
   for (auto& c : name)
     if (c == '/') c = '_';
-  root_ = std::filesystem::temp_directory_path() /
-          ("mixseq-test-" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}()));
-  std::filesystem::create_directories(root_);
+  root_ = make_scratch_folder("mixseq-test-" + name + "-");
 }
 
 TempDir::~TempDir() {

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 
 #include "mixseq/data/classification_data.h"
 #include "mixseq/data/prepared_data.h"
@@ -12,31 +11,21 @@
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/config.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/scratch_folder.h"
 
 namespace mixseq {
 namespace {
 
 // Vocabulary and tokenizer load from files: the checkpoint's copies are written to a private
 // folder that is removed once they are loaded.
-class ScratchFolder {
- public:
-  ScratchFolder()
-      : path_(std::filesystem::temp_directory_path() / ("mixseq-model-" + std::to_string(std::random_device{}()))) {
-    std::filesystem::create_directories(path_);
-  }
-  ~ScratchFolder() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const auto file = (path_ / name).string();
-    std::ofstream(file, std::ios::binary) << bytes;
-    return file;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+std::string write_scratch_file(const ScratchFolder& folder, const std::string& name, const std::string& bytes) {
+  const auto file = folder.path(name);
+  std::ofstream out(file, std::ios::binary);
+  out << bytes;
+  out.close();
+  MIXSEQ_CHECK(out.good(), "cannot write the checkpoint's ", name, " to the scratch file '", file, "'");
+  return file;
+}
 
 }  // namespace
 
@@ -62,8 +51,8 @@ struct CheckpointedText {
 CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
   const auto contents = read_checkpoint_contents(checkpoint_path);
   ModelConfig config = stored_model_config(contents, checkpoint_path);
-  const ScratchFolder scratch;
-  auto vocabulary = Vocabulary::load(scratch.write("vocab.txt", contents.vocabulary_text));
+  const ScratchFolder scratch("mixseq-model-");
+  auto vocabulary = Vocabulary::load(write_scratch_file(scratch, "vocab.txt", contents.vocabulary_text));
   // The ids the model was trained on must name the same pieces here (0: a version 1 checkpoint).
   const uint64_t fingerprint = vocabulary_fingerprint(vocabulary);
   MIXSEQ_CHECK(contents.vocabulary_fingerprint == 0 || fingerprint == contents.vocabulary_fingerprint, "'",
@@ -73,7 +62,7 @@ CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
   auto tokenizer = contents.tokenizer_kind == "none"
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
-                                        scratch.write("tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
+                                        write_scratch_file(scratch, "tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
   return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer), contents.quantization,
           contents.source_lang, contents.target_lang};
 }
