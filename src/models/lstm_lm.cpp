@@ -66,9 +66,13 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> run_layer(torch::nn::LST
   const auto dtype = weights[0].scalar_type();
   if (lstm_recurrence_applies(x, used)) return lstm_recurrence(x, h0.to(dtype), c0.to(dtype), used);
   // LibTorch's fused LSTM (cuDNN on the GPU). Inputs in the weights' dtype, as nn/lstm.h's run_lstm.
+  // `train` only drops out between layers (none: one layer, dropout 0), but cuDNN keeps what its
+  // backward needs only when it is set, so it is set whenever a gradient may be asked for.
+  const bool keeps_for_backward = training || at::GradMode::is_enabled();
   auto [y, h, c] = at::lstm(x.to(dtype), {h0.to(dtype).unsqueeze(0), c0.to(dtype).unsqueeze(0)},
                             {used.w_ih, used.w_hh, used.b_ih, used.b_hh}, /*has_biases=*/true, /*num_layers=*/1,
-                            /*dropout=*/0.0, /*train=*/false, /*bidirectional=*/false, /*batch_first=*/true);
+                            /*dropout=*/0.0, /*train=*/keeps_for_backward, /*bidirectional=*/false,
+                            /*batch_first=*/true);
   return {y, h.squeeze(0), c.squeeze(0)};
 }
 

@@ -64,7 +64,10 @@ void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Ten
     MIXSEQ_CHECK(status == 0, "dnnl_gemm_bf16bf16f32 failed with oneDNN status ", status);
     return;
   }
-  const auto product = at::mm(a, b);  // bf16
+  // Without oneDNN's entry point (PyTorch 2.x links oneDNN statically and hides it): the fp32
+  // product of the bf16 values, which is what the gemm above computes. at::mm on the bf16 tensors
+  // would round the product to bf16 (relative 4e-3), and the gradients with it.
+  const auto product = at::mm(a.to(at::kFloat), b.to(at::kFloat));
   if (accumulate) {
     c.add_(product);
   } else {

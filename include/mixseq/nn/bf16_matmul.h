@@ -7,7 +7,8 @@
 // in oneDNN's dnnl_gemm_bf16bf16f32 27 us). Here the product goes straight into the fp32
 // result, added to it or replacing it, through dnnl_gemm_bf16bf16f32 where the process has it
 // (Debian's LibTorch links libdnnl dynamically; found at run time, as OpenBLAS's thread setter
-// in util/threads.cpp), else through at::mm and a widening.
+// in util/threads.cpp), else as the fp32 product of the widened values (PyTorch 2.x: slower, the
+// same sums; a bf16 at::mm would round them).
 #pragma once
 
 #include <torch/types.h>
