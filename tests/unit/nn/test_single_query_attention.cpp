@@ -174,8 +174,10 @@ TEST(SingleQueryAttention, ReadsCodesAsTheirDequantizedFloats) {
     const auto [output, weights] =
         single_query_attention(q, key_codes, value_codes, rows, length, pad, true, key_grid, value_grid);
     const std::string name = "Dh=" + std::to_string(width);
-    EXPECT_TRUE(at::equal(output, expected)) << name << (output - expected).abs().max();
-    EXPECT_TRUE(at::equal(weights, expected_weights)) << name;
+    // Bit-equal with g++ 12 here; g++ 13 on the GPU machine contracted the two paths' products
+    // into fused multiply-adds differently (3e-7 apart). A wrong code, grid or row is far above this.
+    EXPECT_TRUE(at::allclose(output, expected, 1e-6, 1e-6)) << name << (output - expected).abs().max();
+    EXPECT_TRUE(at::allclose(weights, expected_weights, 1e-6, 1e-6)) << name;
   }
 }
 
