@@ -5,7 +5,10 @@
 // read --buffer-size at a time and each buffer's audio is written when it is done, so a long input
 // streams. The manifest, TSV `audio<TAB>text` with paths relative to its own folder, is what
 // `mixseq transcribe -i` and `mixseq prepare --task speech` read. An empty text or a character
-// outside the synthesis symbols stops it with an error naming the file, line and column.
+// outside the synthesis symbols stops it with an error naming the file, line and column: texts
+// from a file or the command line are all checked before any audio is written, so a bad line late
+// in a long file leaves nothing behind; from stdin (-i -) they stream, and the error says which
+// files earlier texts were already written to.
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -16,6 +19,7 @@
 #include "mixseq/audio/audio_file.h"
 #include "mixseq/decode/text_to_speech.h"
 #include "mixseq/text/score_report.h"
+#include "mixseq/text/synthesis_symbols.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
 #include "mixseq/util/log.h"
@@ -95,6 +99,14 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
     std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
     if (!arguments->input.empty() && arguments->input != "-") inputs.push_back({"--input", arguments->input});
     if (!arguments->manifest.empty()) refuse_output_over_inputs({"--manifest", arguments->manifest}, inputs);
+    // Every text of a file or the command line checked before anything is loaded or written.
+    if (arguments->input.empty()) {
+      for (size_t i = 0; i < arguments->texts.size(); ++i) synthesis_symbol_ids(arguments->texts[i], str_cat("text ", i + 1));
+    } else if (arguments->input != "-") {
+      LineReader checker(arguments->input);
+      std::string text;
+      while (checker.next(text)) synthesis_symbol_ids(text, str_cat(checker.path(), ":", checker.line_number()));
+    }
 
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
@@ -139,7 +151,14 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
       more = static_cast<int64_t>(texts.size()) == arguments->buffer_size;
       if (texts.empty()) break;
       const auto start = std::chrono::steady_clock::now();
-      auto speech = speaker.synthesize(texts, options, names);
+      std::vector<SynthesizedSpeech> speech;
+      try {
+        speech = speaker.synthesize(texts, options, names);
+      } catch (const Error& e) {
+        if (number == 0) throw;
+        throw Error(str_cat(e.what(), " (texts 1-", number, " were already written to ", arguments->output_dir,
+                            arguments->manifest.empty() ? "" : "; the manifest was not", ")"));
+      }
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (size_t k = 0; k < speech.size(); ++k) {
         const std::string name = audio_name(++number, arguments->format);

@@ -108,6 +108,19 @@ printf 'one two\n\nthree\n' >"$work/empty.txt"
 expect_error "empty.txt:2: empty text" synthesize -c "$checkpoint" -i "$work/empty.txt" -o "$work/bad"
 printf 'one two\nroom 101\n' >"$work/digit.txt"
 expect_error "digit.txt:2: column 6: '1' is not a symbol" synthesize -c "$checkpoint" -i "$work/digit.txt" -o "$work/bad"
+# A bad line late in a file stops the run before any audio is written; from stdin the texts before
+# it stream out, and the error says where they went.
+printf 'one two\nthree\nroom 101\n' >"$work/late.txt"
+expect_error "late.txt:3: column 6: '1' is not a symbol" synthesize -c "$checkpoint" -i "$work/late.txt" \
+  -o "$work/late" --buffer-size 1
+[ -z "$(ls -A "$work/late" 2>/dev/null)" ] || { echo "FAIL: audio written before the bad line's error"; failures=$((failures + 1)); }
+status=0
+"$mixseq" synthesize -c "$checkpoint" -i - -o "$work/late_stdin" --buffer-size 1 <"$work/late.txt" 2>"$work/late_stdin.log" ||
+  status=$?
+if [ "$status" -eq 0 ] || ! grep -qF "(texts 1-2 were already written to $work/late_stdin)" "$work/late_stdin.log" ||
+  [ ! -s "$work/late_stdin/000002.wav" ]; then
+  echo "FAIL: synthesize from stdin, bad third line (exit $status):"; cat "$work/late_stdin.log"; failures=$((failures + 1))
+fi
 expect_error "speech.n_mels is a setting of the speech_recognition task" train -c "$config" \
   --data.dir "$work/prepared" --train.run_dir "$work/run2" --speech.n_mels 40
 expect_error "synthesis.window_ms" train -c "$config" --data.dir "$work/prepared" --train.run_dir "$work/run2" \
