@@ -29,6 +29,17 @@ FconvConfig FconvConfig::wmt_en_de() {
   return config;
 }
 
+FconvConfig FconvConfig::en_de_convs2s() {
+  FconvConfig config = wmt_en_de();
+  // OpenSeq2Seq's example_configs/text2text/en-de/en-de-convs2s-8-gpu.py: the same layers (its
+  // "fairseq config"), d_model 512 for the embeddings and the output, shared_embed, keep
+  // probability 0.8 everywhere.
+  config.encoder_embed_dim = config.decoder_embed_dim = config.decoder_out_embed_dim = 512;
+  config.share_all_embeddings = true;
+  config.dropout = 0.2;
+  return config;
+}
+
 namespace {
 
 // Gehring et al. 2017, §3.4: a residual sum, or an attention's output added to its input, is
@@ -285,6 +296,11 @@ CheckedConfig check_config(const FconvConfig& config, int64_t vocab_size) {
                "model.fconv.share_input_output_embed needs model.fconv.decoder_out_embed_dim (",
                config.decoder_out_embed_dim, ") equal to model.fconv.decoder_embed_dim (", config.decoder_embed_dim,
                ")");
+  MIXSEQ_CHECK(!config.share_all_embeddings || (config.encoder_embed_dim == config.decoder_embed_dim &&
+                                                 config.decoder_out_embed_dim == config.decoder_embed_dim),
+               "model.fconv.share_all_embeddings needs one width for model.fconv.encoder_embed_dim (",
+               config.encoder_embed_dim, "), decoder_embed_dim (", config.decoder_embed_dim,
+               ") and decoder_out_embed_dim (", config.decoder_out_embed_dim, ")");
   MIXSEQ_CHECK(vocab_size >= kSpecialSymbolCount, "fconv vocabulary size must be at least ", kSpecialSymbolCount,
                " (<pad> <unk> <s> </s>), got ", vocab_size);
   CheckedConfig checked;
@@ -366,20 +382,29 @@ FconvModelImpl::FconvModelImpl(const FconvConfig& config, int64_t vocab_size)
   const auto checked = check_config(config, vocab_size);
   attention_layers_ = checked.attention_layers;
   const int64_t source_dim = config.encoder_embed_dim, target_dim = config.decoder_embed_dim;
-  encoder_embedding_ = register_module("encoder_embedding", make_embedding(vocab_size, source_dim));
-  encoder_positions_ = register_module("encoder_positions", make_embedding(config.max_positions, source_dim));
+  // share_all_embeddings: one token table and one position table, registered once (so that each
+  // parameter is optimized and saved once) and used by both sides.
+  const bool shared = config.share_all_embeddings;
+  encoder_embedding_ =
+      register_module(shared ? "embedding" : "encoder_embedding", make_embedding(vocab_size, source_dim));
+  encoder_positions_ =
+      register_module(shared ? "positions" : "encoder_positions", make_embedding(config.max_positions, source_dim));
   encoder_fc1_ = register_module(
       "encoder_fc1", make_linear(source_dim, checked.encoder_layers.front().channels, config.dropout));
   encoder_layers_ = register_module("encoder_layers", make_encoder_layers(config, checked.encoder_layers));
   encoder_fc2_ = register_module("encoder_fc2", make_linear(checked.encoder_layers.back().channels, source_dim));
-  decoder_embedding_ = register_module("decoder_embedding", make_embedding(vocab_size, target_dim));
-  decoder_positions_ = register_module("decoder_positions", make_embedding(config.max_positions, target_dim));
+  decoder_embedding_ =
+      shared ? encoder_embedding_ : register_module("decoder_embedding", make_embedding(vocab_size, target_dim));
+  decoder_positions_ = shared ? encoder_positions_
+                              : register_module("decoder_positions", make_embedding(config.max_positions, target_dim));
   decoder_fc1_ = register_module(
       "decoder_fc1", make_linear(target_dim, checked.decoder_layers.front().channels, config.dropout));
   decoder_layers_ = register_module("decoder_layers", make_decoder_layers(config, checked));
   decoder_fc2_ = register_module("decoder_fc2",
                                  make_linear(checked.decoder_layers.back().channels, config.decoder_out_embed_dim));
-  if (config.share_input_output_embed) {
+  if (shared) {
+    // OpenSeq2Seq: logits = output · tableᵀ (EmbeddingSharedWeights.linear), no bias.
+  } else if (config.share_input_output_embed) {
     // fairseq: an nn.Linear whose weight is the embedding's; its bias keeps nn.Linear's init.
     const double bound = 1.0 / std::sqrt(static_cast<double>(config.decoder_out_embed_dim));
     output_bias_ = register_parameter("decoder_output_bias", at::empty({vocab_size}).uniform_(-bound, bound));

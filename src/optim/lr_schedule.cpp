@@ -34,10 +34,13 @@ LrSchedule::LrSchedule(const LrScheduleOptions& options, double lr, int64_t tota
     kind_ = Kind::kInverseSqrt;
   } else if (options.name == "cosine") {
     kind_ = Kind::kCosine;
+  } else if (options.name == "transformer_policy") {
+    kind_ = Kind::kTransformerPolicy;
   } else if (options.name == "constant") {
     kind_ = Kind::kConstant;
   } else {
-    throw Error(str_cat("unknown lr_schedule.name '", options.name, "'; known: gnmt_step, inverse_sqrt, cosine, constant"));
+    throw Error(str_cat("unknown lr_schedule.name '", options.name,
+                        "'; known: gnmt_step, inverse_sqrt, cosine, transformer_policy, constant"));
   }
 
   if (kind_ == Kind::kGnmtStep || kind_ == Kind::kCosine) {
@@ -64,6 +67,17 @@ LrSchedule::LrSchedule(const LrScheduleOptions& options, double lr, int64_t tota
     MIXSEQ_CHECK(options.inverse_sqrt.warmup_updates >= 1, "lr_schedule.inverse_sqrt.warmup_updates (",
                  options.inverse_sqrt.warmup_updates, ") must be at least 1; fairseq's Transformer uses 4000");
   }
+  if (kind_ == Kind::kTransformerPolicy) {
+    const auto& policy = options.transformer_policy;
+    MIXSEQ_CHECK(policy.d_model >= 1, "lr_schedule.transformer_policy.d_model (", policy.d_model,
+                 ") must be at least 1: the model's width");
+    MIXSEQ_CHECK(policy.warmup_steps >= 1, "lr_schedule.transformer_policy.warmup_steps (", policy.warmup_steps,
+                 ") must be at least 1; OpenSeq2Seq's ConvS2S and Transformer use 4000");
+    MIXSEQ_CHECK(policy.max_lr >= 0.0, "lr_schedule.transformer_policy.max_lr (", policy.max_lr,
+                 ") must not be negative; 0 means no limit");
+    MIXSEQ_CHECK(policy.coefficient > 0.0, "lr_schedule.transformer_policy.coefficient (", policy.coefficient,
+                 ") must be positive");
+  }
   if (kind_ == Kind::kCosine) {
     const auto& cosine = options.cosine;
     MIXSEQ_CHECK(cosine.warmup_steps >= 0 && cosine.warmup_steps < total_steps, "lr_schedule.cosine.warmup_steps (",
@@ -82,6 +96,8 @@ double LrSchedule::lr_at(int64_t step) const {
       return inverse_sqrt_lr(step);
     case Kind::kCosine:
       return cosine_lr(step);
+    case Kind::kTransformerPolicy:
+      return transformer_policy_lr(step);
     case Kind::kConstant:
       break;
   }
@@ -118,6 +134,15 @@ double LrSchedule::cosine_lr(int64_t step) const {
   const double progress = static_cast<double>(std::min(step, total_steps_) - o.warmup_steps) /
                           static_cast<double>(total_steps_ - o.warmup_steps);
   return o.eta_min + (lr_ - o.eta_min) * (1.0 + std::cos(kPi * progress)) / 2.0;
+}
+
+double LrSchedule::transformer_policy_lr(int64_t step) const {
+  const auto& o = options_.transformer_policy;
+  const double t = static_cast<double>(step + 1);  // OpenSeq2Seq's global_step + 1
+  const double decay = o.coefficient * std::pow(static_cast<double>(o.d_model), -0.5) *
+                       std::min(t * std::pow(static_cast<double>(o.warmup_steps), -1.5), std::pow(t, -0.5));
+  const double lr = decay * lr_;
+  return o.max_lr > 0.0 ? std::min(o.max_lr, lr) : lr;
 }
 
 void set_learning_rate(torch::optim::Optimizer& optimizer, double lr, const std::vector<double>& scales) {

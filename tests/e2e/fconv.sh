@@ -57,6 +57,26 @@ grep -q "model.arch 'fconv' model, which has no quantizable layers" "$work/quant
   { echo "FAIL: quantize's message:"; tail -3 "$work/quantize.log"; exit 1; }
 [ ! -e "$work/int8.pt" ] || { echo "FAIL: quantize left $work/int8.pt"; exit 1; }
 
+# OpenSeq2Seq's en-de-convs2s (configs/convs2s_en_de_openseq2seq.yaml), its layers shrunk: the file's
+# keys load (shared embeddings, the transformer_policy schedule: update 0 at 9 / sqrt(512) / 4000^1.5),
+# a few updates train, and the checkpoint translates.
+"$mixseq" --threads 1 train -c "$(dirname "$0")/../../configs/convs2s_en_de_openseq2seq.yaml" --data.dir "$work/data" \
+  --data.max_sentences 16 --train.update_freq 1 --train.device cpu --train.precision fp32 \
+  --model.fconv.encoder_embed_dim 32 --model.fconv.decoder_embed_dim 32 --model.fconv.decoder_out_embed_dim 32 \
+  --model.fconv.encoder_layers "[(32, 3)] * 2" --model.fconv.decoder_layers "[(32, 3)] * 2" --train.max_steps 4 \
+  --train.log_interval 1 --train.validate_bleu false --train.run_dir "$work/shared" 2>"$work/shared.log" ||
+  { tail -20 "$work/shared.log"; exit 1; }
+python3 - "$work/shared/metrics.jsonl" <<'PY'
+import json, math, sys
+updates = [r for r in map(json.loads, open(sys.argv[1])) if r.get("kind") == "train"]
+assert len(updates) == 4, updates
+expected = 9 / math.sqrt(512) / 4000 ** 1.5
+assert abs(updates[0]["lr"] - expected) < 1e-9 * expected, (updates[0]["lr"], expected)
+PY
+"$mixseq" --threads 1 translate -c "$work/shared/checkpoint_last.pt" -i "$work/raw/test.en" -o "$work/shared.hyp" \
+  --device cpu 2>"$work/shared_translate.log" || { tail -20 "$work/shared_translate.log"; exit 1; }
+[ "$(wc -l <"$work/shared.hyp")" -eq "$(wc -l <"$work/raw/test.en")" ] || { echo "FAIL: shared-embedding translate"; exit 1; }
+
 preset=$(dirname "$0")/../../configs/bench/convs2s.yaml
 "$mixseq" --threads 1 bench train -c "$preset" --vocab 2000 --batch 4 --seq-len 6 --steps 2 --warmup-steps 1 \
   --precision fp32 >"$work/bench_train.json"
@@ -71,4 +91,4 @@ assert train["tgt_tok_per_s"] > 0 and train["tgt_tok_per_s"] == train["tok_per_s
 assert train["optimizer"] == "nag" and train["lr"] == 0.25 and train["max_norm"] == 0.1, train
 assert search["sent_per_s"] > 0, search
 PY
-echo "PASS: fconv loss $first -> $last over 150 updates; translated (alone, as an ensemble, averaged), scored, bf16, quantize refused, bench preset"
+echo "PASS: fconv loss $first -> $last over 150 updates; translated (alone, as an ensemble, averaged), scored, bf16, quantize refused, OpenSeq2Seq's shared preset, bench preset"

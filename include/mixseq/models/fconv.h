@@ -18,6 +18,9 @@
 //               sqrt(source length), h <- (W' c + h) sqrt(0.5); then the residual; finally
 //               linear C -> out_embed_dim, dropout, linear -> V (or the target embedding's
 //               matrix plus a bias with share_input_output_embed)
+//   shared      share_all_embeddings (OpenSeq2Seq's shared_embed): one token table and one
+//               position table serve both sides, and the logits are the output times the token
+//               table, without a bias (a joint vocabulary, one width for all three embed dims)
 //
 // Every linear layer and convolution is weight-normalised (nn/weight_norm_linear.h), with
 // fairseq's initialisation: embeddings and positions N(0, 0.1), linear weights
@@ -115,7 +118,7 @@ class FconvModelImpl : public Seq2SeqModelImpl {
   torch::nn::ModuleList decoder_layers_{nullptr};  // FconvDecoderLayer (src/models/fconv.cpp)
   WeightNormLinear decoder_fc2_{nullptr};
   WeightNormLinear decoder_fc3_{nullptr};  // the output projection; empty with share_input_output_embed
-  torch::Tensor output_bias_;     // share_input_output_embed only: [V]
+  torch::Tensor output_bias_;     // share_input_output_embed only: [V] (undefined with share_all_embeddings)
 };
 TORCH_MODULE(FconvModel);
 

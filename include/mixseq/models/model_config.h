@@ -82,6 +82,10 @@ struct FconvConfig {
   int64_t max_positions = 1024;                 // rows of each learned position table (row 0 is padding's)
   bool share_input_output_embed = false;        // the output projection's weight is the target embedding
                                                 // (needs decoder_out_embed_dim == decoder_embed_dim)
+  bool share_all_embeddings = false;            // OpenSeq2Seq's shared_embed: one token table and one position
+                                                // table for source and target, and the output projection is
+                                                // the token table, without a bias (needs one width for
+                                                // encoder_embed_dim, decoder_embed_dim, decoder_out_embed_dim)
 
   void visit(ConfigVisitor& v) {
     v.field("encoder_embed_dim", encoder_embed_dim, "width of the source embeddings and the encoder output");
@@ -94,10 +98,14 @@ struct FconvConfig {
     v.field("max_positions", max_positions, "rows of each learned position table (the longest sentence + 1)");
     v.field("share_input_output_embed", share_input_output_embed,
             "output projection weight is the target embedding (decoder_out_embed_dim == decoder_embed_dim)");
+    v.field("share_all_embeddings", share_all_embeddings,
+            "one token and one position table for both sides, the token table also the output projection");
   }
 
   static FconvConfig iwslt_de_en();  // fairseq's fconv_iwslt_de_en (the defaults above)
   static FconvConfig wmt_en_de();    // fairseq's fconv_wmt_en_de: 15 + 15 layers, embeddings 768, output 512
+  static FconvConfig en_de_convs2s();  // OpenSeq2Seq's en-de-convs2s: fairseq's layers at width 512,
+                                       // all embeddings shared
 };
 
 // Transformer-XL (Dai et al. 2019) as kimiyoung/transformer-xl's pytorch/mem_transformer.py

@@ -30,6 +30,12 @@
 //                                        (total_steps - warmup_steps))) / 2, held at eta_min after total_steps
 //                (Transformer-XL runs its very first update at the full lr, before it first sets the
 //                rate; here update 0 gets the formula's 0 like every other warmup update.)
+//   transformer_policy
+//                OpenSeq2Seq's transformer_policy (open_seq2seq/optimizers/lr_policies.py), the
+//                Transformer paper's "noam" rate with a hat, update `step` at global_step = step:
+//                  min(max_lr, lr · coefficient · d_model^-0.5 · min((step + 1) · warmup_steps^-1.5,
+//                      (step + 1)^-0.5))
+//                (OpenSeq2Seq's `learning_rate` is lr here; max_lr 0 means no hat).
 //   constant     lr at every update.
 //
 // An LrSchedule is immutable and cheap to copy; lr_at may be called from any thread.
@@ -87,18 +93,35 @@ struct CosineScheduleOptions {
   }
 };
 
+struct TransformerPolicyScheduleOptions {
+  int64_t d_model = 512;        // the model width the rate is scaled by (d_model^-0.5)
+  int64_t warmup_steps = 4000;  // updates of warmup, at least 1
+  double max_lr = 0.0;          // the hat: no update's rate above it; 0 = none
+  double coefficient = 1.0;     // OpenSeq2Seq's optimizer adjustment
+
+  void visit(ConfigVisitor& v) {
+    v.field("d_model", d_model, "model width; the rate scales with d_model^-0.5");
+    v.field("warmup_steps", warmup_steps, "updates of warmup (at least 1)");
+    v.field("max_lr", max_lr, "highest learning rate of any update; 0 = no limit");
+    v.field("coefficient", coefficient, "multiplier of the rate (OpenSeq2Seq: optimizer adjustment)");
+  }
+};
+
 struct LrScheduleOptions {
-  std::string name = "gnmt_step";  // gnmt_step | inverse_sqrt | cosine | constant; only the
-                                   // section of that name is used
+  std::string name = "gnmt_step";  // gnmt_step | inverse_sqrt | cosine | transformer_policy |
+                                   // constant; only the section of that name is used
   GnmtStepScheduleOptions gnmt_step;
   InverseSqrtScheduleOptions inverse_sqrt;
   CosineScheduleOptions cosine;
+  TransformerPolicyScheduleOptions transformer_policy;
 
   void visit(ConfigVisitor& v) {
-    v.choice("name", name, {"gnmt_step", "inverse_sqrt", "cosine", "constant"}, "learning-rate schedule");
+    v.choice("name", name, {"gnmt_step", "inverse_sqrt", "cosine", "transformer_policy", "constant"},
+             "learning-rate schedule");
     v.section("gnmt_step", gnmt_step);
     v.section("inverse_sqrt", inverse_sqrt);
     v.section("cosine", cosine);
+    v.section("transformer_policy", transformer_policy);
   }
 };
 
@@ -116,11 +139,12 @@ class LrSchedule {
   bool depends_on_total() const { return kind_ == Kind::kGnmtStep || kind_ == Kind::kCosine; }
 
  private:
-  enum class Kind { kGnmtStep, kInverseSqrt, kCosine, kConstant };
+  enum class Kind { kGnmtStep, kInverseSqrt, kCosine, kTransformerPolicy, kConstant };
 
   double gnmt_step_lr(int64_t step) const;
   double inverse_sqrt_lr(int64_t step) const;
   double cosine_lr(int64_t step) const;
+  double transformer_policy_lr(int64_t step) const;
 
   Kind kind_;
   LrScheduleOptions options_;

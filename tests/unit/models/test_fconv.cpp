@@ -442,6 +442,99 @@ TEST(Fconv, SharedOutputEmbeddingIsTheTargetEmbedding) {
   EXPECT_EQ(model(source, at::tensor({4}, at::kLong), random_target({3})).sizes(), (at::IntArrayRef{1, 3, kVocab}));
 }
 
+// OpenSeq2Seq's shared_embed: one token table and one position table for both sides, the token
+// table also the output projection (no bias). Its gradient sums all three uses: finite differences
+// on a row only the source uses, one only the target uses, one only the output reaches.
+TEST(Fconv, SharedEmbeddingsServeBothSidesAndTheOutput) {
+  auto config = small_config();
+  config.decoder_out_embed_dim = config.decoder_embed_dim;
+  config.dropout = 0.0;
+  config.share_all_embeddings = true;
+  at::manual_seed(12);
+  FconvModel model(config, kVocab);
+  const auto names = model->named_parameters().keys();
+  const auto count = [&](const std::string& prefix) {
+    return std::count_if(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_EQ(count("embedding.weight"), 1);
+  EXPECT_EQ(count("positions.weight"), 1);
+  for (const char* absent : {"encoder_embedding", "decoder_embedding", "encoder_positions", "decoder_positions",
+                             "decoder_fc3", "decoder_output_bias"})
+    EXPECT_EQ(count(absent), 0) << absent;
+  // As many parameters as the unshared model less the decoder's own tables and output layer.
+  auto unshared_config = config;
+  unshared_config.share_all_embeddings = false;
+  FconvModel unshared(unshared_config, kVocab);
+  int64_t decoder_own = 0;
+  for (const auto& item : unshared->named_parameters())
+    for (const char* prefix : {"decoder_embedding.", "decoder_positions.", "decoder_fc3."})
+      if (item.key().rfind(prefix, 0) == 0) decoder_own += item.value().numel();
+  EXPECT_EQ(decoder_own, kVocab * 12 + config.max_positions * 12 + (kVocab * 12 + kVocab + kVocab));  // fc3: V, g, bias
+  EXPECT_EQ(count_parameters(*model), count_parameters(*unshared) - decoder_own);
+
+  // The same network unshared (share_input_output_embed, its bias 0, every table a copy of the
+  // shared one): the same logits, and the shared tables' gradients are the sums of the copies'.
+  // (Finite differences would not do: fairseq scales the gradient into the encoder's output.)
+  auto tied_config = config;
+  tied_config.share_all_embeddings = false;
+  tied_config.share_input_output_embed = true;
+  FconvModel tied(tied_config, kVocab);
+  model->to(at::kDouble);
+  tied->to(at::kDouble);
+  auto shared_parameters = model->named_parameters(), tied_parameters = tied->named_parameters();
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& item : tied_parameters) {
+      const auto& name = item.key();
+      auto target = item.value();
+      if (name == "decoder_output_bias") {
+        target.zero_();
+      } else if (name == "encoder_embedding.weight" || name == "decoder_embedding.weight") {
+        target.copy_(shared_parameters["embedding.weight"]);
+      } else if (name == "encoder_positions.weight" || name == "decoder_positions.weight") {
+        target.copy_(shared_parameters["positions.weight"]);
+      } else {
+        target.copy_(shared_parameters[name]);
+      }
+    }
+  }
+  const auto source = at::tensor(std::vector<int64_t>{10, 11, 12, 13}, at::kLong).view({1, 4});
+  const auto target = at::tensor(std::vector<int64_t>{kBosId, 20, 21}, at::kLong).view({1, 3});
+  const auto weights = at::randn({1, 3, kVocab}, at::kDouble);
+  const auto shared_logits = model(source, at::tensor({4}, at::kLong), target);
+  const auto tied_logits = tied(source, at::tensor({4}, at::kLong), target);
+  EXPECT_TRUE(at::allclose(shared_logits, tied_logits, 1e-12, 1e-12));
+  (shared_logits * weights).sum().backward();
+  (tied_logits * weights).sum().backward();
+  const auto table_grad = shared_parameters["embedding.weight"].grad();
+  EXPECT_TRUE(at::allclose(table_grad,
+                           tied_parameters["encoder_embedding.weight"].grad() +
+                               tied_parameters["decoder_embedding.weight"].grad(),
+                           1e-10, 1e-12));
+  EXPECT_TRUE(at::allclose(shared_parameters["positions.weight"].grad(),
+                           tied_parameters["encoder_positions.weight"].grad() +
+                               tied_parameters["decoder_positions.weight"].grad(),
+                           1e-10, 1e-12));
+  // Each use reaches the table: a row only the source uses, one only the target, one only the output.
+  for (const int64_t row : {10, 20, 30}) EXPECT_GT(table_grad[row].abs().sum().item<double>(), 0.0) << row;
+  EXPECT_GT(tied_parameters["encoder_embedding.weight"].grad()[10].abs().sum().item<double>(), 0.0);
+  EXPECT_EQ(tied_parameters["encoder_embedding.weight"].grad()[20].abs().sum().item<double>(), 0.0);
+
+  auto bad = small_config();
+  bad.share_all_embeddings = true;  // decoder_out_embed_dim 6, embeddings 12
+  EXPECT_NE(error_of([&] { FconvModel(bad, kVocab); }).find("model.fconv.share_all_embeddings"), std::string::npos);
+}
+
+TEST(Fconv, OpenSeq2SeqPresetSharesFairseqsWmtLayersAtWidth512) {
+  const auto config = FconvConfig::en_de_convs2s();
+  EXPECT_EQ(config.encoder_layers, FconvConfig::wmt_en_de().encoder_layers);
+  EXPECT_EQ(config.decoder_layers, FconvConfig::wmt_en_de().decoder_layers);
+  EXPECT_TRUE(config.share_all_embeddings);
+  EXPECT_EQ(config.encoder_embed_dim, 512);
+  EXPECT_EQ(config.decoder_out_embed_dim, 512);
+  EXPECT_DOUBLE_EQ(config.dropout, 0.2);  // keep probability 0.8
+}
+
 TEST(Fconv, TrainsUnderBf16Autocast) {
   at::manual_seed(9);
   FconvModel model(small_config(), kVocab);

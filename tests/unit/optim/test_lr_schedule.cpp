@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/optim/sgd.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "mixseq/util/error.h"
@@ -91,6 +92,31 @@ TEST(LrSchedule, CosineWarmsUpLinearlyThenFollowsHalfACosineToEtaMin) {
   expect_lr(schedule.lr_at(20000), 0.001);
 }
 
+// OpenSeq2Seq's en-de-convs2s: learning_rate 9, d_model 512, warmup_steps 4000, max_lr 1e-3.
+// Values by hand from lr_policies.py's formula, 9 · 512^-0.5 · min(t · 4000^-1.5, t^-0.5), t = step + 1.
+TEST(LrSchedule, TransformerPolicyIsOpenSeq2SeqsNoamRateUnderItsHat) {
+  LrScheduleOptions options = schedule_named("transformer_policy");
+  options.transformer_policy.d_model = 512;
+  options.transformer_policy.warmup_steps = 4000;
+  const LrSchedule no_hat(options, 9.0, 0);
+  expect_lr(no_hat.lr_at(0), 1.57223529667954e-06);
+  expect_lr(no_hat.lr_at(99), 0.00015722352966795398);
+  expect_lr(no_hat.lr_at(3999), 0.006288941186718159);   // the peak: t = warmup_steps
+  expect_lr(no_hat.lr_at(7999), 0.004446952959611784);   // then t^-0.5
+  expect_lr(no_hat.lr_at(199999), 0.0008893905919223568);
+  options.transformer_policy.max_lr = 1e-3;
+  const LrSchedule hat(options, 9.0, 0);
+  expect_lr(hat.lr_at(99), 0.00015722352966795398);      // below the hat: unchanged
+  EXPECT_EQ(hat.lr_at(635), std::min(1e-3, no_hat.lr_at(635)));
+  EXPECT_LT(hat.lr_at(634), 1e-3);                         // t = 635 < 636.04, where warmup reaches the hat
+  EXPECT_EQ(hat.lr_at(636), 1e-3);
+  EXPECT_EQ(hat.lr_at(3999), 1e-3);
+  expect_lr(hat.lr_at(199999), 0.0008893905919223568);   // back under it after t = 158,203
+  options.transformer_policy.coefficient = 0.5;
+  expect_lr(LrSchedule(options, 9.0, 0).lr_at(0), 0.5 * 1.57223529667954e-06);
+  EXPECT_FALSE(hat.depends_on_total());
+}
+
 TEST(LrSchedule, ConstantIsTheLearningRateEverywhere) {
   const LrSchedule schedule(schedule_named("constant"), 3e-4, 0);
   EXPECT_EQ(schedule.lr_at(0), 3e-4);
@@ -108,6 +134,15 @@ TEST(LrSchedule, RejectsOptionsThatMakeNoSchedule) {
   EXPECT_THROW(LrSchedule(options, 1.0, 100), Error);
   options = schedule_named("inverse_sqrt");
   options.inverse_sqrt.warmup_updates = 0;
+  EXPECT_THROW(LrSchedule(options, 1.0, 100), Error);
+  options = schedule_named("transformer_policy");
+  options.transformer_policy.warmup_steps = 0;
+  EXPECT_THROW(LrSchedule(options, 1.0, 100), Error);
+  options.transformer_policy.warmup_steps = 4000;
+  options.transformer_policy.d_model = 0;
+  EXPECT_THROW(LrSchedule(options, 1.0, 100), Error);
+  options.transformer_policy.d_model = 512;
+  options.transformer_policy.max_lr = -1e-3;
   EXPECT_THROW(LrSchedule(options, 1.0, 100), Error);
   options = schedule_named("gnmt_step");
   options.gnmt_step.remain_steps = 1.5;
