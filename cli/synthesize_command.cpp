@@ -101,7 +101,8 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
     if (!arguments->manifest.empty()) refuse_output_over_inputs({"--manifest", arguments->manifest}, inputs);
     // Every text of a file or the command line checked before anything is loaded or written.
     if (arguments->input.empty()) {
-      for (size_t i = 0; i < arguments->texts.size(); ++i) synthesis_symbol_ids(arguments->texts[i], str_cat("text ", i + 1));
+      for (size_t i = 0; i < arguments->texts.size(); ++i)
+        synthesis_symbol_ids(arguments->texts[i], str_cat("text ", i + 1));
     } else if (arguments->input != "-") {
       LineReader checker(arguments->input);
       std::string text;

@@ -1,7 +1,6 @@
 #include "mixseq/models/trained_model.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "mixseq/data/classification_data.h"
 #include "mixseq/data/prepared_data.h"
@@ -11,19 +10,17 @@
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/config.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/file_bytes.h"
 #include "mixseq/util/scratch_folder.h"
 
 namespace mixseq {
 namespace {
 
 // Vocabulary and tokenizer load from files: the checkpoint's copies are written to a private
-// folder that is removed once they are loaded.
+// folder (util/scratch_folder.h) that is removed once they are loaded.
 std::string write_scratch_file(const ScratchFolder& folder, const std::string& name, const std::string& bytes) {
   const auto file = folder.path(name);
-  std::ofstream out(file, std::ios::binary);
-  out << bytes;
-  out.close();
-  MIXSEQ_CHECK(out.good(), "cannot write the checkpoint's ", name, " to the scratch file '", file, "'");
+  write_file_bytes(file, bytes);
   return file;
 }
 
@@ -62,7 +59,8 @@ CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
   auto tokenizer = contents.tokenizer_kind == "none"
                        ? load_tokenizer("none")
                        : load_tokenizer(contents.tokenizer_kind + ":" +
-                                        write_scratch_file(scratch, "tokenizer." + contents.tokenizer_kind, contents.tokenizer_model));
+                                        write_scratch_file(scratch, "tokenizer." + contents.tokenizer_kind,
+                                                           contents.tokenizer_model));
   return {std::move(config), contents.config_yaml, std::move(vocabulary), std::move(tokenizer), contents.quantization,
           contents.source_lang, contents.target_lang};
 }
