@@ -117,16 +117,18 @@ Tacotron2DecoderState Tacotron2ModelImpl::start(const torch::Tensor& memory, con
   s.processed_memory = attention_layer->process_memory(memory);  // [B, S, A]
   s.pad_mask = torch::arange(S, text_lengths.options().dtype(torch::kLong)).unsqueeze(0) >=
                text_lengths.to(torch::kLong).unsqueeze(1);  // [B, S]
+  s.attention_lstm.emplace(attention_rnn->weight_ih, attention_rnn->weight_hh, attention_rnn->bias_ih,
+                           attention_rnn->bias_hh);
+  s.decoder_lstm.emplace(decoder_rnn->weight_ih, decoder_rnn->weight_hh, decoder_rnn->bias_ih, decoder_rnn->bias_hh);
   return s;
 }
 
-// Their Decoder.decode.
-Tacotron2Step Tacotron2ModelImpl::decode(const torch::Tensor& prenet_output, Tacotron2DecoderState& s) {
+// Their Decoder.decode, up to the projections.
+std::pair<torch::Tensor, torch::Tensor> Tacotron2ModelImpl::decode_hidden(const torch::Tensor& prenet_output,
+                                                                          Tacotron2DecoderState& s) {
   const auto cell_input = torch::cat({prenet_output, s.attention_context}, -1);  // [B, P + E]
-  // (batch-1 synthesis: gemv instead of gemm, nn/matrix_vector_cell.h; LSTMCell's own path otherwise)
-  std::tie(s.attention_hidden, s.attention_cell) = matrix_vector_lstm_cell(
-      cell_input, s.attention_hidden, s.attention_cell, attention_rnn->weight_ih, attention_rnn->weight_hh,
-      attention_rnn->bias_ih, attention_rnn->bias_hh);  // [B, Ha] each
+  std::tie(s.attention_hidden, s.attention_cell) =
+      (*s.attention_lstm)(cell_input, s.attention_hidden, s.attention_cell);  // [B, Ha] each
   if (config_.p_attention_dropout > 0.0)
     s.attention_hidden = torch::dropout(s.attention_hidden, config_.p_attention_dropout, is_training());
   const auto weights_cat = torch::stack({s.attention_weights, s.attention_weights_cum}, 1);  // [B, 2, S]
@@ -137,11 +139,15 @@ Tacotron2Step Tacotron2ModelImpl::decode(const torch::Tensor& prenet_output, Tac
   s.attention_context = context;
   const auto decoder_input = torch::cat({s.attention_hidden, context}, -1);  // [B, Ha + E]
   std::tie(s.decoder_hidden, s.decoder_cell) =
-      matrix_vector_lstm_cell(decoder_input, s.decoder_hidden, s.decoder_cell, decoder_rnn->weight_ih,
-                              decoder_rnn->weight_hh, decoder_rnn->bias_ih, decoder_rnn->bias_hh);  // [B, Hd] each
+      (*s.decoder_lstm)(decoder_input, s.decoder_hidden, s.decoder_cell);  // [B, Hd] each
   if (config_.p_decoder_dropout > 0.0)
     s.decoder_hidden = torch::dropout(s.decoder_hidden, config_.p_decoder_dropout, is_training());
-  const auto hidden_context = torch::cat({s.decoder_hidden, context}, 1);  // [B, Hd + E]
+  return {torch::cat({s.decoder_hidden, context}, 1), weights};  // [B, Hd + E], [B, S]
+}
+
+// Their Decoder.decode. (Batch-1 synthesis: gemv instead of gemm, nn/matrix_vector_cell.h.)
+Tacotron2Step Tacotron2ModelImpl::decode(const torch::Tensor& prenet_output, Tacotron2DecoderState& state) {
+  const auto [hidden_context, weights] = decode_hidden(prenet_output, state);
   return {matrix_vector_linear(hidden_context, linear_projection->weight, linear_projection->bias),
           matrix_vector_linear(hidden_context, gate_layer->weight, gate_layer->bias).squeeze(1), weights};
 }
@@ -165,20 +171,20 @@ SynthesisOutput Tacotron2ModelImpl::forward(const torch::Tensor& text, const tor
   inputs = torch::cat({torch::zeros_like(inputs.slice(0, 0, 1)), inputs.slice(0, 0, T - 1)});  // [T, B, F] go frame first
   const auto prenet_outputs = prenet(inputs);                                       // [T, B, P]
   auto state = start(memory, text_lengths);
-  std::vector<torch::Tensor> out_frames, gates, alignments;
-  out_frames.reserve(static_cast<size_t>(T));
-  gates.reserve(static_cast<size_t>(T));
+  std::vector<torch::Tensor> hidden_contexts, alignments;
+  hidden_contexts.reserve(static_cast<size_t>(T));
   alignments.reserve(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t) {
-    auto out = decode(prenet_outputs[t], state);
-    out_frames.push_back(out.frame);
-    gates.push_back(out.gate);
-    alignments.push_back(out.weights);
+    auto [hidden_context, weights] = decode_hidden(prenet_outputs[t], state);
+    hidden_contexts.push_back(hidden_context);
+    alignments.push_back(weights);
   }
+  // The projections of every step at once: frames in teacher forcing do not feed back.
+  const auto hidden = torch::stack(hidden_contexts, 1);  // [B, T, Hd + E]
   SynthesisOutput output;
-  output.frames = torch::stack(out_frames, 2);                        // [B, F, T]
-  output.gate_logits = torch::stack(gates, 1);                        // [B, T]
-  output.alignments = torch::stack(alignments, 1);                    // [B, T, S]
+  output.frames = linear_projection(hidden).transpose(1, 2).contiguous();  // [B, F, T]
+  output.gate_logits = gate_layer(hidden).squeeze(2);         // [B, T]
+  output.alignments = torch::stack(alignments, 1);            // [B, T, S]
   output.frames_postnet = postnet_frames(output.frames);              // [B, F, T]
   return output;
 }

@@ -26,11 +26,14 @@
 #include <torch/nn/modules/rnn.h>
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 
 #include "mixseq/models/speech_synthesizer.h"
 #include "mixseq/nn/conv_postnet.h"
 #include "mixseq/nn/location_sensitive_attention.h"
 #include "mixseq/nn/prenet.h"
+#include "mixseq/nn/recurrent_linear.h"
 #include "mixseq/util/config.h"
 
 namespace mixseq {
@@ -93,6 +96,9 @@ struct Tacotron2DecoderState {
   torch::Tensor memory;                            // [B, S, E] the encoder output
   torch::Tensor processed_memory;                  // [B, S, A]
   torch::Tensor pad_mask;                          // [B, S] bool, true past each text's length
+  // The attention and decoder LSTMs' steps. While autograd records (training), each weight's
+  // gradient is made once for all steps (nn/recurrent_linear.h).
+  std::optional<RecurrentLstmCell> attention_lstm, decoder_lstm;
 };
 
 struct Tacotron2Step {
@@ -117,7 +123,8 @@ class Tacotron2ModelImpl : public SpeechSynthesizerImpl {
 
   // text [B, S], lengths [B] -> encoder output [B, S, E] (zeros past each length).
   torch::Tensor encode(const torch::Tensor& text, const torch::Tensor& text_lengths);
-  // The decoder's state before the first step (zeros; the memory processed once).
+  // The decoder's state before the first step (zeros; the memory processed once). Make it inside
+  // the forward pass that runs the steps (it reads GradMode and autocast).
   Tacotron2DecoderState start(const torch::Tensor& memory, const torch::Tensor& text_lengths);
   // One decoder step from the previous frame [B, F] (zeros for the first): prenet, then decode.
   Tacotron2Step step(const torch::Tensor& previous_frame, Tacotron2DecoderState& state);
@@ -141,6 +148,11 @@ class Tacotron2ModelImpl : public SpeechSynthesizerImpl {
   ConvPostnet postnet{nullptr};
 
  private:
+  // A decoder step up to the projections: [decoder LSTM output; context] [B, Hd + E], and the
+  // attention weights [B, S]. Teacher forcing projects all steps' outputs at once.
+  std::pair<torch::Tensor, torch::Tensor> decode_hidden(const torch::Tensor& prenet_output,
+                                                        Tacotron2DecoderState& state);
+
   Tacotron2Config config_;
 };
 

@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/util/error.h"
@@ -131,6 +135,76 @@ TEST(Tacotron2, TeacherForcedStepsEqualTheFreeRunningStepFunction) {
   const auto one = model.infer(text.slice(0, 0, 1), lengths.slice(0, 0, 1), options);
   EXPECT_TRUE(torch::allclose(one.frames, synthesis.frames.slice(0, 0, 1), 1e-4, 1e-5));
   EXPECT_TRUE(torch::allclose(one.alignments, synthesis.alignments.slice(0, 0, 1), 1e-4, 1e-5));
+}
+
+// Teacher forcing makes each decoder LSTM weight's gradient once for all steps
+// (nn/recurrent_linear.h) and projects all steps at once: every parameter's gradient equals that
+// of their Decoder.forward written step by step with LibTorch's lstm_cell and linear.
+TEST(Tacotron2, TeacherForcedGradientsEqualLibTorchsStepByStepDecoder) {
+  torch::manual_seed(9);
+  Tacotron2ModelImpl model(without_dropout(tiny()));
+  model.eval();
+  const auto text = torch::randint(1, 12, {2, 7}, torch::kLong);
+  const auto lengths = torch::tensor(std::vector<int64_t>{7, 4});
+  const auto frames = torch::randn({2, 6, 9});  // [B, F, T]
+  const auto probe_frames = torch::randn({2, 6, 9}), probe_postnet = torch::randn({2, 6, 9});
+  const auto probe_gates = torch::randn({2, 9}), probe_alignments = torch::randn({2, 9, 7});
+  const auto loss_of = [&](const SynthesisOutput& o) {
+    return (o.frames * probe_frames).sum() + (o.frames_postnet * probe_postnet).sum() +
+           (o.gate_logits * probe_gates).sum() + (o.alignments * probe_alignments).sum();
+  };
+  const auto parameters = model.named_parameters();
+  const auto gradients = [&](const torch::Tensor& loss) {
+    for (auto& p : model.parameters()) p.mutable_grad() = torch::Tensor();
+    loss.backward();
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : parameters) grads.push_back(p.value().grad().clone());
+    return grads;
+  };
+  const auto ours = gradients(loss_of(model.forward(text, lengths, frames)));
+
+  // Their Decoder.forward, one step at a time.
+  auto state = model.start(model.encode(text, lengths), lengths);
+  auto inputs = frames.permute({2, 0, 1});
+  inputs = torch::cat({torch::zeros_like(inputs.slice(0, 0, 1)), inputs.slice(0, 0, 8)});
+  const auto prenet_outputs = model.prenet(inputs);
+  std::vector<torch::Tensor> out_frames, gates, alignments;
+  for (int64_t t = 0; t < 9; ++t) {
+    auto& s = state;
+    std::tie(s.attention_hidden, s.attention_cell) =
+        torch::lstm_cell(torch::cat({prenet_outputs[t], s.attention_context}, -1), {s.attention_hidden, s.attention_cell},
+                         model.attention_rnn->weight_ih, model.attention_rnn->weight_hh, model.attention_rnn->bias_ih,
+                         model.attention_rnn->bias_hh);
+    auto [context, weights] = model.attention_layer(s.attention_hidden, s.memory, s.processed_memory,
+                                                    torch::stack({s.attention_weights, s.attention_weights_cum}, 1),
+                                                    s.pad_mask);
+    s.attention_weights = weights;
+    s.attention_weights_cum = s.attention_weights_cum + weights;
+    s.attention_context = context;
+    std::tie(s.decoder_hidden, s.decoder_cell) =
+        torch::lstm_cell(torch::cat({s.attention_hidden, context}, -1), {s.decoder_hidden, s.decoder_cell},
+                         model.decoder_rnn->weight_ih, model.decoder_rnn->weight_hh, model.decoder_rnn->bias_ih,
+                         model.decoder_rnn->bias_hh);
+    const auto hidden_context = torch::cat({s.decoder_hidden, context}, 1);
+    out_frames.push_back(model.linear_projection(hidden_context));
+    gates.push_back(model.gate_layer(hidden_context).squeeze(1));
+    alignments.push_back(weights);
+  }
+  SynthesisOutput reference;
+  reference.frames = torch::stack(out_frames, 2);
+  reference.gate_logits = torch::stack(gates, 1);
+  reference.alignments = torch::stack(alignments, 1);
+  reference.frames_postnet = model.postnet_frames(reference.frames);
+  const auto theirs = gradients(loss_of(reference));
+
+  ASSERT_EQ(ours.size(), theirs.size());
+  size_t i = 0;
+  for (const auto& p : parameters) {
+    const double scale = std::max(1.0, theirs[i].abs().max().item<double>());
+    EXPECT_LT((ours[i] - theirs[i]).abs().max().item<double>(), 1e-5 * scale) << p.key();
+    ++i;
+  }
+  EXPECT_GT(parameters["decoder_rnn.weight_ih"].grad().abs().max().item<double>(), 0.0);
 }
 
 TEST(Tacotron2, StopTokenEndsSynthesis) {
