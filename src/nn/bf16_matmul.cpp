@@ -5,9 +5,12 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "mixseq/util/error.h"
+#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -16,6 +19,21 @@ namespace {
 // returning dnnl_success (0) or an error status.
 using DnnlGemmBf16 = int (*)(char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha, const void* A,
                              int64_t lda, const void* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+using DnnlSgemm = int (*)(char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                          int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+// oneDNN's sgemm, unless ATen is held to its baseline kernels (ATEN_CPU_CAPABILITY=default, as
+// tests/e2e/train_golden_losses.sh runs for the same bits on every machine): then at::mm, whose
+// BLAS that test pins as well; oneDNN's sgemm would choose its instruction set by itself.
+DnnlSgemm dnnl_sgemm() {
+  static const auto gemm = [] {
+    const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
+    if (capability && std::string(capability) == "default") return DnnlSgemm{nullptr};
+    return reinterpret_cast<DnnlSgemm>(dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
+  }();
+  return gemm;
+}
 
 DnnlGemmBf16 dnnl_gemm_bf16() {
   static const auto gemm = reinterpret_cast<DnnlGemmBf16>(dlsym(RTLD_DEFAULT, "dnnl_gemm_bf16bf16f32"));
@@ -40,30 +58,42 @@ bool blas_layout(const at::Tensor& m, Layout& layout) {
   return false;
 }
 
+void check_product(const at::Tensor& a, const at::Tensor& b, const at::Tensor& c, at::ScalarType operands,
+                   const char* name) {
+  MIXSEQ_CHECK(a.dim() == 2 && b.dim() == 2 && c.dim() == 2 && a.size(1) == b.size(0) && c.size(0) == a.size(0) &&
+                   c.size(1) == b.size(1),
+               name, ": needs a [M, K], b [K, N] and c [M, N]; got ", a.sizes(), ", ", b.sizes(), " and ", c.sizes());
+  MIXSEQ_CHECK(a.scalar_type() == operands && b.scalar_type() == operands && c.scalar_type() == at::kFloat &&
+                   a.device().is_cpu() && b.device().is_cpu() && c.device().is_cpu(),
+               name, ": needs ", operands, " a and b and fp32 c on the CPU; got ", a.scalar_type(), ", ",
+               b.scalar_type(), " and ", c.scalar_type());
+}
+
+// c (+)= a b through one of oneDNN's gemm entry points (row-major, fp32 c), when it is there and the
+// layouts allow; false otherwise.
+template <typename Operand, typename Gemm>
+bool direct_gemm(Gemm gemm, const at::Tensor& a, const at::Tensor& b, at::Tensor& c, bool accumulate,
+                 const char* name) {
+  Layout a_layout{}, b_layout{};
+  if (!gemm || c.numel() == 0 || a.size(1) == 0 || !blas_layout(a, a_layout) || !blas_layout(b, b_layout) ||
+      c.stride(1) != 1 || c.stride(0) < c.size(1))
+    return false;
+  const int status = gemm(a_layout.transpose, b_layout.transpose, c.size(0), c.size(1), a.size(1), 1.0f,
+                          static_cast<const Operand*>(a.data_ptr()), a_layout.leading,
+                          static_cast<const Operand*>(b.data_ptr()), b_layout.leading, accumulate ? 1.0f : 0.0f,
+                          c.data_ptr<float>(), c.stride(0));
+  MIXSEQ_CHECK(status == 0, name, " failed with oneDNN status ", status);
+  return true;
+}
+
 }  // namespace
 
 bool bf16_matmul_is_direct() { return dnnl_gemm_bf16() != nullptr; }
 
 void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate) {
-  MIXSEQ_CHECK(a.dim() == 2 && b.dim() == 2 && c.dim() == 2 && a.size(1) == b.size(0) && c.size(0) == a.size(0) &&
-                   c.size(1) == b.size(1),
-               "bf16_matmul_into: needs a [M, K], b [K, N] and c [M, N]; got ", a.sizes(), ", ", b.sizes(), " and ",
-               c.sizes());
-  MIXSEQ_CHECK(a.scalar_type() == at::kBFloat16 && b.scalar_type() == at::kBFloat16 && c.scalar_type() == at::kFloat &&
-                   a.device().is_cpu() && b.device().is_cpu() && c.device().is_cpu(),
-               "bf16_matmul_into: needs bf16 a and b and fp32 c on the CPU; got ", a.scalar_type(), ", ",
-               b.scalar_type(), " and ", c.scalar_type());
+  check_product(a, b, c, at::kBFloat16, "bf16_matmul_into");
   RECORD_FUNCTION("mixseq::bf16_matmul_into", std::vector<c10::IValue>{});  // a row of its own in --profile
-  Layout a_layout{}, b_layout{};
-  const auto gemm = dnnl_gemm_bf16();
-  if (gemm && c.numel() > 0 && a.size(1) > 0 && blas_layout(a, a_layout) && blas_layout(b, b_layout) &&
-      c.stride(1) == 1 && c.stride(0) >= c.size(1)) {
-    const int status = gemm(a_layout.transpose, b_layout.transpose, c.size(0), c.size(1), a.size(1), 1.0f, a.data_ptr(),
-                            a_layout.leading, b.data_ptr(), b_layout.leading, accumulate ? 1.0f : 0.0f,
-                            c.data_ptr<float>(), c.stride(0));
-    MIXSEQ_CHECK(status == 0, "dnnl_gemm_bf16bf16f32 failed with oneDNN status ", status);
-    return;
-  }
+  if (direct_gemm<void>(dnnl_gemm_bf16(), a, b, c, accumulate, "dnnl_gemm_bf16bf16f32")) return;
   // Without oneDNN's entry point (PyTorch 2.x links oneDNN statically and hides it): the fp32
   // product of the bf16 values, which is what the gemm above computes. at::mm on the bf16 tensors
   // would round the product to bf16 (relative 4e-3), and the gradients with it.
@@ -73,6 +103,27 @@ void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Ten
   } else {
     c.copy_(product);
   }
+}
+
+void float_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate) {
+  check_product(a, b, c, at::kFloat, "float_matmul_into");
+  if (direct_gemm<float>(dnnl_sgemm(), a, b, c, accumulate, "dnnl_sgemm")) return;
+  if (accumulate) {
+    c.addmm_(a, b);
+  } else {
+    at::mm_out(c, a, b);
+  }
+}
+
+torch::Tensor float_matmul(const torch::Tensor& a, const torch::Tensor& b) {
+  const bool records = at::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad());
+  if (records || a.dim() != 2 || b.dim() != 2 || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat ||
+      !a.device().is_cpu() || !b.device().is_cpu() || compat::is_autocast_enabled(c10::kCPU) ||
+      dnnl_sgemm() == nullptr)
+    return at::matmul(a, b);
+  auto c = at::empty({a.size(0), b.size(1)}, a.options());
+  float_matmul_into(a, b, c, /*accumulate=*/false);
+  return c;
 }
 
 }  // namespace mixseq

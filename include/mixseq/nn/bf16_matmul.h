@@ -1,5 +1,6 @@
 // Products of bf16 matrices into fp32 results, for the LSTM's per-step products under bf16
-// autocast (nn/lstm_recurrence.h).
+// autocast (nn/lstm_recurrence.h); and fp32 products through the same library's sgemm, for the
+// LSTM's per-step products in fp32.
 //
 // LibTorch's bf16 at::mm returns bf16: a step's h_{t-1} W_hhᵀ came back rounded to bf16 and was
 // widened again for the fp32 cell, two conversions and an allocation per step and layer on top
@@ -22,5 +23,16 @@ bool bf16_matmul_is_direct();
 // each with unit stride along one dimension (rows may lie apart, e.g. one time step of a
 // [B, T, ·] tensor; a and b may be transposed views). Sums in fp32.
 void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate);
+
+// The same for fp32 a, b and c, through oneDNN's dnnl_sgemm where the process has it, else
+// at::mm (also where ATEN_CPU_CAPABILITY=default holds ATen to its baseline kernels). Why: at an LSTM step's shape, [B = 10, 200] x [200, 800], OpenBLAS's sgemm (through
+// at::mm) took 65 us and dnnl_sgemm 26 us on a 2-core Zen 4, both on 2 threads (docs/benchmarks.md).
+void float_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate);
+
+// a [M, K] b [K, N] -> [M, N] as at::matmul. fp32 CPU operands with no gradient to record and
+// autocast off go through float_matmul_into: a language model's output layer in evaluation,
+// [350, 200] x [200, 10,000], took 9.7 ms through at::mm and 7.7 ms through dnnl_sgemm on a
+// 2-core Zen 4. Anything else is at::matmul.
+torch::Tensor float_matmul(const torch::Tensor& a, const torch::Tensor& b);
 
 }  // namespace mixseq

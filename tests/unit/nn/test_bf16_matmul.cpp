@@ -68,5 +68,40 @@ TEST(Bf16Matmul, RejectsOtherDtypesAndShapes) {
   EXPECT_ANY_THROW(bf16_matmul_into(random_bf16({2, 4}), random_bf16({4, 3}), c_bf16, false));
 }
 
+// float_matmul_into (oneDNN's sgemm where the process has it) against at::mm: a strided step of a
+// [B, T, ·] tensor into a strided step, transposed views, accumulating and not.
+TEST(FloatMatmul, EqualsAtMmForStepsAndTransposedViews) {
+  at::manual_seed(4);
+  const int64_t B = 6, T = 4, K = 40, N = 24;
+  const auto steps = at::randn({B, T, K});
+  const auto weight = at::randn({N, K});
+  const auto a = steps.select(1, 2), b = weight.t();
+  auto gates = at::randn({B, T, N});
+  const auto before = gates.clone();
+  auto step = gates.select(1, 2);
+  float_matmul_into(a, b, step, /*accumulate=*/true);
+  EXPECT_TRUE(at::allclose(gates.select(1, 2), before.select(1, 2) + at::mm(a, b), 1e-5, 1e-5));
+  for (const int64_t t : {0, 1, 3}) EXPECT_TRUE(at::equal(gates.select(1, t), before.select(1, t))) << t;
+  auto c = at::full({B, N}, 7.0f);
+  float_matmul_into(a, b, c, /*accumulate=*/false);
+  EXPECT_TRUE(at::allclose(c, at::mm(a, b), 1e-5, 1e-5));
+  const auto transposed_a = at::randn({K, B});
+  float_matmul_into(transposed_a.t(), b, c, /*accumulate=*/false);
+  EXPECT_TRUE(at::allclose(c, at::mm(transposed_a.t(), b), 1e-5, 1e-5));
+  EXPECT_ANY_THROW(float_matmul_into(random_bf16({B, K}), b, c, false));
+}
+
+// float_matmul: the same values as at::matmul, and a differentiable result where autograd records.
+TEST(FloatMatmul, FallsBackToAtMatmulWhereAGradientIsRecorded) {
+  at::manual_seed(5);
+  const auto a = at::randn({35, 20}), w = at::randn({100, 20});
+  EXPECT_TRUE(at::allclose(float_matmul(a, w.t()), at::matmul(a, w.t()), 1e-5, 1e-5));
+  const auto trained = w.clone().requires_grad_();
+  const auto y = float_matmul(a, trained.t());
+  ASSERT_TRUE(y.requires_grad());
+  y.sum().backward();
+  EXPECT_TRUE(at::allclose(trained.grad(), a.sum(0).expand({100, 20}), 1e-4, 1e-4));
+}
+
 }  // namespace
 }  // namespace mixseq
