@@ -183,9 +183,9 @@ SynthesisOutput Tacotron2ModelImpl::forward(const torch::Tensor& text, const tor
   const auto hidden = torch::stack(hidden_contexts, 1);  // [B, T, Hd + E]
   SynthesisOutput output;
   output.frames = linear_projection(hidden).transpose(1, 2).contiguous();  // [B, F, T]
-  output.gate_logits = gate_layer(hidden).squeeze(2);         // [B, T]
-  output.alignments = torch::stack(alignments, 1);            // [B, T, S]
-  output.frames_postnet = postnet_frames(output.frames);              // [B, F, T]
+  output.gate_logits = gate_layer(hidden).squeeze(2);                      // [B, T]
+  output.alignments = torch::stack(alignments, 1);                         // [B, T, S]
+  output.frames_postnet = postnet_frames(output.frames);                   // [B, F, T]
   return output;
 }
 

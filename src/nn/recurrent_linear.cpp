@@ -143,7 +143,7 @@ torch::Tensor RecurrentLinear::operator()(const torch::Tensor& x) const {
 
 RecurrentLstmCell::RecurrentLstmCell(const torch::Tensor& w_ih, const torch::Tensor& w_hh, const torch::Tensor& b_ih,
                                      const torch::Tensor& b_hh)
-    : w_ih_(w_ih), w_hh_(w_hh), b_ih_(b_ih), b_hh_(b_hh), input_(w_ih, b_ih), hidden_(w_hh, b_hh) {
+    : input_(w_ih, b_ih), hidden_(w_hh, b_hh) {
   MIXSEQ_CHECK(w_ih.size(0) == w_hh.size(0) && w_hh.size(0) == 4 * w_hh.size(1),
                "RecurrentLstmCell: the weights must be [4H, in] and [4H, H], not ", w_ih.sizes(), " and ",
                w_hh.sizes());
@@ -152,7 +152,7 @@ RecurrentLstmCell::RecurrentLstmCell(const torch::Tensor& w_ih, const torch::Ten
 std::tuple<torch::Tensor, torch::Tensor> RecurrentLstmCell::operator()(const torch::Tensor& x, const torch::Tensor& h,
                                                                        const torch::Tensor& c) const {
   if (!input_.records_gradient() && !hidden_.records_gradient())
-    return matrix_vector_lstm_cell(x, h, c, w_ih_, w_hh_, b_ih_, b_hh_);
+    return matrix_vector_lstm_cell(x, h, c, input_.weight(), hidden_.weight(), input_.bias(), hidden_.bias());
   // LibTorch's lstm_cell on the CPU, as its composite writes it.
   const auto gates = (input_(x) + hidden_(h)).chunk(4, 1);  // i, f, g, o: [B, H] each
   const auto c_next = torch::sigmoid(gates[1]) * c + torch::sigmoid(gates[0]) * torch::tanh(gates[2]);

@@ -25,8 +25,9 @@ bool bf16_matmul_is_direct();
 void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate);
 
 // The same for fp32 a, b and c, through oneDNN's dnnl_sgemm where the process has it, else
-// at::mm (also where ATEN_CPU_CAPABILITY=default holds ATen to its baseline kernels). Why: at an LSTM step's shape, [B = 10, 200] x [200, 800], OpenBLAS's sgemm (through
-// at::mm) took 65 us and dnnl_sgemm 26 us on a 2-core Zen 4, both on 2 threads (docs/benchmarks.md).
+// at::mm (also where ATEN_CPU_CAPABILITY=default holds ATen to its baseline kernels). Why: at an
+// LSTM step's shape, [B = 10, 200] x [200, 800], OpenBLAS's sgemm (through at::mm) took 65 us and
+// dnnl_sgemm 26 us on a 2-core Zen 4, both on 2 threads (docs/benchmarks.md).
 void float_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate);
 
 // a [M, K] b [K, N] -> [M, N] as at::matmul. fp32 CPU operands with no gradient to record and

@@ -43,6 +43,8 @@ class RecurrentLinear {
 
   // Whether steps record the once-per-sequence gradient (otherwise they are plain products).
   bool records_gradient() const { return state_ != nullptr; }
+  const torch::Tensor& weight() const { return weight_; }
+  const torch::Tensor& bias() const { return bias_; }
 
   struct State;  // shared by the steps' and the gradient's autograd nodes (recurrent_linear.cpp)
 
@@ -65,7 +67,6 @@ class RecurrentLstmCell {
                                                       const torch::Tensor& c) const;
 
  private:
-  torch::Tensor w_ih_, w_hh_, b_ih_, b_hh_;
   RecurrentLinear input_, hidden_;
 };
 
