@@ -167,8 +167,7 @@ void add_quantize_command(CLI::App& app, CommandTable& table) {
              settings.length_penalty, ", coverage penalty ", settings.coverage_penalty,
              " (the checkpoint's validation_search, as translate; its search flags override it)");
     const auto layer_names = quantizable_layer_names(*trained.model);
-    // A model built without quantizable layers (fconv: its weights are weight-normalised, g V / ||V||)
-    // would give an "int8" checkpoint identical to the float one.
+    // A model built without quantizable layers would give an "int8" checkpoint identical to the float one.
     MIXSEQ_CHECK(!layer_names.empty(), "quantize: '", arguments->checkpoint, "' is a model.arch '",
                  trained.config.arch, "' model, which has no quantizable layers; nothing to quantize ",
                  "(translate runs the float checkpoint)");

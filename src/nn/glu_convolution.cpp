@@ -23,6 +23,12 @@ GluConvolutionImpl::GluConvolutionImpl(const GluConvolutionOptions& options)
   weight_g = register_parameter("weight_g", g);
   weight_v = register_parameter("weight_v", v);
   bias = register_parameter("bias", at::zeros({2 * options.out_channels}));
+  const int64_t window = options.kernel_width * options.in_channels;
+  product_ = register_module("product", QuantizableLinear(
+                                            [v = weight_v, g = weight_g, window] {
+                                              return at::_weight_norm(v, g, 2).reshape({window, -1}).t();  // [2O, K I]
+                                            },
+                                            bias));
 }
 
 torch::Tensor GluConvolutionImpl::weight() const { return at::_weight_norm(weight_v, weight_g, 2); }
@@ -31,7 +37,6 @@ torch::Tensor GluConvolutionImpl::forward(const torch::Tensor& x, int64_t paddin
   MIXSEQ_CHECK(x.dim() == 3 && x.size(2) == in_channels_, "GluConvolution: input must be [T, B, ", in_channels_,
                "], got ", x.sizes());
   const auto dtype = x.scalar_type();
-  const auto w = weight().to(dtype);  // [K, I, 2O]
   const auto input = padding > 0 ? at::constant_pad_nd(x, {0, 0, 0, 0, padding, padding}) : x;  // [T + 2p, B, I]
   const int64_t out_length = input.size(0) - kernel_width_ + 1, batch = input.size(1);
   MIXSEQ_CHECK(out_length >= 1, "GluConvolution: ", input.size(0), " padded time steps are fewer than the kernel (",
@@ -42,8 +47,11 @@ torch::Tensor GluConvolutionImpl::forward(const torch::Tensor& x, int64_t paddin
   std::vector<torch::Tensor> shifted;
   for (int64_t k = 0; k < kernel_width_; ++k) shifted.push_back(input.narrow(0, k, out_length));
   const auto windows = kernel_width_ == 1 ? input : at::cat(shifted, 2);                 // [T', B, K I]
-  const auto y = at::addmm(bias.to(dtype), windows.reshape({out_length * batch, -1}),
-                           w.reshape({kernel_width_ * in_channels_, -1}));               // [T' B, 2O]
+  const auto rows = windows.reshape({out_length * batch, -1});                           // [T' B, K I]
+  const bool quantization = product_->observed() || product_->quantization().precision != LinearPrecision::kFloat;
+  const auto y = quantization ? product_(rows)
+                              : at::addmm(bias.to(dtype), rows,
+                                          weight().to(dtype).reshape({kernel_width_ * in_channels_, -1}));  // [T' B, 2O]
   return at::glu(y.view({out_length, batch, -1}), 2);                                    // [T', B, O]
 }
 

@@ -63,7 +63,19 @@ QuantizableLinearImpl::QuantizableLinearImpl(const torch::nn::LinearOptions& opt
 QuantizableLinearImpl::QuantizableLinearImpl(torch::Tensor shared_weight, torch::Tensor shared_bias)
     : weight(std::move(shared_weight)), bias(std::move(shared_bias)) {}
 
+QuantizableLinearImpl::QuantizableLinearImpl(std::function<torch::Tensor()> derive, torch::Tensor shared_bias)
+    : bias(std::move(shared_bias)), derive_(std::move(derive)) {
+  refresh_weight();
+}
+
+void QuantizableLinearImpl::refresh_weight() {
+  if (!derive_) return;
+  torch::NoGradGuard no_grad;
+  weight = derive_().detach();
+}
+
 void QuantizableLinearImpl::set_quantization(const LinearQuantization& quantization) {
+  refresh_weight();
   int8_weight_.reset();
   simulated_weight_ = torch::Tensor();
   if (quantization.precision != LinearPrecision::kFloat) {
@@ -101,7 +113,7 @@ torch::Tensor QuantizableLinearImpl::forward(const torch::Tensor& x) {  // x: [.
   torch::Tensor y;                                                      // [..., N]
   switch (quantization_.precision) {
     case LinearPrecision::kFloat:
-      y = float_linear(x, weight, bias);
+      y = float_linear(x, derive_ ? derive_() : weight, bias);
       break;
     case LinearPrecision::kSimulated: {
       const auto qx = quantize_dequantize(x.to(at::kFloat), quantization_.input);

@@ -19,10 +19,15 @@ WeightNormLinearImpl::WeightNormLinearImpl(const WeightNormLinearOptions& option
   weight_g = register_parameter("weight_g", g);
   weight_v = register_parameter("weight_v", v);
   bias = register_parameter("bias", at::zeros({options.out_features}));
+  product_ = register_module("product", QuantizableLinear([v = weight_v, g = weight_g] { return at::_weight_norm(v, g, 0); },
+                                                          bias));
 }
 
 torch::Tensor WeightNormLinearImpl::weight() const { return at::_weight_norm(weight_v, weight_g, 0); }
 
-torch::Tensor WeightNormLinearImpl::forward(const torch::Tensor& x) { return at::linear(x, weight(), bias); }
+torch::Tensor WeightNormLinearImpl::forward(const torch::Tensor& x) {
+  if (product_->observed() || product_->quantization().precision != LinearPrecision::kFloat) return product_(x);
+  return at::linear(x, weight(), bias);
+}
 
 }  // namespace mixseq

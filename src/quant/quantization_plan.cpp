@@ -128,7 +128,9 @@ void apply_quantization_plan(torch::nn::Module& model, const QuantizationPlan& p
 
   const auto modules = model.named_modules(/*name_prefix=*/"", /*include_self=*/false);
   for (const auto& item : modules) {
-    if (auto* linear = dynamic_cast<QuantizableLinearImpl*>(item.value().get())) linear->set_quantization({});
+    if (auto* linear = dynamic_cast<QuantizableLinearImpl*>(item.value().get())) {
+      linear->set_quantization({});  // a derived weight (weight normalisation) is read afresh: the grids below use it
+    }
     if (auto* embedding = dynamic_cast<QuantizableEmbeddingImpl*>(item.value().get())) embedding->set_weight_grid({});
     if (auto* point = dynamic_cast<QuantizationPointImpl*>(item.value().get())) point->set_grid({});
   }

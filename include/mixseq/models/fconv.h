@@ -38,8 +38,10 @@
 // gradient against fairseq's own FConvEncoder/FConvDecoder (tests/data/fconv/make_golden.py).
 //
 // Mixed precision: under autocast with fp32 parameters, convolutions run in the dtype of their
-// input, attention softmaxes in fp32. Quantization (quant/) does not apply: there are no
-// QuantizableLinear layers (weight normalisation recomputes each weight from g and V).
+// input, attention softmaxes in fp32. Quantization (quant/): every convolution and linear layer
+// is quantizable through its "product" view of the weight g V / ||V|| (nn/glu_convolution.h,
+// nn/weight_norm_linear.h), e.g. "decoder_layers.0.conv.product", "decoder_fc3.product"; a
+// shared output embedding (share_input_output_embed, share_all_embeddings) stays float.
 // Not thread-safe; use one model per thread.
 #pragma once
 

@@ -13,6 +13,12 @@
 // forward() pads `padding` zero frames at both ends; a caller that needs other padding (the
 // decoder's causal convolution, the encoder's even kernels) pads the input itself. Under
 // autocast the weights are cast to the input's dtype.
+//
+// Post-training quantization (quant/) sees that product as a linear layer over the windows: the
+// child "product", a QuantizableLinear view (nn/quantizable_linear.h) of the derived weight as
+// [2O, K I] and the bias, K I inputs per output frame (plan names such as
+// "decoder_layers.0.conv.product"). While it is observed or quantized, forward() runs the windows
+// through it. It registers no parameters: checkpoints are unchanged.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -20,6 +26,8 @@
 #include <torch/types.h>
 
 #include <cstdint>
+
+#include "mixseq/nn/quantizable_linear.h"
 
 namespace mixseq {
 
@@ -47,6 +55,7 @@ class GluConvolutionImpl : public torch::nn::Module {
  private:
   int64_t in_channels_;
   int64_t kernel_width_;
+  QuantizableLinear product_{nullptr};  // the quantizable view: weight() as [2O, K I], and bias
 };
 TORCH_MODULE(GluConvolution);
 

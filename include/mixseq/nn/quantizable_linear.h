@@ -49,6 +49,12 @@ class QuantizableLinearImpl : public torch::nn::Module {
   // nn/quantizable_lstm.h; a Transformer's output projection tied to its embedding): this module
   // registers no parameters.
   QuantizableLinearImpl(torch::Tensor shared_weight, torch::Tensor shared_bias);
+  // A view of a weight another module derives from its own parameters (weight normalisation's
+  // g V / ||V||, nn/weight_norm_linear.h and nn/glu_convolution.h): `derive` makes it. The float
+  // forward derives it afresh at every call (gradients reach the owner's parameters);
+  // refresh_weight() and set_quantization() store it in `weight` for the quantized precisions,
+  // which round what was derived then. Registers no parameters.
+  QuantizableLinearImpl(std::function<torch::Tensor()> derive, torch::Tensor shared_bias);
 
   torch::Tensor forward(const torch::Tensor& x);  // [..., K] -> [..., N]
 
@@ -64,6 +70,8 @@ class QuantizableLinearImpl : public torch::nn::Module {
   // need another call. Throws mixseq::Error
   // naming what does not fit.
   void set_quantization(const LinearQuantization& quantization);
+  // A derived view (above): `weight` <- the weight derived now, detached. Otherwise nothing.
+  void refresh_weight();
   const LinearQuantization& quantization() const { return quantization_; }
 
   // Called after each forward with its float input [..., K] and output [..., N]; empty: none.
@@ -81,6 +89,7 @@ class QuantizableLinearImpl : public torch::nn::Module {
   std::vector<int64_t> output_shape(const torch::Tensor& x) const;  // [..., N]
 
   LinearQuantization quantization_;
+  std::function<torch::Tensor()> derive_;  // a derived view's weight; empty otherwise
   torch::Tensor simulated_weight_;  // kSimulated: the weight rounded to its grid once, [N, K]
   std::shared_ptr<Int8Weight> int8_weight_;
   Observer observer_;

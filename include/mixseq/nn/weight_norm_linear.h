@@ -8,6 +8,11 @@
 // LibTorch has no weight_norm module; the effective weight is at::_weight_norm(V, g, 0),
 // recomputed by every forward() so that gradients reach g and V.
 // Under autocast the product runs in the autocast dtype. Not thread-safe in training.
+//
+// Post-training quantization (quant/) reaches the product through the child "product", a
+// QuantizableLinear view of the derived weight and the bias (nn/quantizable_linear.h; plan names
+// such as "decoder_fc3.product"): while it is observed or quantized, forward() runs through it;
+// otherwise through at::linear as above. It registers no parameters: checkpoints are unchanged.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -15,6 +20,8 @@
 #include <torch/types.h>
 
 #include <cstdint>
+
+#include "mixseq/nn/quantizable_linear.h"
 
 namespace mixseq {
 
@@ -34,6 +41,9 @@ class WeightNormLinearImpl : public torch::nn::Module {
   torch::Tensor weight_g;  // [O, 1]
   torch::Tensor weight_v;  // [O, I]
   torch::Tensor bias;      // [O]
+
+ private:
+  QuantizableLinear product_{nullptr};  // the quantizable view of weight() and bias
 };
 TORCH_MODULE(WeightNormLinear);
 
