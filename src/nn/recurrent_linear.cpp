@@ -17,6 +17,8 @@ namespace mixseq {
 struct RecurrentLinear::State {
   at::Tensor weight, bias;                  // the parameters: their gradients' dtypes
   at::Tensor weight_products, bias_products;  // in the products' dtype (autocast's, else the weight's)
+  // Values only (detached): x_t's history reaches the steps' nodes, which hold this state, so
+  // keeping it would make a reference cycle that frees nothing, ever.
   std::vector<at::Tensor> inputs;           // x_t in the products' dtype, one per step
   std::vector<at::Tensor> output_gradients;  // g_t in the products' dtype; undefined until backward reaches t
 };
@@ -91,7 +93,7 @@ class SequenceStep : public torch::autograd::Function<SequenceStep> {
     const auto x_products = x.to(state->weight_products.scalar_type());
     context->saved_data["step"] = static_cast<int64_t>(state->inputs.size());
     context->saved_data["x_dtype"] = x.scalar_type();
-    state->inputs.push_back(x_products);
+    state->inputs.push_back(x_products.detach());
     state->output_gradients.emplace_back();
     keep_state(context, state);
     return at::linear(x_products, state->weight_products, state->bias_products);
@@ -101,7 +103,7 @@ class SequenceStep : public torch::autograd::Function<SequenceStep> {
     const auto state = state_of(context);
     const auto step = static_cast<size_t>(context->saved_data["step"].toInt());
     const auto g = gradients[0].to(state->weight_products.scalar_type());
-    state->output_gradients[step] = g;
+    state->output_gradients[step] = g.detach();  // (a double backward's g has history too)
     at::Tensor x_grad;
     if (context->needs_input_grad(0))
       x_grad = g.matmul(state->weight_products).to(context->saved_data["x_dtype"].toScalarType());

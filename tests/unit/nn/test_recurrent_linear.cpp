@@ -72,6 +72,30 @@ TEST(RecurrentLinear, EqualsStepByStepLinearWithGradients) {
   }
 }
 
+// What the steps keep for the weight's gradient (each x_t) goes with the graph, whether backward
+// ran or not. x_t carries the recurrence's history, which reaches the steps' own nodes: kept with
+// that history, it made a reference cycle, and Tacotron 2's training grew by every update's inputs
+// until it was killed for memory (22 GB after 400 updates).
+TEST(RecurrentLinear, WhatItKeepsGoesWithTheGraph) {
+  torch::manual_seed(8);
+  for (const bool backward : {false, true}) {
+    std::vector<c10::weak_intrusive_ptr<c10::StorageImpl>> inputs;
+    {
+      const auto c = make_case(/*T=*/5, /*B=*/2, /*D=*/3, /*H=*/4, torch::kFloat);
+      const RecurrentLinear linear(c.weight, c.bias);
+      const Linear watched = [&](const torch::Tensor& in) {
+        inputs.push_back(in.storage().getWeakStorageImpl());
+        return linear(in);
+      };
+      const auto loss = (recurrence(watched, c.x, c.h0) * c.probe).sum();
+      if (backward) loss.backward();
+    }
+    ASSERT_EQ(inputs.size(), 5u);
+    for (size_t t = 0; t < inputs.size(); ++t)
+      EXPECT_TRUE(inputs[t].expired()) << "step " << t << (backward ? ", after backward" : ", without backward");
+  }
+}
+
 TEST(RecurrentLinear, MatchesFiniteDifferences) {
   torch::manual_seed(4);
   const auto c = make_case(/*T=*/4, /*B=*/2, /*D=*/3, /*H=*/4, torch::kDouble);
