@@ -4,8 +4,9 @@
 # training; scripts/recipes/tools/spoken_captions.py), a Wave2Letter+ over characters
 # (configs/spoken_captions.yaml, 30 minutes on a 2-core CPU), then the validation WER with greedy
 # decoding and with CTC prefix beam search fused with a word trigram of the training captions
-# (irstlm, Witten-Bell).
-#   [CONFIG=...] [TRAIN=6000] [VALID=300] [BEAM=32] [ALPHA=0.8] [BETA=1.0] \
+# (irstlm, Witten-Bell). FLITE_TRAIN=kal,kal16,awb,rms adds those flite voices to the training readers
+# and leaves the others (slt) to validation: the judge of scripts/recipes/spoken_captions_tts.sh.
+#   [CONFIG=...] [TRAIN=6000] [VALID=300] [FLITE_TRAIN=] [BEAM=32] [ALPHA=0.8] [BETA=1.0] \
 #     scripts/recipes/spoken_captions.sh [MULTI30K_DIR] [WORK_DIR] [mixseq train overrides...]
 # MULTI30K_DIR defaults to ../shared/data/multi30k; the model is left at WORK_DIR/run/checkpoint_best.pt.
 set -euo pipefail
@@ -19,7 +20,7 @@ run=$work/run
 
 if [ ! -s "$work/speech/valid.tsv" ]; then
   python3 "$here/scripts/recipes/tools/spoken_captions.py" "$multi30k" "$work/speech" --train "${TRAIN:-6000}" \
-    --valid "${VALID:-300}" --seed "${SEED:-1}"
+    --valid "${VALID:-300}" --seed "${SEED:-1}" --flite-train "${FLITE_TRAIN:-}"
 fi
 "$mixseq" prepare --task speech --train "$work/speech/train.tsv" --valid "$work/speech/valid.tsv" -o "$work/data" \
   --workers 2

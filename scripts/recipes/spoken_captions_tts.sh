@@ -3,12 +3,14 @@
 # recognizer in training) reads Multi30k English captions: TRAIN training captions teach a
 # Tacotron 2 (configs/tacotron2_captions.yaml, MAX_TIME seconds, 60 minutes by default); the VALID
 # held-out validation captions are then synthesized with it and transcribed by the spoken-captions
-# recognizer (scripts/recipes/spoken_captions.sh, trained on espeak-ng voices only), beside the same
-# recognizer on the voice's own recordings of those captions. Prints both CERs and WERs (greedy
-# decoding) and their ratio; the goal is a synthesized CER within 1.5x of the recordings'.
+# recognizer (FLITE_TRAIN=kal,kal16,awb,rms scripts/recipes/spoken_captions.sh: espeak-ng voices and
+# flite's others, never slt), beside the same recognizer on the voice's own recordings of those
+# captions. Prints both CERs and WERs (greedy decoding), their ratio (the goal: a synthesized CER
+# within 1.5x of the recordings') and the recognizer's chance level (its transcripts of the
+# recordings against other captions). A ratio means something only where chance is far above 1.5x.
 #   [TRAIN=3000] [VALID=200] [MAX_TIME=3600] [VOICE=flite:slt] \
 #     scripts/recipes/spoken_captions_tts.sh RECOGNIZER_CHECKPOINT [MULTI30K_DIR] [WORK_DIR] [mixseq train overrides...]
-# RECOGNIZER_CHECKPOINT: e.g. runs/spoken_captions/run/checkpoint_best.pt; MULTI30K_DIR defaults to
+# RECOGNIZER_CHECKPOINT: e.g. runs/judge/run/checkpoint_best.pt; MULTI30K_DIR defaults to
 # ../shared/data/multi30k; the synthesizer is left at WORK_DIR/run/checkpoint_best.pt.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,10 +42,14 @@ for kind in recorded synthesized; do
   "$mixseq" wer "$work/valid.ref" -i "$work/$kind.hyp"
   "$mixseq" wer "$work/valid.ref" -i "$work/$kind.hyp" --cer
 done
+# Chance for this recognizer: its transcripts of the recordings, each scored against another
+# caption's text (rotated by one line). Synthesized speech it cannot understand lands near this.
+{ tail -n +2 "$work/recorded.hyp"; head -n 1 "$work/recorded.hyp"; } >"$work/mismatched.hyp"
 cer_of() { "$mixseq" wer "$work/valid.ref" -i "$1" --cer --json | python3 -c "import json,sys; print(json.load(sys.stdin)['cer'])"; }
-python3 - "$(cer_of "$work/recorded.hyp")" "$(cer_of "$work/synthesized.hyp")" <<'PY'
+python3 - "$(cer_of "$work/recorded.hyp")" "$(cer_of "$work/synthesized.hyp")" "$(cer_of "$work/mismatched.hyp")" <<'PY'
 import sys
-recorded, synthesized = map(float, sys.argv[1:3])
+recorded, synthesized, chance = map(float, sys.argv[1:4])
 ratio = synthesized / recorded if recorded > 0 else float("inf")
-print(f"CER: recorded {recorded:.2f}, synthesized {synthesized:.2f}: {ratio:.2f}x (goal: at most 1.5x)")
+print(f"CER: recorded {recorded:.2f}, synthesized {synthesized:.2f}: {ratio:.2f}x (goal: at most 1.5x); "
+      f"chance for this recognizer (transcripts against other captions) {chance:.2f}")
 PY

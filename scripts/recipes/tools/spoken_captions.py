@@ -5,6 +5,12 @@ voices, an engine never heard in training; so the validation WER measures how th
 carries to a new synthesiser, with a real vocabulary of about 10,000 words.
 
   spoken_captions.py MULTI30K_DIR OUT_DIR [--train N] [--valid N] [--seed S] [--jobs J] [--voice ENGINE:VOICE]
+                     [--flite-train VOICE,...]
+
+With --flite-train (e.g. kal,kal16,awb,rms), those flite voices read training captions too (each
+training caption's reader drawn from the espeak-ng voices and these, evenly) and only the other flite
+voices read the validation captions: a recognizer that has heard flite, but never the validation
+voices (the judge of scripts/recipes/spoken_captions_tts.sh, whose voice is flite's slt).
 
 With --voice (e.g. flite:slt, espeak-ng:en-us), one voice reads both splits at its default rate and
 pitch: data for speech synthesis (scripts/recipes/spoken_captions_tts.sh), whose validation captions
@@ -56,9 +62,23 @@ def espeak(path, text, rng):
                    stderr=subprocess.DEVNULL)
 
 
-def flite(path, text, rng):
-    subprocess.run(["flite", "-voice", rng.choice(FLITE_VOICES), "-t", text, "-o", path], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def flite_reader(voices):
+    """A reader that draws one of these flite voices per utterance."""
+    def read(path, text, rng):
+        subprocess.run(["flite", "-voice", rng.choice(voices), "-t", text, "-o", path], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return read
+
+
+def mixed_reader(voices):
+    """Each utterance read by one of the espeak-ng voices or one of these flite voices, evenly."""
+    def read(path, text, rng):
+        voice = rng.randrange(len(ESPEAK_VOICES) + len(voices))
+        if voice < len(ESPEAK_VOICES):
+            espeak(path, text, rng)
+        else:
+            flite_reader([voices[voice - len(ESPEAK_VOICES)]])(path, text, rng)
+    return read
 
 
 def one_voice(spec):
@@ -82,7 +102,16 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--voice", help="ENGINE:VOICE reading both splits (speech synthesis data)")
+    ap.add_argument("--flite-train", default="", help="flite voices that read training captions too (VOICE,...)")
     args = ap.parse_args()
+    flite_train = [v for v in args.flite_train.split(",") if v]
+    unknown = [v for v in flite_train if v not in FLITE_VOICES]
+    if unknown or (flite_train and args.voice):
+        sys.exit(f"spoken_captions.py: --flite-train {args.flite_train!r}: "
+                 + (f"not among flite's voices {FLITE_VOICES}" if unknown else "does not go with --voice"))
+    valid_voices = [v for v in FLITE_VOICES if v not in flite_train]
+    if not valid_voices:
+        sys.exit("spoken_captions.py: --flite-train leaves no flite voice to read the validation captions")
     for tool in ("espeak-ng", "flite"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], stdout=subprocess.DEVNULL).returncode != 0:
             sys.exit(f"spoken_captions.py: {tool} is not installed (scripts/setup.sh installs it)")
@@ -93,7 +122,11 @@ def main():
         f.writelines(text + "\n" for text in train)
     rng = random.Random(args.seed)
     jobs = []
-    train_engine, valid_engine = (one_voice(args.voice),) * 2 if args.voice else (espeak, flite)
+    if args.voice:
+        train_engine = valid_engine = one_voice(args.voice)
+    else:
+        train_engine = mixed_reader(flite_train) if flite_train else espeak
+        valid_engine = flite_reader(valid_voices)
     for split, captions, count, engine in (("train", train, args.train, train_engine),
                                            ("valid", valid, args.valid, valid_engine)):
         chosen = rng.sample(captions, min(count, len(captions)))
@@ -112,8 +145,10 @@ def main():
         print(f"spoken_captions.py: {args.train} training and {args.valid} validation utterances in the voice "
               f"{args.voice} in {args.out_dir}")
     else:
-        print(f"spoken_captions.py: {sum(1 for j in jobs if j[0] is espeak)} espeak-ng training and "
-              f"{sum(1 for j in jobs if j[0] is flite)} flite validation utterances in {args.out_dir}")
+        heard = "espeak-ng" + (f" and flite ({', '.join(flite_train)})" if flite_train else "")
+        print(f"spoken_captions.py: {sum(1 for j in jobs if j[0] is train_engine)} training utterances read by "
+              f"{heard} and {sum(1 for j in jobs if j[0] is valid_engine)} validation ones read by flite "
+              f"({', '.join(valid_voices)}) in {args.out_dir}")
 
 
 if __name__ == "__main__":
