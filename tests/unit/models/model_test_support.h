@@ -9,11 +9,28 @@
 #include <cstdint>
 #include <vector>
 
+#include "mixseq/models/model_config.h"
 #include "mixseq/models/seq2seq_model.h"
 #include "mixseq/text/vocabulary.h"
 #include "util/torch_compat.h"
 
 namespace mixseq::test {
+
+// A small ConvS2S with everything the layer lists allow: an even kernel (asymmetric padding in
+// the encoder), width changes (residual projections), a 1x1 convolution, no residual, a residual
+// from two layers back, and a decoder layer without attention. Dropout 0.2.
+inline FconvConfig small_fconv_config() {
+  FconvConfig config;
+  config.encoder_embed_dim = 12;
+  config.encoder_layers = "[(8, 3)] * 2 + [(10, 2)]";
+  config.decoder_embed_dim = 12;
+  config.decoder_layers = "[(8, 3), (10, 2), (10, 1, 0), (8, 4, 2)]";
+  config.decoder_attention = "[True, False, True, True]";
+  config.decoder_out_embed_dim = 6;
+  config.dropout = 0.2;
+  config.max_positions = 32;
+  return config;
+}
 
 // A right-padded batch [B, max length] of random non-special tokens below `vocab`.
 inline torch::Tensor random_tokens(const std::vector<int64_t>& lengths, int64_t vocab) {

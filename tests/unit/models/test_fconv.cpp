@@ -26,22 +26,6 @@ namespace {
 
 constexpr int64_t kVocab = 50;
 
-// Small, and with everything the layer lists allow: an even kernel (asymmetric padding in the
-// encoder), width changes (residual projections), a 1x1 convolution, no residual, a residual from
-// two layers back, and a decoder layer without attention.
-FconvConfig small_config() {
-  FconvConfig config;
-  config.encoder_embed_dim = 12;
-  config.encoder_layers = "[(8, 3)] * 2 + [(10, 2)]";
-  config.decoder_embed_dim = 12;
-  config.decoder_layers = "[(8, 3), (10, 2), (10, 1, 0), (8, 4, 2)]";
-  config.decoder_attention = "[True, False, True, True]";
-  config.decoder_out_embed_dim = 6;
-  config.dropout = 0.2;
-  config.max_positions = 32;
-  return config;
-}
-
 torch::Tensor random_target(const std::vector<int64_t>& lengths) {
   auto target = test::random_tokens(lengths, kVocab);
   target.select(1, 0).fill_(kBosId);
@@ -58,7 +42,7 @@ std::string error_of(Fn&& fn) {
   return "(no error)";
 }
 
-// tests/data/fconv/golden.json: fairseq's own FConvEncoder/FConvDecoder (small_config()'s shape,
+// tests/data/fconv/golden.json: fairseq's own FConvEncoder/FConvDecoder (test::small_fconv_config()'s shape,
 // make_golden.py beside it says how), its parameters, logits, mean attention and the gradients of
 // sum(logits * R). fairseq's name -> ours, and fairseq's position row p + 1 -> our row p (its <pad>
 // is 1, positions start at 2; ours 0 and 1).
@@ -100,7 +84,7 @@ torch::Tensor shift_positions(const torch::Tensor& theirs) {
 TEST(FconvGolden, LogitsAttentionAndGradientsEqualFairseqs) {
   const auto golden = nlohmann::json::parse(test::read_file(MIXSEQ_TEST_DATA_DIR "/fconv/golden.json"));
   const int64_t vocab = golden["vocab"].get<int64_t>();
-  FconvModel model(small_config(), vocab);
+  FconvModel model(test::small_fconv_config(), vocab);
   auto parameters = model->named_parameters();
   ASSERT_EQ(parameters.size(), golden["parameters"].size());
   std::map<std::string, std::string> theirs_of;
@@ -206,20 +190,20 @@ TEST(Fconv, ParsesFairseqLayerExpressions) {
 }
 
 TEST(Fconv, BadConfigValuesNameTheirKeys) {
-  auto config = small_config();
+  auto config = test::small_fconv_config();
   config.share_input_output_embed = true;  // out 6 != embed 12
   EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.share_input_output_embed"),
             std::string::npos);
-  config = small_config();
+  config = test::small_fconv_config();
   config.decoder_attention = "False";
   EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.decoder_attention"), std::string::npos);
-  config = small_config();
+  config = test::small_fconv_config();
   config.dropout = 1.0;
   EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.dropout"), std::string::npos);
-  config = small_config();
+  config = test::small_fconv_config();
   config.encoder_layers = "[(8, 3)] * x";
   EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.encoder_layers"), std::string::npos);
-  FconvModel model(small_config(), kVocab);  // 32 positions: sentences up to 31 tokens
+  FconvModel model(test::small_fconv_config(), kVocab);  // 32 positions: sentences up to 31 tokens
   const auto long_source = at::full({1, 32}, 7, at::kLong);
   EXPECT_NE(error_of([&] { model->start(long_source, at::tensor({32}, at::kLong)); }).find("model.fconv.max_positions"),
             std::string::npos);
@@ -327,7 +311,7 @@ TEST(Fconv, GradMultiplyScalesOnlyTheGradient) {
 
 TEST(Fconv, IncrementalDecodingEqualsFullDecoding) {
   at::manual_seed(4);
-  FconvModel model(small_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 5};
   const auto source = test::random_tokens(lengths, kVocab);
@@ -357,7 +341,7 @@ TEST(Fconv, IncrementalDecodingEqualsFullDecoding) {
 
 TEST(Fconv, StepAfterSelectEqualsForwardOfTheSelectedRows) {
   at::manual_seed(5);
-  FconvModel model(small_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 4};
   const auto source = test::random_tokens(lengths, kVocab);
@@ -383,7 +367,7 @@ TEST(Fconv, StepAfterSelectEqualsForwardOfTheSelectedRows) {
 
 TEST(Fconv, SelectWithinSourcesEqualsSelect) {
   at::manual_seed(6);
-  FconvModel model(small_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 4};
   const auto source = test::random_tokens(lengths, kVocab);
@@ -396,7 +380,7 @@ TEST(Fconv, SelectWithinSourcesEqualsSelect) {
 // padding at the end does not reach the positions before it.
 TEST(Fconv, PaddingChangesNothing) {
   at::manual_seed(7);
-  FconvModel model(small_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kVocab);
   model->eval();
   const auto source = test::random_tokens({7, 3}, kVocab);
   const auto target = random_target({5, 5});
@@ -413,7 +397,7 @@ TEST(Fconv, PaddingChangesNothing) {
 // A decoder position sees no later target token.
 TEST(Fconv, DecoderIsCausal) {
   at::manual_seed(8);
-  FconvModel model(small_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kVocab);
   model->eval();
   const auto source = test::random_tokens({5}, kVocab);
   auto target = random_target({6});
@@ -427,7 +411,7 @@ TEST(Fconv, DecoderIsCausal) {
 }
 
 TEST(Fconv, SharedOutputEmbeddingIsTheTargetEmbedding) {
-  auto config = small_config();
+  auto config = test::small_fconv_config();
   config.decoder_out_embed_dim = config.decoder_embed_dim;
   config.share_input_output_embed = true;
   FconvModel model(config, kVocab);
@@ -446,7 +430,7 @@ TEST(Fconv, SharedOutputEmbeddingIsTheTargetEmbedding) {
 // table also the output projection (no bias). Its gradient sums all three uses: finite differences
 // on a row only the source uses, one only the target uses, one only the output reaches.
 TEST(Fconv, SharedEmbeddingsServeBothSidesAndTheOutput) {
-  auto config = small_config();
+  auto config = test::small_fconv_config();
   config.decoder_out_embed_dim = config.decoder_embed_dim;
   config.dropout = 0.0;
   config.share_all_embeddings = true;
@@ -520,7 +504,7 @@ TEST(Fconv, SharedEmbeddingsServeBothSidesAndTheOutput) {
   EXPECT_GT(tied_parameters["encoder_embedding.weight"].grad()[10].abs().sum().item<double>(), 0.0);
   EXPECT_EQ(tied_parameters["encoder_embedding.weight"].grad()[20].abs().sum().item<double>(), 0.0);
 
-  auto bad = small_config();
+  auto bad = test::small_fconv_config();
   bad.share_all_embeddings = true;  // decoder_out_embed_dim 6, embeddings 12
   EXPECT_NE(error_of([&] { FconvModel(bad, kVocab); }).find("model.fconv.share_all_embeddings"), std::string::npos);
 }
@@ -537,7 +521,7 @@ TEST(Fconv, OpenSeq2SeqPresetSharesFairseqsWmtLayersAtWidth512) {
 
 TEST(Fconv, TrainsUnderBf16Autocast) {
   at::manual_seed(9);
-  FconvModel model(small_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kVocab);
   const auto source = test::random_tokens({6, 4}, kVocab);
   const auto target = random_target({5, 5});
   const auto fp32 = model(source, at::tensor({6, 4}, at::kLong), target);

@@ -17,6 +17,7 @@
 #include "mixseq/quant/quantization_plan.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/int8_engine.h"
+#include "unit/models/model_test_support.h"
 
 namespace mixseq {
 namespace {
@@ -119,15 +120,8 @@ TEST(Int8Fconv, WeightNormalisedLinearRunsInt8WithinOneOutputStepOfSimulated) {
 }
 
 FconvModel small_model() {
-  FconvConfig config;
-  config.encoder_embed_dim = 12;
-  config.encoder_layers = "[(8, 3)] * 2 + [(10, 2)]";
-  config.decoder_embed_dim = 12;
-  config.decoder_layers = "[(8, 3), (10, 2), (10, 1, 0), (8, 4, 2)]";
-  config.decoder_attention = "[True, False, True, True]";
-  config.decoder_out_embed_dim = 6;
+  auto config = test::small_fconv_config();
   config.dropout = 0.0;
-  config.max_positions = 32;
   at::manual_seed(6);
   FconvModel model(config, kVocab);
   model->eval();
