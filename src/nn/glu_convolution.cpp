@@ -48,10 +48,10 @@ torch::Tensor GluConvolutionImpl::forward(const torch::Tensor& x, int64_t paddin
   for (int64_t k = 0; k < kernel_width_; ++k) shifted.push_back(input.narrow(0, k, out_length));
   const auto windows = kernel_width_ == 1 ? input : at::cat(shifted, 2);                 // [T', B, K I]
   const auto rows = windows.reshape({out_length * batch, -1});                           // [T' B, K I]
-  const bool quantization = product_->observed() || product_->quantization().precision != LinearPrecision::kFloat;
-  const auto y = quantization ? product_(rows)
-                              : at::addmm(bias.to(dtype), rows,
-                                          weight().to(dtype).reshape({kernel_width_ * in_channels_, -1}));  // [T' B, 2O]
+  const auto y = product_->quantized_or_observed()
+                     ? product_(rows)
+                     : at::addmm(bias.to(dtype), rows, weight().to(dtype).reshape({kernel_width_ * in_channels_, -1}));
+  // y: [T' B, 2O]
   return at::glu(y.view({out_length, batch, -1}), 2);                                    // [T', B, O]
 }
 

@@ -26,7 +26,7 @@ WeightNormLinearImpl::WeightNormLinearImpl(const WeightNormLinearOptions& option
 torch::Tensor WeightNormLinearImpl::weight() const { return at::_weight_norm(weight_v, weight_g, 0); }
 
 torch::Tensor WeightNormLinearImpl::forward(const torch::Tensor& x) {
-  if (product_->observed() || product_->quantization().precision != LinearPrecision::kFloat) return product_(x);
+  if (product_->quantized_or_observed()) return product_(x);
   return at::linear(x, weight(), bias);
 }
 

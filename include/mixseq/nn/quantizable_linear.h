@@ -78,6 +78,9 @@ class QuantizableLinearImpl : public torch::nn::Module {
   using Observer = std::function<void(const torch::Tensor& input, const torch::Tensor& output)>;
   void set_observer(Observer observer) { observer_ = std::move(observer); }
   bool observed() const { return static_cast<bool>(observer_); }
+  // Observed or not in float: an owner with a float path of its own (a weight-normalised layer)
+  // must run through this layer.
+  bool quantized_or_observed() const { return observed() || quantization_.precision != LinearPrecision::kFloat; }
 
   torch::Tensor weight;  // [N, K]
   torch::Tensor bias;    // [N], or undefined without bias
