@@ -14,6 +14,7 @@
 #include "mixseq/util/mapped_file.h"
 #include "mixseq/util/output_file.h"
 #include "mixseq/util/zip_integrity.h"
+#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -473,7 +474,7 @@ void load_optimizer_state(const std::string& path, torch::optim::Optimizer& opti
     torch::serialize::InputArchive optimizer_state;
     if (!has_checksums) {
       MIXSEQ_CHECK(archive.try_read("optimizer", optimizer_state), no_state);
-      optimizer.load(optimizer_state);
+      compat::keeping_param_group_options(optimizer, [&] { optimizer.load(optimizer_state); });
       return;
     }
     torch::Tensor bytes;
@@ -485,7 +486,7 @@ void load_optimizer_state(const std::string& path, torch::optim::Optimizer& opti
                  "' is corrupt: its optimizer state does not match the checksum saved with it; ", kUseAnother,
                  " to resume");
     optimizer_state.load_from(data, size, torch::kCPU);
-    optimizer.load(optimizer_state);
+    compat::keeping_param_group_options(optimizer, [&] { optimizer.load(optimizer_state); });
   });
 }
 

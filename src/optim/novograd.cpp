@@ -116,7 +116,8 @@ void Novograd::save(torch::serialize::OutputArchive& archive) const {
 }
 
 void Novograd::load(torch::serialize::InputArchive& archive) {
-  torch::optim::serialize<NovogradParamState, NovogradOptions>(archive, *this);
+  compat::keeping_param_group_options(
+      *this, [&] { torch::optim::serialize<NovogradParamState, NovogradOptions>(archive, *this); });
 }
 
 }  // namespace mixseq

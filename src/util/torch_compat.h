@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #define MIXSEQ_TORCH_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
@@ -89,6 +90,20 @@ typename StateMap::key_type optimizer_state_key(const StateMap& /*state*/, const
   } else {
     return parameter.unsafeGetTensorImpl();
   }
+}
+
+// Loading an optimizer's state: LibTorch 1.13 keeps the options its parameter groups were built
+// with; later versions copy the saved options over them (torch/optim/serialize.h,
+// `current_options = saved_options`), so on the GPU machine a resume silently took the checkpoint's
+// betas, weight decay or amsgrad over the run's configuration. `keeping_param_group_options(
+// optimizer, load)` runs `load` and gives every group back the options it had before, on both: the
+// configuration decides, and the learning rate is the schedule's at every step anyway.
+template <typename Optimizer, typename Load>
+void keeping_param_group_options(Optimizer& optimizer, Load&& load) {
+  std::vector<decltype(optimizer.param_groups()[0].options().clone())> built;
+  for (auto& group : optimizer.param_groups()) built.push_back(group.options().clone());
+  load();
+  for (size_t i = 0; i < built.size(); ++i) optimizer.param_groups()[i].set_options(std::move(built[i]));
 }
 
 }  // namespace mixseq::compat

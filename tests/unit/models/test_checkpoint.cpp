@@ -11,6 +11,7 @@
 
 #include "mixseq/util/error.h"
 #include "test_support.h"
+#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -154,6 +155,36 @@ TEST(Checkpoint, RoundTripsContentsWeightsAndOptimizer) {
   optimizer.step();
   restored_optimizer.step();
   EXPECT_TRUE(restored->weight.equal(model->weight));
+}
+
+// A resume takes the optimizer's moments from the checkpoint and its options from the run's
+// configuration: LibTorch after 1.13 copies the saved options over the built ones
+// (torch/optim/serialize.h), which compat::keeping_param_group_options undoes.
+TEST(Checkpoint, ResumedOptimizerKeepsTheOptionsItWasBuiltWith) {
+  test::TempDir dir;
+  const auto path = dir.path("checkpoint_last.pt");
+  torch::manual_seed(3);
+  torch::nn::Linear model(3, 2);
+  torch::optim::Adam optimizer(model->parameters(), torch::optim::AdamOptions(1e-3).betas({0.9, 0.98}));
+  model->forward(torch::randn({4, 3})).sum().backward();
+  optimizer.step();
+  save_checkpoint(path, sample_contents(), *model, &optimizer);
+
+  torch::optim::Adam resumed(model->parameters(),
+                             torch::optim::AdamOptions(5e-4).betas({0.8, 0.9}).weight_decay(0.01).amsgrad(true));
+  load_optimizer_state(path, resumed);
+  const auto& options = static_cast<const torch::optim::AdamOptions&>(resumed.param_groups()[0].options());
+  EXPECT_EQ(options.lr(), 5e-4);
+  EXPECT_EQ(options.betas(), std::make_tuple(0.8, 0.9));
+  EXPECT_EQ(options.weight_decay(), 0.01);
+  EXPECT_TRUE(options.amsgrad());
+  const auto key = compat::optimizer_state_key(resumed.state(), model->weight);
+  const auto& saved = static_cast<const torch::optim::AdamParamState&>(
+      *optimizer.state().at(compat::optimizer_state_key(optimizer.state(), model->weight)));
+  const auto& loaded = static_cast<const torch::optim::AdamParamState&>(*resumed.state().at(key));
+  EXPECT_TRUE(loaded.exp_avg().equal(saved.exp_avg()));
+  EXPECT_TRUE(loaded.exp_avg_sq().equal(saved.exp_avg_sq()));
+  EXPECT_EQ(loaded.step(), 1);
 }
 
 TEST(Checkpoint, CarriedStateRoundTripsAndIsChecksummed) {
