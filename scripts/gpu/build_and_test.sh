@@ -18,6 +18,8 @@
 #   MIXSEQ_GPU_DEADLINE  seconds from the start after which no new step starts and ctest is
 #                        stopped (default 3000)
 #   MIXSEQ_GPU_SKIP_TESTS=1  steps 1 and 2 only
+#   MIXSEQ_GPU_TARGETS="t1 t2 ..."  a short rerun: build only these targets, skip step 2's checks,
+#                        then run ctest with the arguments given (say -R 'test_text|test_optim')
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 start=$(date +%s)
@@ -72,10 +74,51 @@ export LD_LIBRARY_PATH="$arch_libs:$torch_libs:${LD_LIBRARY_PATH:-}"
 export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}"
 
 build_log="$logs/build.log"
+# The compiler must link libstdc++.so.6, not the static libstdc++.a: with the archive every program
+# and libmixseq.so carry their own copy of libstdc++ (its own std::cerr, which the SentencePiece
+# module refuses, and its own std::filesystem). On the 2026-11-28 machine CMake's compiler,
+# /opt/gcc/bin/g++, did just that (test_text and libmixseq.so defined std::cerr and
+# std::filesystem::remove_all, no program needed libstdc++.so.6). A one-line program shows which
+# one the compiler takes; where it is the archive, every link names the system's libstdc++.so.6
+# ahead of everything else (a folder searched first holds a link to it): its definitions then
+# leave nothing for the archive to supply, whether the compiler's libstdc++.so was missing or its
+# specs said -static-libstdc++.
+cxx=${CXX:-$(command -v g++)}
+probe=/tmp/mixseq-stdcxx
+mkdir -p "$probe"
+printf '#include <iostream>\nint main() { std::cerr << ""; }\n' > "$probe/probe.cpp"
+linker_flags=()
+{
+  echo "compiler: $cxx ($(readlink -f "$cxx")); its libstdc++.so: $("$cxx" -print-file-name=libstdc++.so)"
+  ls -la "$(dirname "$("$cxx" -print-libgcc-file-name)")" | grep -E 'libstdc|libgomp' || true
+  "$cxx" -o "$probe/probe" "$probe/probe.cpp" && readelf -d "$probe/probe" | grep NEEDED
+  if ! readelf -d "$probe/probe" | grep -q 'libstdc++\.so'; then
+    system_stdcxx=$(ldconfig -p | awk '/libstdc\+\+\.so\.6 .*x86-64/ {print $NF; exit}')
+    echo "the compiler links libstdc++ statically; pointing the linker at $system_stdcxx"
+    ln -sfn "$system_stdcxx" "$probe/libstdc++.so"
+    flags="-L$probe -Wl,--push-state,--no-as-needed,-lstdc++,--pop-state"
+    linker_flags=(-DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags"
+                  -DCMAKE_MODULE_LINKER_FLAGS="$flags")
+    # shellcheck disable=SC2086  # the flags are split on purpose
+    "$cxx" $flags -o "$probe/probe" "$probe/probe.cpp" && readelf -d "$probe/probe" | grep NEEDED
+    echo "the probe defines $(nm --defined-only "$probe/probe" | grep -c ' T _ZNS') libstdc++ functions itself"
+  fi
+} > "$logs/toolchain.txt" 2>&1
+cat "$logs/toolchain.txt" >> "$summary"
 # The Python module needs Debian's python3 and pybind11-dev, which the machine lacks.
 step configure "$build_log" 300 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$cxx" "${linker_flags[@]}" \
   -DMIXSEQ_BUILD_PYTHON=OFF -DCMAKE_PREFIX_PATH="$torch_cmake;$deps/usr" -DCMAKE_LIBRARY_PATH="$arch_libs" \
   || { grep -E "Error|error" "$build_log" | head -40 >> "$summary"; exit 1; }
+if [[ -n ${MIXSEQ_GPU_TARGETS:-} ]]; then
+  # shellcheck disable=SC2086  # the list is split into targets on purpose
+  step build_targets "$build_log" 1800 cmake --build "$build_dir" --target $MIXSEQ_GPU_TARGETS -- -k 0 -j "$(nproc)"
+  grep -E "error:|undefined reference|FAILED" "$build_log" | head -60 >> "$summary"
+  step ctest "$logs/test.log" 1800 ctest --test-dir "$build_dir" --output-on-failure -j 8 "$@"
+  grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|Not Run" "$logs/test.log" >> "$summary" 2>/dev/null
+  echo "total: $(($(date +%s) - start)) s" >> "$summary"
+  exit 0
+fi
 step build_command "$build_log" 1800 cmake --build "$build_dir" --target mixseq -- -k 0 -j "$(nproc)"
 built=$?
 if ((built != 0)); then
