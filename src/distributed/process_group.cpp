@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mixseq/util/error.h"
+#include "util/torch_compat.h"
 
 namespace mixseq {
 
@@ -144,7 +145,11 @@ ProcessGroup::ProcessGroup(const LaunchEnvironment& env, const c10::Device& devi
   }
 }
 
-ProcessGroup::~ProcessGroup() = default;
+ProcessGroup::~ProcessGroup() {
+#ifdef MIXSEQ_WITH_NCCL
+  if (impl_->nccl) compat::shut_down(*impl_->nccl);
+#endif
+}
 
 int64_t ProcessGroup::collectives_started() const { return impl_->started; }
 

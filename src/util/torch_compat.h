@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #define MIXSEQ_TORCH_AT_LEAST(major, minor) \
@@ -104,6 +105,27 @@ void keeping_param_group_options(Optimizer& optimizer, Load&& load) {
   for (auto& group : optimizer.param_groups()) built.push_back(group.options().clone());
   load();
   for (size_t i = 0; i < built.size(); ++i) optimizer.param_groups()[i].set_options(std::move(built[i]));
+}
+
+// PyTorch 2.x's c10d NCCL group wants shutdown() before it is destroyed: without it the
+// destructor warns that destroy_process_group() was not called and may leak its communicators
+// (seen at the exit of every NCCL run on the GPU machine); 1.13's group has no shutdown(). Chosen
+// by whether the member exists, as above. Never throws: it runs from a destructor.
+namespace detail {
+template <typename Group, typename = void>
+struct has_shutdown : std::false_type {};
+template <typename Group>
+struct has_shutdown<Group, std::void_t<decltype(std::declval<Group&>().shutdown())>> : std::true_type {};
+}  // namespace detail
+
+template <typename Group>
+void shut_down(Group& group) noexcept {
+  if constexpr (detail::has_shutdown<Group>::value) {
+    try {
+      group.shutdown();
+    } catch (...) {  // the program is leaving the group either way
+    }
+  }
 }
 
 }  // namespace mixseq::compat
