@@ -276,19 +276,6 @@ TrainWorkload language_model_workload(const BenchArguments& arguments, Precision
   return workload;
 }
 
-// One JSON line per operator: its self time per step (or batch) and share of the wall time.
-// Profiling slows the run down; the figures of a profiled run are for the shares.
-void print_profile(OperatorProfile& profile, int64_t count, double seconds, int64_t repetitions) {
-  for (const auto& op : profile.top(static_cast<size_t>(count)))
-    std::cout << nlohmann::json{{"bench", "profile"},
-                                {"op", op.name},
-                                {"self_ms_per_repetition", op.self_ms / static_cast<double>(repetitions)},
-                                {"calls_per_repetition", static_cast<double>(op.calls) / static_cast<double>(repetitions)},
-                                {"share_of_wall_time", op.self_ms / (seconds * 1e3)}}
-                     .dump()
-              << '\n';
-}
-
 SpeechBenchArguments speech_arguments(const BenchArguments& arguments, int64_t steps) {
   SpeechBenchArguments speech;
   speech.config = arguments.config;
@@ -299,6 +286,7 @@ SpeechBenchArguments speech_arguments(const BenchArguments& arguments, int64_t s
   speech.warmup = arguments.warmup_steps;
   speech.precision = arguments.precision;
   speech.device = arguments.device;
+  speech.profile_top = arguments.profile_top;
   return speech;
 }
 
@@ -397,7 +385,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
     record["tgt_tok_per_s"] = static_cast<double>(target_tokens * world_size) / seconds;
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
-  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 
@@ -465,7 +453,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
-  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.batches);
+  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.batches);
   return 0;
 }
 
@@ -519,7 +507,7 @@ int bench_eval(const BenchArguments& arguments, int threads) {
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   std::cout << record.dump() << std::endl;
-  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 
@@ -648,7 +636,7 @@ void add_bench_command(CLI::App& app, CommandTable& table) {
     command->add_option("-c,--config", arguments->config,
                         "A training config (configs/bench/*.yaml): its model section instead of the shape flags; "
                         "speech recognizers also take its optimizer and features (random frames and transcripts)");
-  for (auto* command : {train, translate, eval, synthesize})
+  for (auto* command : {train, translate, eval, transcribe, synthesize})
     command->add_option("--profile", arguments->profile_top,
                         "Also print the N operators with the most self time (LibTorch's profiler; slows the run)")
         ->check(at_least(0));

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <memory>
 
 #include "mixseq/criteria/ctc_loss.h"
 #include "mixseq/decode/ctc_decoding.h"
@@ -17,6 +18,7 @@
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
+#include "operator_profile.h"
 
 namespace mixseq::cli {
 namespace {
@@ -94,10 +96,12 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
   bench.model->train();
   double loss_sum = 0;
   int64_t frames = 0;
+  std::unique_ptr<OperatorProfile> profile;
   auto start = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < arguments.warmup + arguments.steps; ++step) {
     if (step == arguments.warmup) {
       synchronize(bench.device);
+      if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
     const RandomBatch& batch = batches[static_cast<size_t>(step % 4)];
@@ -130,6 +134,7 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
                  {"audio_sec_per_s", static_cast<double>(frames) * hop / seconds},
                  {"loss", loss_sum / static_cast<double>(arguments.steps)}});
   std::cout << record.dump() << std::endl;
+  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 
@@ -139,10 +144,12 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
   torch::NoGradGuard no_grad;
   const RandomBatch batch = random_batch(arguments, bench, bench.device);
   int64_t frames = 0, symbols = 0;
+  std::unique_ptr<OperatorProfile> profile;
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) {
     if (i == arguments.warmup) {
       synchronize(bench.device);
+      if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
     if (bench.device.is_cpu()) adapt_threads_to_load();  // as transcribe does each batch
@@ -170,6 +177,7 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
                  {"real_time_factor", seconds / (static_cast<double>(frames) * hop)},
                  {"symbols_out", symbols}});
   std::cout << record.dump() << std::endl;
+  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 

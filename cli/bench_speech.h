@@ -23,6 +23,7 @@ struct SpeechBenchArguments {
   std::string precision = "fp32";
   std::string device = "auto";
   int64_t seed = 1;
+  int64_t profile_top = 0;      // print the N operators with the most self time; 0 = no profiling
 };
 
 int bench_speech_train(const SpeechBenchArguments& arguments, int threads);

@@ -86,18 +86,6 @@ void synchronize(const torch::Device& device) {
 #endif
 }
 
-// One JSON line per operator, as bench_command.cpp's other benchmarks print them.
-void print_profile(OperatorProfile& profile, int64_t count, double seconds, int64_t repetitions) {
-  for (const auto& op : profile.top(static_cast<size_t>(count)))
-    std::cout << nlohmann::json{{"bench", "profile"},
-                                {"op", op.name},
-                                {"self_ms_per_repetition", op.self_ms / static_cast<double>(repetitions)},
-                                {"calls_per_repetition", static_cast<double>(op.calls) / static_cast<double>(repetitions)},
-                                {"share_of_wall_time", op.self_ms / (seconds * 1e3)}}
-                     .dump()
-              << '\n';
-}
-
 void check_shape(const SynthesisBenchArguments& arguments) {
   MIXSEQ_CHECK(arguments.batch >= 1 && arguments.text_len >= 1 && arguments.mel_len >= 2,
                "bench: needs --batch >= 1, --text-len >= 1 and --mel-len >= 2");
@@ -158,7 +146,7 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
                  {"decoder_steps_per_s", static_cast<double>(arguments.steps * arguments.mel_len) / seconds},
                  {"loss", loss_sum / static_cast<double>(arguments.steps)}});
   std::cout << record.dump() << std::endl;
-  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 
@@ -205,7 +193,7 @@ int bench_synthesis_synthesize(const SynthesisBenchArguments& arguments, int thr
                  {"decoder_steps_per_s", static_cast<double>(steps) / seconds},
                  {"mel_frames_per_s", static_cast<double>(frames) / seconds}});
   std::cout << record.dump() << std::endl;
-  if (profile) print_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 
 namespace mixseq::cli {
@@ -55,6 +56,17 @@ std::vector<OperatorTime> OperatorProfile::top(size_t count) {
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.self_ms > b.self_ms; });
   if (ranked.size() > count) ranked.resize(count);
   return ranked;
+}
+
+void print_operator_profile(OperatorProfile& profile, int64_t count, double seconds, int64_t repetitions) {
+  for (const auto& op : profile.top(static_cast<size_t>(count)))
+    std::cout << nlohmann::json{{"bench", "profile"},
+                                {"op", op.name},
+                                {"self_ms_per_repetition", op.self_ms / static_cast<double>(repetitions)},
+                                {"calls_per_repetition", static_cast<double>(op.calls) / static_cast<double>(repetitions)},
+                                {"share_of_wall_time", op.self_ms / (seconds * 1e3)}}
+                     .dump()
+              << '\n';
 }
 
 }  // namespace mixseq::cli

@@ -34,4 +34,9 @@ class OperatorProfile {
   std::unique_ptr<torch::autograd::profiler::RecordProfile> recording_;
 };
 
+// Prints top(count) as one JSON line per operator: its self time per repetition (a step or a
+// batch of the benchmark), calls per repetition and share of the wall time `seconds` that the
+// `repetitions` took. Profiling slows the run down; the figures of a profiled run are for the shares.
+void print_operator_profile(OperatorProfile& profile, int64_t count, double seconds, int64_t repetitions);
+
 }  // namespace mixseq::cli
