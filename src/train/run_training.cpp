@@ -103,6 +103,15 @@ TrainSummary run_training(TrainingSession& session, RunSchedule& schedule, Train
   std::vector<double> lr_scales;  // of the optimizer's groups (the task's parameter_groups)
   for (const auto& group : task.parameter_groups()) lr_scales.push_back(group.lr_scale);
   task.model().train();
+  // A finished run resumed: say why nothing happens. A schedule sized to train.max_time has decayed
+  // to its end and is not reopened; otherwise train.max_epochs and train.max_steps decide.
+  if (progress.step > 0 && progress.step >= schedule.total_steps() && session.parallel().leader())
+    log_info("train: the resumed run has made all of its ", schedule.total_steps(), " updates",
+             options.max_time > 0 && !progress.schedule_pace.empty()
+                 ? " (its schedule was sized to train.max_time when it ran; a schedule whose learning rate has "
+                   "decayed is not reopened, so a larger train.max_time, max_steps or max_epochs does not extend it)"
+                 : " (all that train.max_epochs and train.max_steps allow)",
+             "; nothing to train: start a new run to train further");
   while (progress.step < schedule.total_steps() && !stopping) {
     task.start_epoch(progress);
     bool time_is_up = false;

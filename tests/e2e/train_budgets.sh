@@ -90,6 +90,18 @@ lr_after=$(lr_by_step "$work/resumed_2.log" | awk 'NR == 1 { print $2 }')
 awk -v a="$lr_before" -v b="$lr_after" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * a) }' ||
   { echo "FAIL: update $resumed_step had lr $lr_before before the kill and $lr_after after resuming"; exit 1; }
 
+# A finished run resumed: with the same train.max_steps it trains no more and says why; with a
+# larger one it goes on to it.
+"${train[@]}" --train.run_dir "$work/stepped" --train.max_epochs 0 --train.max_steps 5 2>"$work/stepped_1.log"
+"${train[@]}" --train.run_dir "$work/stepped" --train.max_epochs 0 --train.max_steps 5 --resume 2>"$work/stepped_2.log"
+grep -q "the resumed run has made all of its 5 updates (all that train.max_epochs and train.max_steps allow)" \
+  "$work/stepped_2.log" || { tail -5 "$work/stepped_2.log"; echo "FAIL: a finished run resumed said nothing"; exit 1; }
+grep -q "| lr " "$work/stepped_2.log" && { echo "FAIL: the finished run trained again"; exit 1; }
+"${train[@]}" --train.run_dir "$work/stepped" --train.max_epochs 0 --train.max_steps 8 --resume 2>"$work/stepped_3.log"
+[ "$(lr_by_step "$work/stepped_3.log" | awk 'END { print $1 }')" = 8 ] ||
+  { tail -5 "$work/stepped_3.log"; echo "FAIL: resumed with train.max_steps 8, the run did not go on to update 8"; exit 1; }
+grep -q "the resumed run has made all" "$work/stepped_3.log" && { echo "FAIL: the message came with more to train"; exit 1; }
+
 if "${train[@]}" --train.run_dir "$work/missed" --train.max_epochs 1 --train.target_bleu 99 2>"$work/missed.log"; then
   echo "FAIL: a run that missed train.target_bleu exited 0"; exit 1
 fi
