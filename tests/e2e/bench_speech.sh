@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `mixseq bench train/transcribe -c` for speech recognizers: configs/bench/jasper.yaml and ds2.yaml
-# (the peer harness's architectures, 8,923,677 and 3,266,592 parameters) at a tiny shape give one
-# JSON line with params, frames_per_s and audio_sec_per_s, which agree with the timed work; --profile
-# adds one line per operator.
+# `mixseq bench` for speech models (-c CONFIG): recognizers' train/transcribe at
+# configs/bench/jasper.yaml and ds2.yaml (the peer harness's architectures, 8,923,677 and 3,266,592
+# parameters) and synthesizers' train/synthesize at configs/bench/tacotron2.yaml (7,267,713) and the
+# small preset, each at a tiny shape: one JSON line with params and the throughput figures, which
+# agree with the timed work; --profile adds one line per operator; synthesize runs exactly --mel-len
+# decoder steps.
 #   bench_speech.sh <mixseq> <work dir> <source dir>
 set -euo pipefail
 mixseq=$1
@@ -40,5 +42,30 @@ for preset, (model, params, optimizer) in expected.items():
     assert shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1.0 + 1e-6, shares
 PY
 expect "bench transcribe: -c CONFIG names the speech recognizer's config" bench transcribe --batches 1
+
+# Speech synthesizers.
+"$mixseq" --threads 1 bench train -c "$src/configs/bench/tacotron2.yaml" --batch 2 --text-len 8 --mel-len 6 \
+  --steps 1 --warmup-steps 1 --precision fp32 >train.json
+"$mixseq" --threads 1 bench synthesize -c "$src/configs/bench/tacotron2.yaml" --batch 1 --text-len 8 --mel-len 7 \
+  --batches 2 --warmup-batches 0 --precision fp32 >synthesize.json
+"$mixseq" --threads 1 bench synthesize -c "$src/configs/tacotron2_small.yaml" --batch 2 --text-len 5 --mel-len 4 \
+  --batches 1 --warmup-batches 0 >small.json
+python3 - <<'PY'
+import json
+train = json.loads(open("train.json").readline())
+synth = json.loads(open("synthesize.json").readline())
+small = json.loads(open("small.json").readline())
+for record in (train, synth):
+    assert record["model"] == "tacotron2" and record["params"] == 7267713, record
+assert train["bench"] == "train" and train["mel_frames_per_s"] > 0 and train["optimizer"] == "adam", train
+assert train["clip"] == 1.0, train
+assert synth["bench"] == "synthesize" and synth["decoder_steps_per_s"] > 0, synth
+# 2 calls of exactly 7 steps at batch 1: steps/s and frames/s agree, and match ms_per_batch.
+assert abs(synth["decoder_steps_per_s"] - 7 * 1000 / synth["ms_per_batch"]) < 1e-6 * synth["decoder_steps_per_s"], synth
+assert abs(small["mel_frames_per_s"] - 2 * small["decoder_steps_per_s"]) < 1e-6 * small["mel_frames_per_s"], small
+assert small["params"] < train["params"] / 2, small
+PY
+expect "bench synthesize: -c CONFIG names the speech synthesizer's config" bench synthesize --batches 1
+expect "bench train: -c CONFIG names the speech synthesizer's training config" bench train --model tacotron2 --steps 1
 [ "$failures" -eq 0 ] || exit 1
-echo "PASS: bench train/transcribe -c print their JSON lines for Jasper and DeepSpeech2, with --profile"
+echo "PASS: bench train/transcribe/synthesize -c print their JSON lines for Jasper, DeepSpeech2 and Tacotron 2"
