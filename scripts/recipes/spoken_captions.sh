@@ -29,9 +29,7 @@ fi
 cut -f2 "$work/speech/valid.tsv" >"$work/valid.ref"
 "$mixseq" transcribe -c "$run/checkpoint_best.pt" -i "$work/speech/valid.tsv" -o "$work/valid.greedy.hyp"
 # A word trigram of every training caption (the validation captions are not among them).
-irstlm add-start-end <"$work/speech/lm_train.txt" >"$work/lm_train.se"
-irstlm build-lm -i "$work/lm_train.se" -n 3 -k 1 -o "$work/captions.ilm.gz" >/dev/null 2>&1
-irstlm compile-lm "$work/captions.ilm.gz" --text=yes "$work/captions.arpa" >/dev/null 2>&1
+"$here/scripts/recipes/tools/word_lm.sh" 3 "$work/speech/lm_train.txt" "$work/captions.arpa"
 "$mixseq" transcribe -c "$run/checkpoint_best.pt" -i "$work/speech/valid.tsv" -o "$work/valid.lm.hyp" \
   --beam-size "${BEAM:-32}" --lm "$work/captions.arpa" --lm-weight "${ALPHA:-0.8}" --word-bonus "${BETA:-1.0}"
 echo "flite voices, greedy:"
