@@ -41,9 +41,8 @@ echo "held-out speaker $held_out:"
 "$mixseq" wer "$run/valid.ref" -i "$run/valid.hyp"
 "$mixseq" wer "$run/valid.ref" -i "$run/valid.hyp" --cer
 # A word bigram of every training transcript (the held-out speaker's are not among them).
-cut -f2 "$train_manifest" | irstlm add-start-end >"$run/lm_train.se"
-irstlm build-lm -i "$run/lm_train.se" -n 2 -k 1 -o "$run/digits.ilm.gz" >/dev/null 2>&1
-irstlm compile-lm "$run/digits.ilm.gz" --text=yes "$run/digits.arpa" >/dev/null 2>&1
+cut -f2 "$train_manifest" >"$run/lm_train.txt"
+"$here/scripts/recipes/tools/word_lm.sh" 2 "$run/lm_train.txt" "$run/digits.arpa"
 "$mixseq" transcribe -c "$run/checkpoint_best.pt" -i "$data/fsdd/valid.tsv" -o "$run/valid.lm.hyp" \
   --beam-size "${BEAM:-16}" --lm "$run/digits.arpa" --lm-weight "${ALPHA:-0.5}" --word-bonus "${BETA:-1.0}"
 echo "held-out speaker $held_out, beam ${BEAM:-16} with the digit bigram (alpha ${ALPHA:-0.5}, beta ${BETA:-1.0}):"
