@@ -47,6 +47,15 @@ step() {
   return $rc
 }
 
+# run_tests [ctest arguments]: the unit suites, or the tests the arguments name, stopped at the
+# deadline; their tally and the total time go to the summary.
+run_tests() {
+  if (($# == 0)); then set -- -L unit; fi
+  step ctest "$logs/test.log" 1800 ctest --test-dir "$build_dir" --output-on-failure -j 8 "$@"
+  grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|Not Run" "$logs/test.log" >> "$summary" 2>/dev/null
+  echo "total: $(($(date +%s) - start)) s" >> "$summary"
+}
+
 deps=/tmp/mixseq-deps
 rm -rf "$deps" && mkdir -p "$deps"
 for deb in .gpu-debs/*.deb; do dpkg-deb -x "$deb" "$deps"; done
@@ -114,9 +123,7 @@ if [[ -n ${MIXSEQ_GPU_TARGETS:-} ]]; then
   # shellcheck disable=SC2086  # the list is split into targets on purpose
   step build_targets "$build_log" 1800 cmake --build "$build_dir" --target $MIXSEQ_GPU_TARGETS -- -k 0 -j "$(nproc)"
   grep -E "error:|undefined reference|FAILED" "$build_log" | head -60 >> "$summary"
-  step ctest "$logs/test.log" 1800 ctest --test-dir "$build_dir" --output-on-failure -j 8 "$@"
-  grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|Not Run" "$logs/test.log" >> "$summary" 2>/dev/null
-  echo "total: $(($(date +%s) - start)) s" >> "$summary"
+  run_tests "$@"
   exit 0
 fi
 step build_command "$build_log" 1800 cmake --build "$build_dir" --target mixseq -- -k 0 -j "$(nproc)"
@@ -187,7 +194,4 @@ elif [[ -z ${MIXSEQ_GPU_SKIP_TESTS:-} ]]; then
 fi
 [[ -n ${MIXSEQ_GPU_SKIP_TESTS:-} ]] && { echo "tests: skipped (MIXSEQ_GPU_SKIP_TESTS)" >> "$summary"; exit 0; }
 
-if (($# == 0)); then set -- -L unit; fi
-step ctest "$logs/test.log" 1800 ctest --test-dir "$build_dir" --output-on-failure -j 8 "$@"
-grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|Not Run" "$logs/test.log" >> "$summary" 2>/dev/null
-echo "total: $(($(date +%s) - start)) s" >> "$summary"
+run_tests "$@"
