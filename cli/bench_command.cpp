@@ -29,7 +29,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
-#include <torch/cuda.h>
 
 #include <chrono>
 #include <iostream>
@@ -37,6 +36,7 @@
 #include <memory>
 #include <vector>
 
+#include "bench_clock.h"
 #include "bench_speech.h"
 #include "bench_synthesis.h"
 #include "commands.h"
@@ -177,10 +177,6 @@ TranslationBatch random_batch(const BenchArguments& arguments) {
   batch.target_output = at::cat({target, eos}, 1);                               // [B, T + 1]
   batch.source_tokens = batch.target_tokens = B * (S + 1);
   return batch;
-}
-
-void synchronize(const torch::Device& device) {
-  if (device.is_cuda()) torch::cuda::synchronize();
 }
 
 nlohmann::json common_fields(const BenchArguments& arguments, const torch::nn::Module& model,
@@ -343,7 +339,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
   const int64_t update_tokens = workload.rank_update_tokens * world_size;  // every rank's batch has as many
   const auto& forward_loss = workload.forward_loss;
   for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(1, forward_loss, update_tokens);
-  synchronize(device);
+  wait_for_device(device);
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
   int64_t tokens = 0, target_tokens = 0;
@@ -355,7 +351,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
     target_tokens += result.target_tokens;
     if (reducer) allreduce_wait_ms += reducer->last_stats().wait_ms;
   }
-  synchronize(device);
+  wait_for_device(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (launch.rank != 0) return 0;
   auto record = common_fields(arguments, *model, device, precision, threads);
@@ -429,12 +425,12 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   std::vector<TranslationBatch> batches;
   for (int64_t i = 0; i < batch_count + workers; ++i) batches.push_back(random_batch(arguments).to(device));
   run_on_workers(workers, workers, [&](int64_t i) { run(batches[static_cast<size_t>(batch_count + i)]); });  // warm-up
-  synchronize(device);
+  wait_for_device(device);
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
   auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
   run_on_workers(batch_count, workers, [&](int64_t i) { run(batches[static_cast<size_t>(i)]); });
-  synchronize(device);
+  wait_for_device(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double sentences = static_cast<double>(batch_count * arguments.batch);
   auto record = common_fields(arguments, *model, device, precision, threads);
@@ -485,12 +481,12 @@ int bench_eval(const BenchArguments& arguments, int threads) {
     return loss.nll_sum;
   };
   for (int64_t i = 0; i < arguments.warmup_steps; ++i) run();
-  synchronize(device);
+  wait_for_device(device);
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
   auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
   for (int64_t i = 0; i < arguments.steps; ++i) nll += run();
-  synchronize(device);
+  wait_for_device(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double tokens = static_cast<double>(arguments.steps * arguments.batch * length);
   auto record = common_fields(arguments, *model, device, precision, threads);

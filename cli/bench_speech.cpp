@@ -18,6 +18,7 @@
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
+#include "bench_clock.h"
 #include "operator_profile.h"
 
 namespace mixseq::cli {
@@ -78,14 +79,6 @@ nlohmann::json common(const SpeechBenchArguments& arguments, const Bench& bench,
           {"blas_core", choose_cpu_kernels().blas_core}};
 }
 
-void synchronize(const torch::Device& device) {
-#ifdef MIXSEQ_WITH_CUDA
-  if (device.is_cuda()) torch::cuda::synchronize();
-#else
-  (void)device;
-#endif
-}
-
 }  // namespace
 
 int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
@@ -100,7 +93,7 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
   auto start = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < arguments.warmup + arguments.steps; ++step) {
     if (step == arguments.warmup) {
-      synchronize(bench.device);
+      wait_for_device(bench.device);
       if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
@@ -121,7 +114,7 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
       frames += arguments.batch * arguments.frames;
     }
   }
-  synchronize(bench.device);
+  wait_for_device(bench.device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto record = common(arguments, bench, threads);
   const double hop = bench.config.speech.hop_ms / 1000.0;
@@ -148,7 +141,7 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) {
     if (i == arguments.warmup) {
-      synchronize(bench.device);
+      wait_for_device(bench.device);
       if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
@@ -164,7 +157,7 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
       for (const auto& h : hypotheses) symbols += static_cast<int64_t>(h.symbols.size());
     }
   }
-  synchronize(bench.device);
+  wait_for_device(bench.device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto record = common(arguments, bench, threads);
   const double hop = bench.config.speech.hop_ms / 1000.0;

@@ -17,6 +17,7 @@
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
+#include "bench_clock.h"
 #include "operator_profile.h"
 
 namespace mixseq::cli {
@@ -78,14 +79,6 @@ nlohmann::json common(const SynthesisBenchArguments& arguments, const Bench& ben
           {"blas_core", choose_cpu_kernels().blas_core}};
 }
 
-void synchronize(const torch::Device& device) {
-#ifdef MIXSEQ_WITH_CUDA
-  if (device.is_cuda()) torch::cuda::synchronize();
-#else
-  (void)device;
-#endif
-}
-
 void check_shape(const SynthesisBenchArguments& arguments) {
   MIXSEQ_CHECK(arguments.batch >= 1 && arguments.text_len >= 1 && arguments.mel_len >= 2,
                "bench: needs --batch >= 1, --text-len >= 1 and --mel-len >= 2");
@@ -109,7 +102,7 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
   auto start = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < arguments.warmup + arguments.steps; ++step) {
     if (step == arguments.warmup) {
-      synchronize(bench.device);
+      wait_for_device(bench.device);
       if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
@@ -133,7 +126,7 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
       frames += arguments.batch * arguments.mel_len;
     }
   }
-  synchronize(bench.device);
+  wait_for_device(bench.device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto record = common(arguments, bench, threads);
   record["threads_at_end"] = at::get_num_threads();
@@ -167,7 +160,7 @@ int bench_synthesis_synthesize(const SynthesisBenchArguments& arguments, int thr
   auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) {
     if (i == arguments.warmup) {
-      synchronize(bench.device);
+      wait_for_device(bench.device);
       if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
@@ -183,7 +176,7 @@ int bench_synthesis_synthesize(const SynthesisBenchArguments& arguments, int thr
       frames += synthesis.frames.size(0) * synthesis.frames.size(2);
     }
   }
-  synchronize(bench.device);
+  wait_for_device(bench.device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   auto record = common(arguments, bench, threads);
   record["threads_at_end"] = at::get_num_threads();
