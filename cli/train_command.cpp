@@ -52,8 +52,16 @@ void add_train_command(CLI::App& app, CommandTable& table) {
       return 128 + summary.stop_signal;
     }
     const std::string early = summary.out_of_patience ? " (stopped early: train.patience)" : "";
-    const std::string best = summary.metric == "loss" ? str_cat("last validation loss ", summary.last_valid_loss)
-                                                      : str_cat("best validation ", summary.metric == "bleu" ? "BLEU" : summary.metric, " ", summary.best_score);
+    // A finished run resumed validates nothing: its best loss is the one the earlier runs kept.
+    std::string best;
+    if (summary.metric != "loss")
+      best = str_cat("best validation ", summary.metric == "bleu" ? "BLEU" : summary.metric, " ", summary.best_score);
+    else if (summary.validations > 0)
+      best = str_cat("last validation loss ", summary.last_valid_loss);
+    else if (summary.best_loss >= 0)
+      best = str_cat("best validation loss ", summary.best_loss, " (no validation in this run)");
+    else
+      best = "no validation";
     log_info("train: done", early, ": ", summary.steps, " updates, ", summary.epochs, " epochs, ", best, ", ",
              summary.seconds, " s");
     // As NVIDIA's benchmark mode: a run that set a target and missed it has failed.

@@ -35,6 +35,7 @@ TrainSummary run_training(TrainingSession& session, RunSchedule& schedule, Train
 
   TrainSummary summary;
   summary.metric = metric.name;
+  summary.epochs = progress.epoch - 1;  // completed by the runs this one resumes
   bool stopping = false;
   if (session.patience_exhausted()) {
     log_info("train: train.patience (", options.patience, ") was used up before: nothing to train");
@@ -60,6 +61,7 @@ TrainSummary run_training(TrainingSession& session, RunSchedule& schedule, Train
     const auto started = Clock::now();
     const TaskValidation valid = task.validate(with_metric);
     summary.last_valid_loss = valid.loss;
+    ++summary.validations;
     nlohmann::json record = {{"kind", "valid"}, {"epoch", progress.epoch},        {"step", progress.step},
                              {"loss", valid.loss}, {"ppl", valid.perplexity}, {"train_s", session.train_seconds()}};
     record.update(valid.fields);
@@ -168,6 +170,7 @@ TrainSummary run_training(TrainingSession& session, RunSchedule& schedule, Train
   if (summary.stop_signal == 0) summary.stop_signal = stop_signal();  // one that came after the last update
   summary.steps = progress.step;
   summary.best_score = progress.best_score;
+  summary.best_loss = progress.best_loss;
   summary.seconds = session.seconds();
   return summary;
 }

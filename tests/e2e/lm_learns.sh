@@ -13,6 +13,14 @@ make_small_lm_task "$mixseq" "$work"
 tiny_lm_train_command "$mixseq" "$work"
 "${train[@]}" --train.run_dir "$work/run" --train.max_steps 400 --train.log_interval 100 2>"$work/train.log"
 checkpoint=$work/run/checkpoint_best.pt
+# The finished run resumed trains and validates nothing, and reports the best loss it had (the
+# lowest of the first run's validations), not a last validation loss of 0.
+"${train[@]}" --train.run_dir "$work/run" --train.max_steps 400 --resume 2>"$work/resumed.log"
+best_loss=$(sed -n 's/.* valid | .* | loss \([0-9.]*\) .*/\1/p' "$work/train.log" | sort -g | head -1)
+reported=$(sed -n 's/.*train: done: 400 updates, .*, best validation loss \([0-9.]*\) (no validation in this run).*/\1/p' \
+  "$work/resumed.log")
+awk -v a="$reported" -v b="$best_loss" 'BEGIN { d = a - b; exit !(a != "" && d < 1e-4 && d > -1e-4) }' ||
+  { tail -2 "$work/resumed.log"; echo "FAIL: the resumed finished run did not report its best loss ($best_loss)"; exit 1; }
 
 # Unigram perplexity of the validation text (one </s> per line) with counts from the training
 # text, add-one smoothed.

@@ -32,12 +32,14 @@ namespace mixseq {
 
 struct TrainSummary {
   int64_t steps = 0;                 // updates done in total (across resumes)
-  int64_t epochs = 0;                // epochs completed
+  int64_t epochs = 0;                // epochs completed in total (across resumes)
   std::string metric = "loss";       // the task's validation metric (TaskMetric::name)
   double best_score = -1;            // best validation value of that metric; -1 when never measured
   bool reached_target = false;       // train.target_bleu was set and validation reached it
   bool out_of_patience = false;      // train.patience validations passed without a better best metric
-  double last_valid_loss = 0;        // per target, at the last validation
+  double best_loss = -1;             // lowest validation loss across resumes; -1 when never validated
+  double last_valid_loss = 0;        // per target, at the last validation of this invocation
+  int64_t validations = 0;           // validations this invocation ran (0: a finished run resumed)
   double seconds = 0;                // wall time of this invocation
   int stop_signal = 0;               // SIGINT or SIGTERM when a signal asked the run to stop; 0 when none did
 };
