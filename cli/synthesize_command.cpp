@@ -9,6 +9,14 @@
 // from a file or the command line are all checked before any audio is written, so a bad line late
 // in a long file leaves nothing behind; from stdin (-i -) they stream, and the error says which
 // files earlier texts were already written to.
+//
+// --copy-synthesis MANIFEST (instead of texts): each of the manifest's recordings turned into the
+// frames the checkpoint's model was trained on, and straight back into audio with the same
+// Griffin-Lim, no model in between: the vocoder's ceiling, what the synthesizer would sound like
+// if it predicted every frame exactly (as TTS papers report "copy synthesis" or "analysis-
+// synthesis"). Output files and manifest as for texts; the manifest keeps the recordings' texts.
+//   mixseq synthesize -c runs/tts/checkpoint_best.pt --copy-synthesis speech/valid.tsv -o vocoded
+//     --manifest vocoded/manifest.tsv
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -17,6 +25,8 @@
 
 #include "commands.h"
 #include "mixseq/audio/audio_file.h"
+#include "mixseq/data/speech_data.h"
+#include "mixseq/data/synthesis_batch.h"
 #include "mixseq/decode/text_to_speech.h"
 #include "mixseq/text/score_report.h"
 #include "mixseq/text/synthesis_symbols.h"
@@ -37,6 +47,7 @@ struct SynthesizeArguments {
   std::string output_dir;
   std::string format = "wav";
   std::string manifest;
+  std::string copy_synthesis;  // a speech manifest whose recordings go through the vocoder alone
   std::string device = "auto";
   std::string precision = "fp32";
   int64_t buffer_size = 32;
@@ -50,6 +61,59 @@ std::string audio_name(int64_t number, const std::string& format) {
   return name.str();
 }
 
+// The path a manifest line names for `path` (relative to the manifest's folder when there is one).
+std::string manifest_path(const std::filesystem::path& path, const std::filesystem::path& manifest_folder) {
+  return std::filesystem::absolute(path).lexically_relative(manifest_folder).string();
+}
+
+// --copy-synthesis: recordings -> training frames -> Griffin-Lim -> files (see the top of the file).
+int copy_synthesis(const SynthesizeArguments& arguments) {
+  const auto entries = read_speech_manifest(arguments.copy_synthesis, false);
+  MIXSEQ_CHECK(!entries.empty(), arguments.copy_synthesis, ": no recordings");
+  // The model is loaded for its synthesis settings only (a checkpoint of another kind is named).
+  const auto synthesizer = load_trained_speech_synthesizer(arguments.checkpoint, torch::kCPU);
+  const SynthesisInputConfig& input = synthesizer.input;
+  const std::filesystem::path folder(arguments.output_dir);
+  std::filesystem::create_directories(folder);
+  std::unique_ptr<OutputFile> manifest;
+  std::filesystem::path manifest_folder;
+  if (!arguments.manifest.empty()) {
+    manifest = std::make_unique<OutputFile>(arguments.manifest);
+    manifest_folder = std::filesystem::absolute(arguments.manifest).parent_path();
+  }
+  log_info("synthesize: copy synthesis of ", arguments.copy_synthesis, " (", entries.size(), " recordings) through ",
+           input.describe_frames(), " at ", input.sample_rate, " Hz and Griffin-Lim ",
+           arguments.options.griffin_lim.iterations, " iterations, momentum ", arguments.options.griffin_lim.momentum);
+  at::Generator phase = at::make_generator<at::CPUGeneratorImpl>(arguments.options.seed);
+  AudioReadOptions read;
+  read.sample_rate = input.sample_rate;
+  double audio_seconds = 0;
+  const auto start = std::chrono::steady_clock::now();
+  int64_t number = 0;
+  for (const ManifestEntry& entry : entries) {
+    // As training saw it: the prepared dataset keeps 16-bit samples.
+    const auto samples = as_stored_samples(read_audio(entry.audio, read).samples);
+    torch::Tensor frames;
+    try {
+      frames = synthesis_frames(samples, input);
+    } catch (const Error& e) {
+      throw Error(str_cat(arguments.copy_synthesis, ":", entry.line, ": ", entry.audio, ": ", e.what()));
+    }
+    auto out = synthesis_frames_to_audio(frames, input, arguments.options.griffin_lim, phase);
+    for (float& x : out) x = std::clamp(x, -1.0f, 1.0f);
+    const auto path = folder / audio_name(++number, arguments.format);
+    write_audio(path.string(), out, input.sample_rate);
+    audio_seconds += static_cast<double>(out.size()) / static_cast<double>(input.sample_rate);
+    if (manifest) manifest->stream() << manifest_path(path, manifest_folder) << '\t' << entry.transcript << '\n';
+    if (number % 100 == 0) log_info("synthesize: ", number, " of ", entries.size(), " recordings");
+  }
+  if (manifest) manifest->commit();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  log_info("synthesize: ", number, " recordings copied into ", arguments.output_dir, ", ", audio_seconds,
+           " s of audio in ", seconds, " s");
+  return 0;
+}
+
 }  // namespace
 
 void add_synthesize_command(CLI::App& app, CommandTable& table) {
@@ -58,6 +122,9 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
   command->add_option("-c,--checkpoint", arguments->checkpoint, "Checkpoint (.pt) of a speech synthesizer")->required();
   command->add_option("-i,--input", arguments->input, "Text file, one text per line (- = stdin)");
   command->add_option("texts", arguments->texts, "Texts to speak (instead of --input)");
+  command->add_option("--copy-synthesis", arguments->copy_synthesis,
+                      "Instead of texts: a speech manifest (TSV or JSON lines) whose recordings are turned into "
+                      "the model's training frames and back into audio with Griffin-Lim alone (the vocoder's ceiling)");
   command->add_option("-o,--output-dir", arguments->output_dir, "Folder of the audio files (created)")->required();
   command->add_option("--format", arguments->format, "Audio file format: wav or flac (16-bit)")
       ->check(CLI::IsMember({"wav", "flac"}))
@@ -94,6 +161,14 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
   table.add(command, [=] {
     // The parsed flags (a copy captured with the lambda would hold the defaults).
     const SynthesizeOptions& options = arguments->options;
+    if (!arguments->copy_synthesis.empty()) {
+      MIXSEQ_CHECK(arguments->input.empty() && arguments->texts.empty(),
+                   "synthesize: --copy-synthesis reads its manifest's recordings; give no --input or texts with it");
+      if (!arguments->manifest.empty())
+        refuse_output_over_inputs({"--manifest", arguments->manifest},
+                                  {{"--checkpoint", arguments->checkpoint}, {"--copy-synthesis", arguments->copy_synthesis}});
+      return copy_synthesis(*arguments);
+    }
     MIXSEQ_CHECK(arguments->input.empty() != arguments->texts.empty(),
                  "synthesize: give either --input FILE or texts, not ", arguments->input.empty() ? "neither" : "both");
     std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
@@ -172,8 +247,7 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
                       " frames (--max-steps); its audio is cut there");
         }
         if (manifest)
-          manifest->stream() << std::filesystem::absolute(path).lexically_relative(manifest_folder).string() << '\t'
-                             << texts[k] << '\n';
+          manifest->stream() << manifest_path(path, manifest_folder) << '\t' << texts[k] << '\n';
       }
       log_info("synthesize: ", number, " texts, ", format_decimal(audio_seconds, 1), " s of audio");
     }

@@ -101,6 +101,45 @@ cells=$(grep -c 'class="cell"' "$work/alignment.svg" || true)
 [ "$cells" -ge 20 ] || { echo "FAIL: the alignment has $cells cells"; cat "$work/plot.log"; exit 1; }
 grep -q "diagonal" "$work/alignment.svg" || { echo "FAIL: the alignment's title has no figures"; exit 1; }
 
+# Copy synthesis: the validation recordings through the model's frames and Griffin-Lim alone come
+# back as long as they went in (to a hop), in manifest order with their texts, and with their own
+# loudness contour: the correlation of each copy's 20 ms frame energies (in dB) with its
+# recording's, 0.94 at worst and 0.97 on average where measured, against 0.06 on average (0.50 at
+# most) for a copy beside another recording.
+"$mixseq" synthesize -c "$checkpoint" --copy-synthesis "$work/digits/valid.tsv" -o "$work/copied" \
+  --manifest "$work/copied/manifest.tsv" --griffin-lim-iters 30 2>"$work/copied.log"
+grep -q "16 recordings copied" "$work/copied.log" || { echo "FAIL: copy synthesis"; cat "$work/copied.log"; exit 1; }
+python3 - "$work/digits/valid.tsv" "$work/copied/manifest.tsv" <<'PY'
+import array, math, os, sys, wave
+def read(path):
+    w = wave.open(path)
+    assert w.getframerate() == 22050 and w.getnchannels() == 1 and w.getsampwidth() == 2, path
+    return array.array("h", w.readframes(w.getnframes()))
+def energies(x, n=441):
+    return [10 * math.log10(1 + sum(v * v for v in x[i:i + n]) / n) for i in range(0, len(x) - n + 1, n)]
+def correlation(a, b):
+    k = min(len(a), len(b)); a, b = a[:k], b[:k]
+    ma, mb = sum(a) / k, sum(b) / k
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    return cov / (sum((x - ma) ** 2 for x in a) * sum((y - mb) ** 2 for y in b)) ** 0.5
+originals = [line.split("\t") for line in open(sys.argv[1]).read().splitlines()]
+copies = [line.split("\t") for line in open(sys.argv[2]).read().splitlines()]
+assert [c[1] for c in copies] == [o[1] for o in originals], "the manifest's texts are not the recordings'"
+assert [c[0] for c in copies] == [f"{i:06d}.wav" for i in range(1, len(originals) + 1)], copies
+recordings = [read(os.path.join(os.path.dirname(sys.argv[1]), o[0])) for o in originals]
+copied = [read(os.path.join(os.path.dirname(sys.argv[2]), c[0])) for c in copies]
+for (original, _), a, b in zip(originals, recordings, copied):
+    assert abs(len(a) - len(b)) <= 512, (original, len(a), len(b))
+x, y = [energies(a) for a in recordings], [energies(b) for b in copied]
+matched = [correlation(a, b) for a, b in zip(x, y)]
+others = [correlation(x[i], y[(i + 1) % len(y)]) for i in range(len(x))]
+mean = lambda v: sum(v) / len(v)
+print(f"copy synthesis: loudness contours correlate at {min(matched):.3f} at worst, {mean(matched):.3f} on average; "
+      f"a copy beside another recording: {mean(others):.3f} on average")
+assert min(matched) >= 0.85, "a copy's loudness contour is not its recording's"
+assert mean(matched) - mean(others) >= 0.5, "copies match other recordings as well as their own"
+PY
+
 # Bad input: each error names the file (and line and column) or the setting.
 cd "$work"
 source "$here/expect_error.sh"
@@ -121,6 +160,10 @@ if [ "$status" -eq 0 ] || ! grep -qF "(texts 1-2 were already written to $work/l
   [ ! -s "$work/late_stdin/000002.wav" ]; then
   echo "FAIL: synthesize from stdin, bad third line (exit $status):"; cat "$work/late_stdin.log"; failures=$((failures + 1))
 fi
+printf 'missing.wav\tone two\n' >"$work/missing.tsv"
+expect_error "missing.wav" synthesize -c "$checkpoint" --copy-synthesis "$work/missing.tsv" -o "$work/bad"
+expect_error "give no --input or texts with it" synthesize -c "$checkpoint" --copy-synthesis "$work/digits/valid.tsv" \
+  -o "$work/bad" "one"
 expect_error "speech.n_mels is a setting of the speech_recognition task" train -c "$config" \
   --data.dir "$work/prepared" --train.run_dir "$work/run2" --speech.n_mels 40
 expect_error "synthesis.window_ms" train -c "$config" --data.dir "$work/prepared" --train.run_dir "$work/run2" \
