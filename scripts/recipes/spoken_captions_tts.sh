@@ -8,6 +8,9 @@
 # captions. Prints both CERs and WERs (greedy decoding), their ratio (the goal: a synthesized CER
 # within 1.5x of the recordings') and the recognizer's chance level (its transcripts of the
 # recordings against other captions). A ratio means something only where chance is far above 1.5x.
+# It also prints the vocoder's ceiling: the recordings turned into the model's frames and back with
+# Griffin-Lim alone (`mixseq synthesize --copy-synthesis`), as the synthesizer would sound if it
+# predicted every frame exactly.
 #   [TRAIN=3000] [VALID=200] [MAX_TIME=3600] [VOICE=flite:slt] \
 #     scripts/recipes/spoken_captions_tts.sh RECOGNIZER_CHECKPOINT [MULTI30K_DIR] [WORK_DIR] [mixseq train overrides...]
 # RECOGNIZER_CHECKPOINT: e.g. runs/judge/run/checkpoint_best.pt; MULTI30K_DIR defaults to
@@ -37,7 +40,11 @@ cut -f2 "$work/speech/valid.tsv" >"$work/valid.ref"
   --manifest "$work/synthesized/manifest.tsv"
 "$mixseq" transcribe -c "$recognizer" -i "$work/synthesized/manifest.tsv" -o "$work/synthesized.hyp"
 "$mixseq" transcribe -c "$recognizer" -i "$work/speech/valid.tsv" -o "$work/recorded.hyp"
-for kind in recorded synthesized; do
+# The vocoder's ceiling: the recordings through the model's frames and Griffin-Lim alone.
+"$mixseq" synthesize -c "$run/checkpoint_best.pt" --copy-synthesis "$work/speech/valid.tsv" -o "$work/vocoded" \
+  --manifest "$work/vocoded/manifest.tsv"
+"$mixseq" transcribe -c "$recognizer" -i "$work/vocoded/manifest.tsv" -o "$work/vocoded.hyp"
+for kind in recorded vocoded synthesized; do
   echo "$kind (${VOICE:-flite:slt}, ${VALID:-200} held-out captions):"
   "$mixseq" wer "$work/valid.ref" -i "$work/$kind.hyp"
   "$mixseq" wer "$work/valid.ref" -i "$work/$kind.hyp" --cer
@@ -46,10 +53,12 @@ done
 # caption's text (rotated by one line). Synthesized speech it cannot understand lands near this.
 { tail -n +2 "$work/recorded.hyp"; head -n 1 "$work/recorded.hyp"; } >"$work/mismatched.hyp"
 cer_of() { "$mixseq" wer "$work/valid.ref" -i "$1" --cer --json | python3 -c "import json,sys; print(json.load(sys.stdin)['cer'])"; }
-python3 - "$(cer_of "$work/recorded.hyp")" "$(cer_of "$work/synthesized.hyp")" "$(cer_of "$work/mismatched.hyp")" <<'PY'
+python3 - "$(cer_of "$work/recorded.hyp")" "$(cer_of "$work/synthesized.hyp")" "$(cer_of "$work/mismatched.hyp")" \
+  "$(cer_of "$work/vocoded.hyp")" <<'PY'
 import sys
-recorded, synthesized, chance = map(float, sys.argv[1:4])
+recorded, synthesized, chance, vocoded = map(float, sys.argv[1:5])
 ratio = synthesized / recorded if recorded > 0 else float("inf")
 print(f"CER: recorded {recorded:.2f}, synthesized {synthesized:.2f}: {ratio:.2f}x (goal: at most 1.5x); "
-      f"chance for this recognizer (transcripts against other captions) {chance:.2f}")
+      f"chance for this recognizer (transcripts against other captions) {chance:.2f}; "
+      f"the recordings through the frames and Griffin-Lim alone (copy synthesis) {vocoded:.2f}")
 PY
