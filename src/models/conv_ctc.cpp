@@ -4,7 +4,12 @@
 #include <torch/nn/functional/dropout.h>
 #include <torch/nn/init.h>
 
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
 #include "mixseq/util/error.h"
+#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -109,13 +114,123 @@ ConvCtcModelImpl::Layer ConvCtcModelImpl::make_layer(const std::string& name, in
   return layer;
 }
 
-torch::Tensor ConvCtcModelImpl::apply_layer(const Layer& layer, torch::Tensor x, const torch::Tensor& lengths) {
-  if (config_.conv_masks) {  // x: [B, C, T]
-    const auto positions = torch::arange(x.size(2), lengths.options());
-    const auto padding = positions.unsqueeze(0) >= lengths.unsqueeze(1);  // [B, T]
-    x = x.masked_fill(padding.unsqueeze(1), 0);
+torch::Tensor ConvCtcModelImpl::mask(const torch::Tensor& x, const torch::Tensor& lengths) const {
+  // x: [B, C, T]; nothing to do where every utterance fills the batch
+  if (!config_.conv_masks || lengths.min().item<int64_t>() >= x.size(2)) return x;
+  const auto positions = torch::arange(x.size(2), lengths.options());
+  const auto padding = positions.unsqueeze(0) >= lengths.unsqueeze(1);  // [B, T]
+  return x.masked_fill(padding.unsqueeze(1), 0);
+}
+
+torch::Tensor ConvCtcModelImpl::apply_layer(const Layer& layer, const torch::Tensor& x, const torch::Tensor& lengths) {
+  return layer.norm.ptr()->forward(layer.conv.ptr()->forward(mask(x, lengths)));
+}
+
+ConvCtcModelImpl::FoldedConv ConvCtcModelImpl::fold(const Layer& layer, const Layer* merged) const {
+  const auto& conv = *layer.conv;
+  const auto& norm = *layer.norm;
+  FoldedConv folded;
+  folded.stride = conv.options.stride()->at(0);
+  folded.dilation = conv.options.dilation()->at(0);
+  const auto scale = norm.weight / torch::sqrt(norm.running_var + norm.options.eps());
+  folded.weight = conv.weight * scale.view({-1, 1, 1});
+  folded.bias = norm.bias - norm.running_mean * scale;
+  if (merged != nullptr) {  // a 1x1 convolution of the same input: its centre tap
+    const auto merged_scale = merged->norm->weight / torch::sqrt(merged->norm->running_var + merged->norm->options.eps());
+    folded.weight.select(2, conv.options.kernel_size()->at(0) / 2)
+        .add_(merged->conv->weight.select(2, 0) * merged_scale.view({-1, 1}));
+    folded.bias += merged->norm->bias - merged->norm->running_mean * merged_scale;
   }
-  return layer.norm.ptr()->forward(layer.conv.ptr()->forward(x));
+  folded.weight = folded.weight.contiguous();
+  return folded;
+}
+
+std::shared_ptr<ConvCtcModelImpl::FoldedModel> ConvCtcModelImpl::folded_model() {
+  std::vector<int64_t> versions;
+  for (const auto& tensor : parameters()) versions.push_back(tensor._version());
+  for (const auto& tensor : buffers()) versions.push_back(tensor._version());
+  std::lock_guard<std::mutex> lock(fold_mutex_);
+  if (folded_ && folded_->versions == versions) return folded_;
+  auto model = std::make_shared<FoldedModel>();
+  model->versions = std::move(versions);
+  const bool dense = config_.residual == "dense";
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const Block& block = blocks_[b];
+    FoldedBlock folded;
+    // With one layer, the residual of the block's input ("block", or the latest output for "dense")
+    // reads what the layer reads.
+    const size_t merge = block.layers.size() == 1 && !block.residuals.empty() ? block.residuals.size() - 1 : SIZE_MAX;
+    for (size_t l = 0; l < block.layers.size(); ++l)
+      folded.layers.push_back(fold(block.layers[l], l == 0 && merge != SIZE_MAX ? &block.residuals[merge] : nullptr));
+    for (size_t r = 0; r < block.residuals.size(); ++r) {
+      if (r == merge) continue;
+      const FoldedConv residual = fold(block.residuals[r], nullptr);
+      folded.residuals.push_back(residual.weight.squeeze(2).contiguous());
+      folded.residual_inputs.push_back(dense ? r : SIZE_MAX);
+      folded.layers.back().bias += residual.bias;
+    }
+    model->blocks.push_back(std::move(folded));
+  }
+  folded_ = model;
+  return model;
+}
+
+torch::Tensor ConvCtcModelImpl::apply_folded(FoldedConv& conv, const torch::Tensor& x) {
+  const int64_t taps = conv.weight.size(2), dilation = conv.dilation;
+  const int64_t padding = same_padding(taps, dilation), span = (taps - 1) * dilation + 1;
+  const int64_t out_frames = x.size(2) + 2 * padding - span + 1;
+  if (taps == 1 && conv.stride == 1) {  // a GEMM per utterance, whatever the thread count (conv1d's choice varies)
+    const int64_t batch = x.size(0), out = conv.weight.size(0);
+    return torch::baddbmm(conv.bias.view({1, out, 1}).expand({batch, out, x.size(2)}),
+                          conv.weight.squeeze(2).expand({batch, out, x.size(1)}), x);
+  }
+  const int64_t fft_size =
+      conv.stride == 1 && out_frames >= 1
+          ? spectral_conv1d_fft_size(taps, span, x.size(0), out_frames, conv.weight.size(1), conv.weight.size(0))
+          : 0;
+  if (fft_size == 0) return torch::conv1d(x, conv.weight, conv.bias, conv.stride, padding, dilation);
+  std::shared_ptr<const SpectralConv1dPlan> plan;
+  {
+    std::lock_guard<std::mutex> lock(fold_mutex_);
+    auto& slot = conv.plans[fft_size];
+    if (!slot) slot = std::make_shared<const SpectralConv1dPlan>(
+                   plan_spectral_conv1d(conv.weight, dilation, padding, fft_size, {}, conv.bias));
+    plan = slot;
+  }
+  return spectral_conv1d(x, *plan);
+}
+
+CtcOutput ConvCtcModelImpl::infer(const torch::Tensor& features, const torch::Tensor& lengths) {
+  const auto model = folded_model();
+  torch::Tensor lens = lengths.to(features.device(), torch::kLong);
+  std::vector<torch::Tensor> outputs;  // the prologue's and each block's output, for dense residuals
+  torch::Tensor x = features.transpose(1, 2).contiguous();  // [B, F, T]
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    FoldedBlock& block = model->blocks[b];
+    const torch::Tensor block_lengths = lens;
+    torch::Tensor out = x;
+    for (size_t l = 0; l < block.layers.size(); ++l) {
+      FoldedConv& conv = block.layers[l];
+      out = apply_folded(conv, mask(out, lens));
+      lens = conv_output_lengths(lens, conv.weight.size(2), conv.stride, conv.dilation);
+      if (l + 1 < block.layers.size()) activate_in_place(out);
+    }
+    for (size_t r = 0; r < block.residuals.size(); ++r) {
+      const auto& input = block.residual_inputs[r] == SIZE_MAX ? x : outputs[block.residual_inputs[r]];
+      const auto& weight = block.residuals[r];
+      out.baddbmm_(weight.expand({out.size(0), weight.size(0), weight.size(1)}), mask(input, block_lengths));
+    }
+    activate_in_place(out);
+    if (b + 2 < blocks_.size()) outputs.push_back(out);
+    x = out;
+  }
+  auto logits = decoder_->forward(x).transpose(1, 2);  // [B, T', V]
+  return {logits, lens};
+}
+
+void ConvCtcModelImpl::activate_in_place(torch::Tensor& x) const {
+  if (config_.activation == "clipped_relu") x.clamp_(0.0, 20.0);
+  else x.relu_();
 }
 
 torch::Tensor ConvCtcModelImpl::activate(torch::Tensor x, double dropout) const {
@@ -127,6 +242,9 @@ torch::Tensor ConvCtcModelImpl::activate(torch::Tensor x, double dropout) const 
 CtcOutput ConvCtcModelImpl::forward(const torch::Tensor& features, const torch::Tensor& lengths) {
   MIXSEQ_CHECK(features.dim() == 3 && features.size(2) == config_.in_feats, "conv_ctc: features must be [B, T, ",
                config_.in_feats, "], not ", features.sizes());
+  if (!is_training() && !torch::GradMode::is_enabled() && features.device().is_cpu() &&
+      features.scalar_type() == torch::kFloat && !compat::is_autocast_enabled(c10::DeviceType::CPU))
+    return infer(features, lengths);
   torch::Tensor lens = lengths.to(features.device(), torch::kLong);
   std::vector<torch::Tensor> outputs;  // the prologue's and each block's output, for dense residuals
   torch::Tensor x = features.transpose(1, 2);  // [B, F, T]

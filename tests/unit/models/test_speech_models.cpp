@@ -11,6 +11,7 @@
 #include "mixseq/models/deepspeech2.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
+#include "mixseq/nn/spectral_conv1d.h"
 #include "model_test_support.h"
 
 namespace mixseq {
@@ -90,6 +91,65 @@ TEST(SpeechModels, ConvCtcHalvesTheFramesAndPaddingDoesNotLeak) {
   EXPECT_EQ(padded.lengths[0].item<int64_t>(), 19);
   EXPECT_EQ(padded.lengths[1].item<int64_t>(), 25);
   EXPECT_TRUE(torch::allclose(padded.logits[0].narrow(0, 0, 19), alone.logits[0], 1e-4, 1e-5));
+}
+
+// Inference (eval, no autograd) folds the batch norms, merges residuals and computes the long
+// convolutions with FFTs: the same logits as the training graph in eval mode, for every residual
+// layout, with padding, and again after the weights change.
+TEST(SpeechModels, ConvCtcInferencePathEqualsTheTrainingGraph) {
+  for (const std::string residual : {"none", "block", "dense"}) {
+    for (const int64_t repeat : {1, 2}) {
+      torch::manual_seed(5);
+      ConvCtcConfig c = jasper_bench_shape();
+      c.channels = {128, 128};
+      c.kernels = {13, 25};
+      c.dropouts = {0.1, 0.1};
+      c.repeat = repeat;
+      c.prologue_channels = 128;
+      c.epilogue_channels = 128;
+      c.epilogue_kernel = 29;
+      c.enc_feats = 64;
+      c.in_feats = 16;
+      c.residual = residual;
+      c.activation = repeat == 2 ? "clipped_relu" : "relu";
+      auto model = std::make_shared<ConvCtcModelImpl>(c, 7);
+      // batch norms with statistics and affine parameters far from the identity
+      for (auto& buffer : model->named_buffers()) {
+        if (buffer.key().find("running_mean") != std::string::npos) buffer.value().copy_(torch::randn_like(buffer.value()));
+        if (buffer.key().find("running_var") != std::string::npos) buffer.value().copy_(torch::rand_like(buffer.value()) + 0.5);
+      }
+      {
+        torch::NoGradGuard no_grad;
+        for (auto& parameter : model->named_parameters())
+          if (parameter.key().find("norm") != std::string::npos) parameter.value().copy_(torch::randn_like(parameter.value()));
+      }
+      model->eval();
+      const auto x = torch::randn({3, 400, 16});
+      const auto lengths = torch::tensor({400, 311, 150}, torch::kLong);
+      // the block convolutions at this shape go through FFTs (the 1x1s and the prologue do not)
+      ASSERT_GT(spectral_conv1d_fft_size(13, 13, 3, 200, 128, 128), 0);
+      ASSERT_GT(spectral_conv1d_fft_size(29, 57, 3, 200, 128, 128), 0);
+      for (int round = 0; round < 2; ++round) {
+        const auto graph = model->forward(x, lengths);  // autograd on: the training graph
+        CtcOutput inferred;
+        {
+          torch::NoGradGuard no_grad;
+          inferred = model->forward(x, lengths);
+        }
+        ASSERT_TRUE(torch::equal(graph.lengths, inferred.lengths));
+        const double scale = graph.logits.abs().max().item<double>();
+        for (int64_t b = 0; b < 3; ++b) {
+          const int64_t valid = graph.lengths[b].item<int64_t>();
+          const double error =
+              (graph.logits[b].narrow(0, 0, valid) - inferred.logits[b].narrow(0, 0, valid)).abs().max().item<double>();
+          EXPECT_LT(error, 2e-5 * scale) << residual << " repeat " << repeat << " round " << round << " utterance " << b;
+        }
+        // change every weight in place (as an optimizer step would): the next inference must see it
+        torch::NoGradGuard no_grad;
+        for (auto& parameter : model->parameters()) parameter.mul_(1.1).add_(0.01);
+      }
+    }
+  }
 }
 
 TEST(SpeechModels, DeepSpeech2OutputLengthsAndPackedPadding) {
