@@ -1,7 +1,7 @@
 // The direct 1-D convolution (at::conv1d, oneDNN) against its spectral evaluation
 // (nn/spectral_conv1d.h) at each FFT size, over kernel widths, at a shape of Jasper's blocks:
 // the figures behind spectral_conv1d_fft_size's estimate. One JSON line per kernel and method,
-// with the size the estimate picks.
+// with the size the estimate picks (for its reference load of 8 x 200 frames).
 //
 //   spectral_conv_bench [--threads N] [--batch 8] [--frames 200] [--channels 256]
 #include <ATen/ATen.h>
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
     const auto w = at::randn({channels, channels, taps});
     const auto bias = at::randn({channels});
     const int64_t span = (taps - 1) * dilation + 1, padding = span / 2;
-    const int64_t chosen = mixseq::spectral_conv1d_fft_size(taps, span, batch, frames, channels, channels);
+    const int64_t chosen = mixseq::spectral_conv1d_fft_size(taps, span, channels, channels);
     auto line = [&](const std::string& method, int64_t fft_size, double ms) {
       std::cout << nlohmann::json{{"bench", "spectral_conv"}, {"taps", taps}, {"dilation", dilation},
                                   {"method", method}, {"fft_size", fft_size}, {"chosen", chosen},

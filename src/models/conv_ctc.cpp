@@ -184,10 +184,9 @@ torch::Tensor ConvCtcModelImpl::apply_folded(FoldedConv& conv, const torch::Tens
     return torch::baddbmm(conv.bias.view({1, out, 1}).expand({batch, out, x.size(2)}),
                           conv.weight.squeeze(2).expand({batch, out, x.size(1)}), x);
   }
-  const int64_t fft_size =
-      conv.stride == 1 && out_frames >= 1
-          ? spectral_conv1d_fft_size(taps, span, x.size(0), out_frames, conv.weight.size(1), conv.weight.size(0))
-          : 0;
+  const int64_t fft_size = conv.stride == 1 && out_frames >= 1
+                               ? spectral_conv1d_fft_size(taps, span, conv.weight.size(1), conv.weight.size(0))
+                               : 0;
   if (fft_size == 0) return torch::conv1d(x, conv.weight, conv.bias, conv.stride, padding, dilation);
   std::shared_ptr<const SpectralConv1dPlan> plan;
   {

@@ -36,11 +36,11 @@ struct SpectralConv1dPlan {
 };
 
 // The FFT size that an estimate of both times prefers for a convolution of `taps` taps spanning
-// `span` frames over `batch` utterances of `frames` output frames, or 0 where the direct
-// convolution is faster: about 6 taps or fewer at 256 channels, 7 or fewer at 64 (the estimate
-// is fitted to bench/spectral_conv_bench's figures on one core; docs/speech.md).
-int64_t spectral_conv1d_fft_size(int64_t taps, int64_t span, int64_t batch, int64_t frames, int64_t in_channels,
-                                 int64_t out_channels);
+// `span` frames, or 0 where the direct convolution is faster: about 6 taps or fewer at 256
+// channels, 7 or fewer at 64. The estimate is fitted to bench/spectral_conv_bench's figures on one
+// core (docs/speech.md) and made for a reference load of 8 x 200 output frames, not the batch at
+// hand, so that the method, and with it an utterance's output, does not depend on its batch.
+int64_t spectral_conv1d_fft_size(int64_t taps, int64_t span, int64_t in_channels, int64_t out_channels);
 
 // Plans at::conv1d(x, weight, {}, 1, padding, dilation) followed by y * scale + bias per output
 // channel. weight [Co, Ci, K] (float or any floating type: the spectra are float); scale and bias

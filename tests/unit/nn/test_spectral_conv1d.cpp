@@ -1,6 +1,7 @@
 // nn/spectral_conv1d.h against at::conv1d computed in double precision: kernels of 2 to 29 taps,
 // dilations 1 and 2, "same" and other paddings, lengths that leave a partial last segment and
-// inputs shorter than one segment; the folded scale and bias; the cost model's choices.
+// inputs shorter than one segment; the folded scale and bias; the cost model's choices; an
+// utterance's output alone and in a batch beside a longer one.
 #include "mixseq/nn/spectral_conv1d.h"
 
 #include <ATen/ATen.h>
@@ -64,6 +65,20 @@ TEST(SpectralConv1d, FoldsScaleAndBiasAsABatchNormWould) {
   EXPECT_LT((folded - expected).abs().max().item().toDouble() / expected.abs().max().item().toDouble(), 1e-5);
 }
 
+// Segments start at the same frames whatever the batch: an utterance alone gives the same bits as
+// in a batch beside a longer one whose extra frames are zero (as the models' masks make them).
+TEST(SpectralConv1d, AnUtterancesOutputDoesNotDependOnItsBatch) {
+  at::manual_seed(6);
+  const auto w = at::randn({32, 24, 25});
+  const auto plan = plan_spectral_conv1d(w, 1, 12, 64);
+  const auto alone = at::randn({1, 24, 90});
+  auto batch = at::zeros({5, 24, 170});
+  batch.narrow(0, 3, 1).narrow(2, 0, 90).copy_(alone);
+  batch.narrow(0, 0, 3).copy_(at::randn({3, 24, 170}));
+  const auto in_batch = spectral_conv1d(batch, plan).narrow(0, 3, 1).narrow(2, 0, 90);
+  EXPECT_TRUE(at::equal(spectral_conv1d(alone, plan), in_batch));
+}
+
 TEST(SpectralConv1d, RejectsWhatItCannotCompute) {
   const auto w = at::randn({4, 3, 9});
   EXPECT_THROW(plan_spectral_conv1d(w, 1, 4, 8), std::exception);   // N must exceed the span
@@ -75,20 +90,19 @@ TEST(SpectralConv1d, RejectsWhatItCannotCompute) {
 }
 
 TEST(SpectralConv1d, CostModelKeepsShortKernelsDirect) {
-  // Jasper's bench shape: 8 utterances of 200 frames after the prologue
-  EXPECT_EQ(spectral_conv1d_fft_size(1, 1, 8, 200, 256, 256), 0);  // 1x1: a GEMM
-  EXPECT_EQ(spectral_conv1d_fft_size(3, 3, 8, 200, 256, 256), 0);
-  EXPECT_EQ(spectral_conv1d_fft_size(5, 5, 8, 200, 256, 256), 0);
+  // Jasper's widths; the estimate's reference load is its bench shape, 8 x 200 frames
+  EXPECT_EQ(spectral_conv1d_fft_size(1, 1, 256, 256), 0);  // 1x1: a GEMM
+  EXPECT_EQ(spectral_conv1d_fft_size(3, 3, 256, 256), 0);
+  EXPECT_EQ(spectral_conv1d_fft_size(5, 5, 256, 256), 0);
   for (const int64_t taps : {11, 13, 17, 21, 25}) {
-    const int64_t n = spectral_conv1d_fft_size(taps, taps, 8, 200, 256, 256);
+    const int64_t n = spectral_conv1d_fft_size(taps, taps, 256, 256);
     EXPECT_GT(n, taps) << taps;
     EXPECT_LE(n, 128) << taps;
     EXPECT_EQ(n & (n - 1), 0) << taps;
   }
-  EXPECT_GT(spectral_conv1d_fft_size(29, 57, 8, 200, 256, 256), 57);  // the dilated epilogue
-  EXPECT_GT(spectral_conv1d_fft_size(11, 11, 1, 500, 256, 256), 0);   // one 10 s utterance
-  EXPECT_EQ(spectral_conv1d_fft_size(7, 7, 8, 200, 64, 64), 0);     // narrow layers: the FFTs dominate
-  EXPECT_GT(spectral_conv1d_fft_size(25, 25, 8, 200, 64, 64), 0);
+  EXPECT_GT(spectral_conv1d_fft_size(29, 57, 256, 256), 57);  // the dilated epilogue
+  EXPECT_EQ(spectral_conv1d_fft_size(7, 7, 64, 64), 0);     // narrow layers: the FFTs dominate
+  EXPECT_GT(spectral_conv1d_fft_size(25, 25, 64, 64), 0);
 }
 
 }  // namespace
