@@ -4,7 +4,7 @@
 # the best checkpoint's validation CER falls far below an untrained model's (~100%);
 # `mixseq transcribe` over the validation manifest reproduces the CER the training validation
 # logged (the same features and greedy decoding), its JSON lines carry word times; CTC prefix beam
-# search is no worse than greedy decoding (within a point of WER), and with a word trigram model
+# search is no worse than greedy decoding (within 3 points of WER), and with a word trigram model
 # that irstlm builds from the training transcripts (skipped without irstlm) no worse at all; bad
 # input (an unreadable audio file, a manifest line without a tab, a text corpus, a bad config key,
 # a malformed ARPA file) gets errors naming the file.
@@ -57,8 +57,10 @@ greedy_wer=$(wer_of "$work/valid.hyp")
 "$mixseq" transcribe -c "$checkpoint" -i "$work/digits/valid.tsv" -o "$work/beam.hyp" --beam-size 16 2>/dev/null
 beam_wer=$(wer_of "$work/beam.hyp")
 echo "WER: greedy $greedy_wer, beam 16 $beam_wer"
-awk -v b="$beam_wer" -v g="$greedy_wer" 'BEGIN { exit !(b <= g + 1) }' ||
-  { echo "FAIL: beam search's WER $beam_wer is over greedy's $greedy_wer + 1"; exit 1; }
+# Beam search usually wins by 1-4 points, but not on every model: one of 2026-11-28 lost by 1.42
+# (two words); the bound is twice that (docs/reliability.md, "Statistical bounds").
+awk -v b="$beam_wer" -v g="$greedy_wer" 'BEGIN { exit !(b <= g + 3) }' ||
+  { echo "FAIL: beam search's WER $beam_wer is over greedy's $greedy_wer + 3"; exit 1; }
 if command -v irstlm >/dev/null; then
   cut -f2 "$work/digits/train.tsv" | irstlm add-start-end >"$work/train.se"
   (cd "$work" && irstlm build-lm -i train.se -n 3 -k 1 -t lm_tmp -o digits.ilm.gz &&
