@@ -2,6 +2,7 @@
 
 #include <torch/nn/utils/rnn.h>
 
+#include "mixseq/nn/gru_inference.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -56,7 +57,17 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
   // computation, without the packed path's per-step bookkeeping.
   const bool equal_lengths = (out_lengths == frames).all().item<bool>();
   for (size_t l = 0; l < std::max(grus_.size(), lstms_.size()); ++l) {
-    if (equal_lengths) {
+    std::vector<GruWeights> gru_weights;
+    if (!grus_.empty() && !is_training()) {  // inference: nn/gru_inference.h where it applies
+      auto p = grus_[l]->named_parameters();
+      gru_weights.push_back({p["weight_ih_l0"], p["weight_hh_l0"], p["bias_ih_l0"], p["bias_hh_l0"]});
+      if (config_.bidirectional)
+        gru_weights.push_back(
+            {p["weight_ih_l0_reverse"], p["weight_hh_l0_reverse"], p["bias_ih_l0_reverse"], p["bias_hh_l0_reverse"]});
+    }
+    if (!gru_weights.empty() && gru_inference_applies(x, gru_weights)) {
+      x = gru_inference(x, out_lengths, gru_weights);  // [T', B, D H]
+    } else if (equal_lengths) {
       x = !grus_.empty() ? std::get<0>(grus_[l]->forward(x)) : std::get<0>(lstms_[l]->forward(x));  // [T', B, D H]
     } else {
       auto packed = torch::nn::utils::rnn::pack_padded_sequence(x, out_lengths, /*batch_first=*/false,

@@ -9,6 +9,8 @@
 // No padding in the convolutions: an utterance needs at least 31 frames (T' = (T - 11) / 2 + 1 - 10).
 // Unlike the reference, the recurrent layers read packed sequences, so padding frames never reach
 // a shorter utterance's backward direction (the parameters are the same).
+// Inference (eval mode, autograd off, fp32 on the CPU) runs the GRUs through nn/gru_inference.h:
+// the same values up to float rounding, without LibTorch's per-step operator overhead.
 #pragma once
 
 #include <torch/nn/modules/batchnorm.h>

@@ -179,6 +179,39 @@ TEST(SpeechModels, DeepSpeech2OutputLengthsAndPackedPadding) {
   EXPECT_TRUE(torch::allclose(together.logits[0].narrow(0, 0, model.output_frames(60)), alone.logits[0], 1e-4, 1e-5));
 }
 
+// Inference (eval, autograd off) runs the GRUs through nn/gru_inference.h: the same logits as the
+// eval-mode graph with autograd on (LibTorch's GRU, packed where lengths differ).
+TEST(SpeechModels, DeepSpeech2InferencePathEqualsTheTrainingGraph) {
+  torch::manual_seed(8);
+  for (const bool sum_directions : {true, false}) {
+    DeepSpeech2Config c;
+    c.in_feats = 81;
+    c.hidden = 24;
+    c.layers = 3;
+    c.conv_channels = 4;
+    c.sum_directions = sum_directions;
+    DeepSpeech2ModelImpl model(c, 6);
+    model.eval();
+    const auto x = torch::randn({3, 90, 81});
+    for (const auto& lengths : {torch::tensor({90, 90, 90}, torch::kLong), torch::tensor({90, 47, 70}, torch::kLong)}) {
+      const auto graph = model.forward(x, lengths);
+      CtcOutput inferred;
+      {
+        torch::NoGradGuard no_grad;
+        inferred = model.forward(x, lengths);
+      }
+      ASSERT_TRUE(torch::equal(graph.lengths, inferred.lengths));
+      const double scale = graph.logits.abs().max().item<double>();
+      for (int64_t b = 0; b < 3; ++b) {
+        const int64_t valid = graph.lengths[b].item<int64_t>();
+        const double error =
+            (graph.logits[b].narrow(0, 0, valid) - inferred.logits[b].narrow(0, 0, valid)).abs().max().item<double>();
+        EXPECT_LT(error, 1e-5 * scale) << sum_directions << " utterance " << b;
+      }
+    }
+  }
+}
+
 TEST(SpeechModels, RegistryBuildsEachSpeechArchitectureAndRefusesOtherFamilies) {
   ModelConfig config;
   config.jasper = jasper_bench_shape();
