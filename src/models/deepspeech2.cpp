@@ -4,6 +4,7 @@
 
 #include "mixseq/nn/gru_inference.h"
 #include "mixseq/util/error.h"
+#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -38,6 +39,28 @@ DeepSpeech2ModelImpl::DeepSpeech2ModelImpl(const DeepSpeech2Config& config, int6
   output_ = register_module("output", torch::nn::Linear(torch::nn::LinearOptions(out_width, vocab_size).bias(false)));
 }
 
+torch::Tensor DeepSpeech2ModelImpl::spectral_conv2(const torch::Tensor& x) {
+  auto& conv = *conv2_;
+  auto& norm = *norm2_;
+  const std::vector<int64_t> versions = {conv.weight._version(),       conv.bias._version(),
+                                         norm.weight._version(),       norm.bias._version(),
+                                         norm.running_mean._version(), norm.running_var._version()};
+  std::shared_ptr<const SpectralConv2dPlan> plan;
+  {
+    std::lock_guard<std::mutex> lock(plan_mutex_);
+    if (!conv2_plan_ || conv2_versions_ != versions || conv2_plan_->height != x.size(2)) {
+      const auto scale = norm.weight / torch::sqrt(norm.running_var + norm.options.eps());
+      const auto shift = (conv.bias - norm.running_mean) * scale + norm.bias;
+      // FFT width 64: segments of 54 output frames for the 11-frame kernel
+      conv2_plan_ = std::make_shared<const SpectralConv2dPlan>(
+          plan_spectral_conv2d(conv.weight, x.size(2), conv.options.stride()->at(0), 64, scale, shift));
+      conv2_versions_ = versions;
+    }
+    plan = conv2_plan_;
+  }
+  return spectral_conv2d(x, *plan);
+}
+
 int64_t DeepSpeech2ModelImpl::output_frames(int64_t frames) const {
   if (frames < 11) return 0;
   return (frames - 11) / 2 + 1 - 10;
@@ -49,7 +72,10 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
   MIXSEQ_CHECK(features.size(1) >= 31, "deepspeech2 needs at least 31 frames, not ", features.size(1));
   auto x = features.transpose(1, 2).unsqueeze(1);  // [B, 1, F, T]
   x = torch::clamp(norm1_->forward(conv1_->forward(x)), 0.0, 20.0);
-  x = torch::clamp(norm2_->forward(conv2_->forward(x)), 0.0, 20.0);  // [B, C, F', T']
+  const bool inference = !is_training() && !torch::GradMode::is_enabled() && x.device().is_cpu() &&
+                         x.scalar_type() == torch::kFloat && !compat::is_autocast_enabled(c10::DeviceType::CPU);
+  x = inference ? spectral_conv2(x).clamp_(0.0, 20.0) : torch::clamp(norm2_->forward(conv2_->forward(x)), 0.0, 20.0);
+  // x: [B, C, F', T']
   const int64_t batch = x.size(0), frames = x.size(3);
   x = x.reshape({batch, x.size(1) * x.size(2), frames}).permute({2, 0, 1}).contiguous();  // [T', B, C F']
   auto out_lengths = ((lengths.to(torch::kLong).cpu() - 11).floor_divide(2) + 1 - 10).clamp(1, frames);
