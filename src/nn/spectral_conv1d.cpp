@@ -10,6 +10,7 @@
 
 #include "mixseq/nn/batched_matmul.h"
 #include "mixseq/util/error.h"
+#include "nn/spectral_products.h"
 
 namespace mixseq {
 namespace {
@@ -60,24 +61,14 @@ SpectralConv1dPlan plan_spectral_conv1d(const torch::Tensor& weight, int64_t dil
   MIXSEQ_CHECK(fft_size > span && (fft_size & (fft_size - 1)) == 0, "spectral_conv1d: the FFT size (", fft_size,
                ") must be a power of two above the kernel's span (", span, ")");
   torch::NoGradGuard no_grad;
-  torch::Tensor w = weight.detach().to(torch::kFloat);
-  if (scale.defined()) {
-    MIXSEQ_CHECK(scale.numel() == out_channels, "spectral_conv1d: the scale has ", scale.numel(), " values for ",
-                 out_channels, " output channels");
-    w = w * scale.detach().to(w.options()).view({out_channels, 1, 1});
-  }
+  const torch::Tensor w = spectral::scaled_weight(weight, scale, "spectral_conv1d");
   torch::Tensor dilated = torch::zeros({out_channels, in_channels, span}, w.options());
   dilated.slice(2, 0, span, dilation).copy_(w);
   // The convolution is a correlation: flip the kernel so that a circular convolution computes it.
   const torch::Tensor spectra = torch::fft::rfft(dilated.flip({2}), fft_size, 2).permute({2, 1, 0});  // [F, Ci, Co]
-  const torch::Tensor re = at::real(spectra), im = at::imag(spectra);
   SpectralConv1dPlan plan;
-  plan.spectra = torch::stack({re, im, re + im}).contiguous();
-  if (bias.defined()) {
-    MIXSEQ_CHECK(bias.numel() == out_channels, "spectral_conv1d: the bias has ", bias.numel(), " values for ",
-                 out_channels, " output channels");
-    plan.bias = bias.detach().to(w.options()).reshape({out_channels}).contiguous();
-  }
+  plan.spectra = spectral::gauss_spectra(spectra);
+  plan.bias = spectral::checked_bias(bias, out_channels, "spectral_conv1d");
   plan.fft_size = fft_size;
   plan.span = span;
   plan.padding = padding;

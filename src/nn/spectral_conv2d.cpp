@@ -9,6 +9,7 @@
 
 #include "mixseq/nn/batched_matmul.h"
 #include "mixseq/util/error.h"
+#include "nn/spectral_products.h"
 
 namespace mixseq {
 namespace {
@@ -31,12 +32,7 @@ SpectralConv2dPlan plan_spectral_conv2d(const torch::Tensor& weight, int64_t hei
   int64_t fft_height = 1;
   while (fft_height < height) fft_height *= 2;
   torch::NoGradGuard no_grad;
-  torch::Tensor w = weight.detach().to(torch::kFloat);
-  if (scale.defined()) {
-    MIXSEQ_CHECK(scale.numel() == out_channels, "spectral_conv2d: the scale has ", scale.numel(), " values for ",
-                 out_channels, " output channels");
-    w = w * scale.detach().to(w.options()).view({out_channels, 1, 1, 1});
-  }
+  const torch::Tensor w = spectral::scaled_weight(weight, scale, "spectral_conv2d");
   // A correlation: the flipped kernel's circular convolution. [Co, Ci, NH, FW] -> [NH FW, Ci, Co]
   const torch::Tensor spectra = torch::fft::rfft2(w.flip({2, 3}), torch::IntArrayRef{fft_height, fft_width}, {2, 3});
   const int64_t bins = fft_height * (fft_width / 2 + 1);
@@ -48,14 +44,8 @@ SpectralConv2dPlan plan_spectral_conv2d(const torch::Tensor& weight, int64_t hei
   plan.folds = stride_height > 1 && fft_height % stride_height == 0 && (kernel_height - 1) % stride_height == 0
                    ? stride_height
                    : 1;
-  const torch::Tensor scaled = per_bin / static_cast<double>(plan.folds);
-  const torch::Tensor re = at::real(scaled), im = at::imag(scaled);
-  plan.spectra = torch::stack({re, im, re + im}).contiguous();
-  if (bias.defined()) {
-    MIXSEQ_CHECK(bias.numel() == out_channels, "spectral_conv2d: the bias has ", bias.numel(), " values for ",
-                 out_channels, " output channels");
-    plan.bias = bias.detach().to(w.options()).reshape({out_channels}).contiguous();
-  }
+  plan.spectra = spectral::gauss_spectra(per_bin / static_cast<double>(plan.folds));
+  plan.bias = spectral::checked_bias(bias, out_channels, "spectral_conv2d");
   plan.height = height;
   plan.fft_height = fft_height;
   plan.fft_width = fft_width;
