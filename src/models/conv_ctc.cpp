@@ -8,8 +8,8 @@
 #include <memory>
 #include <mutex>
 
+#include "mixseq/nn/batch_norm_affine.h"
 #include "mixseq/util/error.h"
-#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -128,18 +128,17 @@ torch::Tensor ConvCtcModelImpl::apply_layer(const Layer& layer, const torch::Ten
 
 ConvCtcModelImpl::FoldedConv ConvCtcModelImpl::fold(const Layer& layer, const Layer* merged) const {
   const auto& conv = *layer.conv;
-  const auto& norm = *layer.norm;
   FoldedConv folded;
   folded.stride = conv.options.stride()->at(0);
   folded.dilation = conv.options.dilation()->at(0);
-  const auto scale = norm.weight / torch::sqrt(norm.running_var + norm.options.eps());
-  folded.weight = conv.weight * scale.view({-1, 1, 1});
-  folded.bias = norm.bias - norm.running_mean * scale;
+  const auto norm = batch_norm_affine(*layer.norm);
+  folded.weight = conv.weight * norm.scale.view({-1, 1, 1});
+  folded.bias = norm.shift;
   if (merged != nullptr) {  // a 1x1 convolution of the same input: its centre tap
-    const auto merged_scale = merged->norm->weight / torch::sqrt(merged->norm->running_var + merged->norm->options.eps());
+    const auto merged_norm = batch_norm_affine(*merged->norm);
     folded.weight.select(2, conv.options.kernel_size()->at(0) / 2)
-        .add_(merged->conv->weight.select(2, 0) * merged_scale.view({-1, 1}));
-    folded.bias += merged->norm->bias - merged->norm->running_mean * merged_scale;
+        .add_(merged->conv->weight.select(2, 0) * merged_norm.scale.view({-1, 1}));
+    folded.bias = folded.bias + merged_norm.shift;
   }
   folded.weight = folded.weight.contiguous();
   return folded;
@@ -241,9 +240,7 @@ torch::Tensor ConvCtcModelImpl::activate(torch::Tensor x, double dropout) const 
 CtcOutput ConvCtcModelImpl::forward(const torch::Tensor& features, const torch::Tensor& lengths) {
   MIXSEQ_CHECK(features.dim() == 3 && features.size(2) == config_.in_feats, "conv_ctc: features must be [B, T, ",
                config_.in_feats, "], not ", features.sizes());
-  if (!is_training() && !torch::GradMode::is_enabled() && features.device().is_cpu() &&
-      features.scalar_type() == torch::kFloat && !compat::is_autocast_enabled(c10::DeviceType::CPU))
-    return infer(features, lengths);
+  if (runs_inference(features)) return infer(features, lengths);
   torch::Tensor lens = lengths.to(features.device(), torch::kLong);
   std::vector<torch::Tensor> outputs;  // the prologue's and each block's output, for dense residuals
   torch::Tensor x = features.transpose(1, 2);  // [B, F, T]

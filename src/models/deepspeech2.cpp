@@ -3,8 +3,8 @@
 #include <torch/nn/utils/rnn.h>
 
 #include "mixseq/nn/gru_inference.h"
+#include "mixseq/nn/batch_norm_affine.h"
 #include "mixseq/util/error.h"
-#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -49,11 +49,10 @@ torch::Tensor DeepSpeech2ModelImpl::spectral_conv2(const torch::Tensor& x) {
   {
     std::lock_guard<std::mutex> lock(plan_mutex_);
     if (!conv2_plan_ || conv2_versions_ != versions || conv2_plan_->height != x.size(2)) {
-      const auto scale = norm.weight / torch::sqrt(norm.running_var + norm.options.eps());
-      const auto shift = (conv.bias - norm.running_mean) * scale + norm.bias;
+      const auto affine = batch_norm_affine(norm);  // after the convolution's own bias
       // FFT width 64: segments of 54 output frames for the 11-frame kernel
-      conv2_plan_ = std::make_shared<const SpectralConv2dPlan>(
-          plan_spectral_conv2d(conv.weight, x.size(2), conv.options.stride()->at(0), 64, scale, shift));
+      conv2_plan_ = std::make_shared<const SpectralConv2dPlan>(plan_spectral_conv2d(
+          conv.weight, x.size(2), conv.options.stride()->at(0), 64, affine.scale, conv.bias * affine.scale + affine.shift));
       conv2_versions_ = versions;
     }
     plan = conv2_plan_;
@@ -72,8 +71,7 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
   MIXSEQ_CHECK(features.size(1) >= 31, "deepspeech2 needs at least 31 frames, not ", features.size(1));
   auto x = features.transpose(1, 2).unsqueeze(1);  // [B, 1, F, T]
   x = torch::clamp(norm1_->forward(conv1_->forward(x)), 0.0, 20.0);
-  const bool inference = !is_training() && !torch::GradMode::is_enabled() && x.device().is_cpu() &&
-                         x.scalar_type() == torch::kFloat && !compat::is_autocast_enabled(c10::DeviceType::CPU);
+  const bool inference = runs_inference(x);
   x = inference ? spectral_conv2(x).clamp_(0.0, 20.0) : torch::clamp(norm2_->forward(conv2_->forward(x)), 0.0, 20.0);
   // x: [B, C, F', T']
   const int64_t batch = x.size(0), frames = x.size(3);
@@ -84,12 +82,9 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
   const bool equal_lengths = (out_lengths == frames).all().item<bool>();
   for (size_t l = 0; l < std::max(grus_.size(), lstms_.size()); ++l) {
     std::vector<GruWeights> gru_weights;
-    if (!grus_.empty() && !is_training()) {  // inference: nn/gru_inference.h where it applies
-      auto p = grus_[l]->named_parameters();
-      gru_weights.push_back({p["weight_ih_l0"], p["weight_hh_l0"], p["bias_ih_l0"], p["bias_hh_l0"]});
-      if (config_.bidirectional)
-        gru_weights.push_back(
-            {p["weight_ih_l0_reverse"], p["weight_hh_l0_reverse"], p["bias_ih_l0_reverse"], p["bias_hh_l0_reverse"]});
+    if (inference && !grus_.empty()) {  // nn/gru_inference.h; all_weights(): w_ih, w_hh, b_ih, b_hh per direction
+      const auto w = grus_[l]->all_weights();
+      for (size_t d = 0; d + 3 < w.size(); d += 4) gru_weights.push_back({w[d], w[d + 1], w[d + 2], w[d + 3]});
     }
     if (!gru_weights.empty() && gru_inference_applies(x, gru_weights)) {
       x = gru_inference(x, out_lengths, gru_weights);  // [T', B, D H]

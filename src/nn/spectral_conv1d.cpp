@@ -15,7 +15,8 @@
 namespace mixseq {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+using spectral::ceil_div;
+using spectral::power_of_two;
 
 // The time of a spectral convolution in units of one multiply-add of the direct convolution
 // (oneDNN), fitted to bench/spectral_conv_bench at 64 and 256 channels on one core: per bin, its
@@ -58,7 +59,7 @@ SpectralConv1dPlan plan_spectral_conv1d(const torch::Tensor& weight, int64_t dil
   MIXSEQ_CHECK(dilation >= 1 && padding >= 0, "spectral_conv1d: dilation (", dilation, ") must be >= 1, padding (",
                padding, ") >= 0");
   const int64_t span = (taps - 1) * dilation + 1;
-  MIXSEQ_CHECK(fft_size > span && (fft_size & (fft_size - 1)) == 0, "spectral_conv1d: the FFT size (", fft_size,
+  MIXSEQ_CHECK(fft_size > span && power_of_two(fft_size), "spectral_conv1d: the FFT size (", fft_size,
                ") must be a power of two above the kernel's span (", span, ")");
   torch::NoGradGuard no_grad;
   const torch::Tensor w = spectral::scaled_weight(weight, scale, "spectral_conv1d");

@@ -12,13 +12,9 @@
 #include "nn/spectral_products.h"
 
 namespace mixseq {
-namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-bool power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
-
-}  // namespace
+using spectral::ceil_div;
+using spectral::power_of_two;
 
 SpectralConv2dPlan plan_spectral_conv2d(const torch::Tensor& weight, int64_t height, int64_t stride_height,
                                         int64_t fft_width, const torch::Tensor& scale, const torch::Tensor& bias) {

@@ -1,5 +1,5 @@
 // What nn/spectral_conv1d.cpp and nn/spectral_conv2d.cpp share: a kernel's spectra as Gauss's
-// three real matrices per frequency bin, and the checks of the folded scale and bias.
+// three real matrices per frequency bin, the checks of the folded scale and bias, segment counts.
 #pragma once
 
 #include <torch/types.h>
@@ -7,6 +7,9 @@
 #include <cstdint>
 
 namespace mixseq::spectral {
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline bool power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // weight [Co, ...] times scale [Co] along its first dimension (undefined: the weight itself), as
 // float and detached. `who` names the caller in errors.

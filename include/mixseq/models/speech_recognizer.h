@@ -32,6 +32,11 @@ class SpeechRecognizerImpl : public torch::nn::Module {
   virtual int64_t feature_bins() const = 0;
   // The output frames of an utterance of `frames` input frames (<= 0: too short for the model).
   virtual int64_t output_frames(int64_t frames) const = 0;
+
+ protected:
+  // Whether a forward over x takes the model's inference path (folded batch norms, spectral
+  // convolutions, nn/gru_inference.h): eval mode, autograd off, fp32 on the CPU, autocast off.
+  bool runs_inference(const torch::Tensor& x) const;
 };
 
 using SpeechRecognizer = std::shared_ptr<SpeechRecognizerImpl>;
