@@ -2,8 +2,8 @@
 
 #include <torch/nn/utils/rnn.h>
 
-#include "mixseq/nn/gru_inference.h"
 #include "mixseq/nn/batch_norm_affine.h"
+#include "mixseq/nn/gru_recurrence.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -82,12 +82,12 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
   const bool equal_lengths = (out_lengths == frames).all().item<bool>();
   for (size_t l = 0; l < std::max(grus_.size(), lstms_.size()); ++l) {
     std::vector<GruWeights> gru_weights;
-    if (inference && !grus_.empty()) {  // nn/gru_inference.h; all_weights(): w_ih, w_hh, b_ih, b_hh per direction
+    if (!grus_.empty()) {  // nn/gru_recurrence.h; all_weights(): w_ih, w_hh, b_ih, b_hh per direction
       const auto w = grus_[l]->all_weights();
       for (size_t d = 0; d + 3 < w.size(); d += 4) gru_weights.push_back({w[d], w[d + 1], w[d + 2], w[d + 3]});
     }
-    if (!gru_weights.empty() && gru_inference_applies(x, gru_weights)) {
-      x = gru_inference(x, out_lengths, gru_weights);  // [T', B, D H]
+    if (!gru_weights.empty() && gru_recurrence_applies(x, gru_weights)) {
+      x = gru_recurrence(x, out_lengths, gru_weights);  // [T', B, D H]
     } else if (equal_lengths) {
       x = !grus_.empty() ? std::get<0>(grus_[l]->forward(x)) : std::get<0>(lstms_[l]->forward(x));  // [T', B, D H]
     } else {

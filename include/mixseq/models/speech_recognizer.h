@@ -35,7 +35,7 @@ class SpeechRecognizerImpl : public torch::nn::Module {
 
  protected:
   // Whether a forward over x takes the model's inference path (folded batch norms, spectral
-  // convolutions, nn/gru_inference.h): eval mode, autograd off, fp32 on the CPU, autocast off.
+  // convolutions): eval mode, autograd off, fp32 on the CPU, autocast off.
   bool runs_inference(const torch::Tensor& x) const;
 };
 

@@ -183,8 +183,9 @@ TEST(SpeechModels, DeepSpeech2OutputLengthsAndPackedPadding) {
 }
 
 // Inference (eval, autograd off) computes the second convolution with FFTs, its batch norm folded,
-// and runs the GRUs through nn/gru_inference.h: the same logits as the eval-mode graph with
-// autograd on (LibTorch's GRU, packed where lengths differ), also after the weights change.
+// and runs the GRUs through nn/gru_recurrence.h without keeping anything for backward: the same
+// logits as the eval-mode graph with autograd on (LibTorch's convolution, the recurrence's
+// training path; nn tests compare that with LibTorch's GRU), also after the weights change.
 TEST(SpeechModels, DeepSpeech2InferencePathEqualsTheTrainingGraph) {
   torch::manual_seed(8);
   for (const bool sum_directions : {true, false}) {

@@ -1,0 +1,144 @@
+// nn/gru_recurrence.h against LibTorch's own GRU: bidirectional over packed input of unequal
+// lengths (frames past a length are 0, the backward direction starts at each utterance's last
+// frame), equal lengths, one direction; its gradients against LibTorch's and against finite
+// differences; and what it refuses.
+#include "mixseq/nn/gru_recurrence.h"
+
+
+#include <gtest/gtest.h>
+#include <torch/nn/modules/rnn.h>
+#include <torch/nn/utils/rnn.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/utils.h>
+
+#include <vector>
+
+#include "gradient_check.h"
+#include "util/torch_compat.h"
+
+namespace mixseq {
+namespace {
+
+// A layer's weights as models/deepspeech2.cpp takes them: all_weights() lists w_ih, w_hh, b_ih
+// and b_hh of each direction, forward first.
+std::vector<GruWeights> weights_of(torch::nn::GRU& gru, bool bidirectional) {
+  const auto w = gru->all_weights();
+  EXPECT_EQ(w.size(), bidirectional ? 8u : 4u);
+  auto p = gru->named_parameters();
+  EXPECT_TRUE(w[1].is_same(p["weight_hh_l0"]) && w[2].is_same(p["bias_ih_l0"]));
+  std::vector<GruWeights> result;
+  for (size_t d = 0; d + 3 < w.size(); d += 4) result.push_back({w[d], w[d + 1], w[d + 2], w[d + 3]});
+  return result;
+}
+
+double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a - b).abs().max().item<double>() / std::max(1e-30, b.abs().max().item<double>());
+}
+
+TEST(GruRecurrence, InferenceEqualsLibTorchsGruOverPackedInput) {
+  torch::manual_seed(7);
+  for (const bool bidirectional : {true, false}) {
+    const int64_t steps = 23, batch = 5, in = 19, hidden = 37;
+    torch::nn::GRU gru(torch::nn::GRUOptions(in, hidden).bidirectional(bidirectional));
+    const auto x = torch::randn({steps, batch, in});
+    const auto lengths = torch::tensor({23, 9, 1, 17, 23}, torch::kLong);
+    torch::NoGradGuard no_grad;
+    auto packed = torch::nn::utils::rnn::pack_padded_sequence(x, lengths, false, false);
+    const auto expected = std::get<0>(torch::nn::utils::rnn::pad_packed_sequence(
+        std::get<0>(gru->forward_with_packed_input(packed)), false, 0.0, steps));
+    const auto weights = weights_of(gru, bidirectional);
+    ASSERT_TRUE(gru_recurrence_applies(x, weights));
+    const auto y = gru_recurrence(x, lengths, weights);
+    ASSERT_EQ(y.sizes(), expected.sizes());
+    EXPECT_LT(relative_error(y, expected), 1e-5) << bidirectional;
+    // equal lengths: the unpacked run
+    const auto full = gru_recurrence(x, torch::full({batch}, steps, torch::kLong), weights);
+    EXPECT_LT(relative_error(full, std::get<0>(gru->forward(x))), 1e-5) << bidirectional;
+  }
+}
+
+// The padded output of LibTorch's GRU over packed input: the reference for values and gradients.
+torch::Tensor packed_gru(torch::nn::GRU& gru, const torch::Tensor& x, const torch::Tensor& lengths) {
+  auto packed = torch::nn::utils::rnn::pack_padded_sequence(x, lengths, false, false);
+  return std::get<0>(torch::nn::utils::rnn::pad_packed_sequence(std::get<0>(gru->forward_with_packed_input(packed)),
+                                                                 false, 0.0, x.size(0)));
+}
+
+TEST(GruRecurrence, GradientsEqualLibTorchsOverPackedInput) {
+  torch::manual_seed(11);
+  for (const bool bidirectional : {true, false}) {
+    // H 37: gate blocks that are not vector-aligned; lengths 1 and T at either end of the batch
+    const int64_t steps = 13, batch = 4, in = 7, hidden = 37;
+    torch::nn::GRU gru(torch::nn::GRUOptions(in, hidden).bidirectional(bidirectional));
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& p : gru->parameters()) p.uniform_(-0.6, 0.6);  // gates away from their linear range
+    }
+    const auto x = torch::randn({steps, batch, in}).requires_grad_();
+    const auto lengths = torch::tensor({13, 6, 1, 10}, torch::kLong);
+    const auto weights = weights_of(gru, bidirectional);
+    const auto probe = torch::randn({steps, batch, (bidirectional ? 2 : 1) * hidden});
+    std::vector<torch::Tensor> inputs{x};
+    for (const auto& w : weights) inputs.insert(inputs.end(), {w.w_ih, w.w_hh, w.b_ih, w.b_hh});
+
+    ASSERT_TRUE(gru_recurrence_applies(x, weights));
+    const auto y = gru_recurrence(x, lengths, weights);
+    const auto ours = torch::autograd::grad({(y * probe).sum()}, inputs);
+    const auto y_ref = packed_gru(gru, x, lengths);
+    const auto theirs = torch::autograd::grad({(y_ref * probe).sum()}, inputs);
+
+    EXPECT_LT(relative_error(y, y_ref), 1e-5) << bidirectional;
+    const char* names[] = {"x", "w_ih", "w_hh", "b_ih", "b_hh"};
+    for (size_t i = 0; i < ours.size(); ++i) {
+      ASSERT_TRUE(ours[i].defined()) << i;
+      EXPECT_LT(relative_error(ours[i], theirs[i]), 1e-5) << bidirectional << " " << names[i % 4 == 0 && i ? 4 : i % 4]
+                                                        << " of direction " << (i == 0 ? 0 : (i - 1) / 4);
+    }
+    // Frames past a length get no gradient.
+    EXPECT_EQ(ours[0].select(0, 12).select(0, 1).abs().max().item<float>(), 0.0f);
+  }
+}
+
+TEST(GruRecurrence, GradientsMatchFiniteDifferences) {
+  torch::manual_seed(12);
+  const auto opts = torch::TensorOptions().dtype(torch::kDouble);
+  const int64_t steps = 4, batch = 2, in = 3, hidden = 2;
+  std::vector<GruWeights> w;
+  std::vector<test::NamedTensor> named;
+  const auto x = torch::randn({steps, batch, in}, opts).requires_grad_();
+  named.push_back({"x", x});
+  for (int d = 0; d < 2; ++d) {
+    w.push_back({torch::randn({3 * hidden, in}, opts).requires_grad_(),
+                 torch::randn({3 * hidden, hidden}, opts).requires_grad_(),
+                 torch::randn({3 * hidden}, opts).requires_grad_(), torch::randn({3 * hidden}, opts).requires_grad_()});
+    const std::string suffix = d == 0 ? "" : " (backward direction)";
+    named.insert(named.end(), {{"w_ih" + suffix, w[d].w_ih}, {"w_hh" + suffix, w[d].w_hh},
+                               {"b_ih" + suffix, w[d].b_ih}, {"b_hh" + suffix, w[d].b_hh}});
+  }
+  const auto lengths = torch::tensor({4, 3}, torch::kLong);
+  const auto probe = torch::randn({steps, batch, 2 * hidden}, opts);
+  test::expect_gradients_match_finite_differences([&] { return (gru_recurrence(x, lengths, w) * probe).sum(); },
+                                                  named);
+}
+
+TEST(GruRecurrence, AppliesToOneCpuFloatDtypeWithoutAutocast) {
+  torch::nn::GRU gru(torch::nn::GRUOptions(4, 3).bidirectional(true));
+  const auto weights = weights_of(gru, true);
+  const auto x = torch::randn({5, 2, 4});
+  EXPECT_TRUE(gru_recurrence_applies(x, weights));                          // autograd on: training
+  EXPECT_FALSE(gru_recurrence_applies(x.to(torch::kDouble), weights));      // dtypes differ
+  EXPECT_FALSE(gru_recurrence_applies(x, {weights[0], weights[1], weights[0]}));  // three directions
+  {
+    compat::set_autocast(c10::kCPU, true, at::kBFloat16);
+    const bool under_autocast = gru_recurrence_applies(x, weights);
+    compat::set_autocast(c10::kCPU, false, at::kBFloat16);
+    EXPECT_FALSE(under_autocast);
+  }
+  EXPECT_THROW(gru_recurrence(x, torch::tensor({5, 6}, torch::kLong), weights), std::exception);  // past T
+  EXPECT_THROW(gru_recurrence(x, torch::tensor({5}, torch::kLong), weights), std::exception);     // one length for 2
+  EXPECT_THROW(gru_recurrence(x, torch::tensor({5, 0}, torch::kLong), weights), std::exception);  // empty utterance
+  EXPECT_THROW(gru_recurrence(torch::randn({5, 2, 6}), torch::tensor({5, 5}, torch::kLong), weights), std::exception);
+}
+
+}  // namespace
+}  // namespace mixseq
