@@ -274,9 +274,13 @@ class GruRecurrence : public torch::autograd::Function<GruRecurrence> {
 }  // namespace
 
 bool gru_recurrence_applies(const torch::Tensor& x, const std::vector<GruWeights>& directions) {
-  const auto dtype = x.scalar_type();
-  if (!x.defined() || !x.device().is_cpu() || (dtype != at::kFloat && dtype != at::kDouble) ||
-      compat::is_autocast_enabled(c10::DeviceType::CPU) || directions.empty() || directions.size() > 2)
+  if (!x.defined() || !x.device().is_cpu() || !at::isFloatingType(x.scalar_type()) || directions.empty() ||
+      directions.size() > 2)
+    return false;
+  const auto dtype = directions[0].w_hh.scalar_type();
+  if (dtype != at::kFloat && dtype != at::kDouble) return false;
+  // Under autocast the recurrence runs in fp32 (x converted): fp32 weights only.
+  if (compat::is_autocast_enabled(c10::DeviceType::CPU) ? dtype != at::kFloat : x.scalar_type() != dtype)
     return false;
   for (const auto& w : directions)
     for (const auto* t : {&w.w_ih, &w.w_hh, &w.b_ih, &w.b_hh})
@@ -284,10 +288,34 @@ bool gru_recurrence_applies(const torch::Tensor& x, const std::vector<GruWeights
   return true;
 }
 
+namespace {
+
+// Autocast off on the CPU while alive, its state restored after: the recurrence in fp32 inside a
+// bf16 forward pass.
+class CpuAutocastPause {
+ public:
+  CpuAutocastPause()
+      : was_enabled_(compat::is_autocast_enabled(c10::DeviceType::CPU)),
+        dtype_(compat::autocast_dtype(c10::DeviceType::CPU)) {
+    if (was_enabled_) compat::set_autocast(c10::DeviceType::CPU, false, dtype_);
+  }
+  ~CpuAutocastPause() {
+    if (was_enabled_) compat::set_autocast(c10::DeviceType::CPU, true, dtype_);
+  }
+  CpuAutocastPause(const CpuAutocastPause&) = delete;
+  CpuAutocastPause& operator=(const CpuAutocastPause&) = delete;
+
+ private:
+  bool was_enabled_;
+  at::ScalarType dtype_;
+};
+
+}  // namespace
+
 torch::Tensor gru_recurrence(const torch::Tensor& x, const torch::Tensor& lengths,
                              const std::vector<GruWeights>& directions) {
   MIXSEQ_CHECK(gru_recurrence_applies(x, directions),
-               "gru_recurrence: needs fp32 (or fp64) CPU tensors of one dtype and autocast off");
+               "gru_recurrence: needs CPU tensors, fp32 weights (or fp64 ones with x in fp64 and autocast off)");
   MIXSEQ_CHECK(x.dim() == 3 && x.size(0) >= 1, "gru_recurrence: x must be [T, B, Din] with T >= 1, not ", x.sizes());
   const int64_t steps = x.size(0), batch = x.size(1), in = x.size(2);
   const int64_t hidden = directions[0].w_hh.size(1), gates = 3 * hidden;
@@ -304,7 +332,9 @@ torch::Tensor gru_recurrence(const torch::Tensor& x, const torch::Tensor& length
   for (const int64_t len : lens)
     MIXSEQ_CHECK(len >= 1 && len <= steps, "gru_recurrence: a length (", len, ") outside 1..", steps);
 
-  bool needs_graph = at::GradMode::is_enabled() && x.requires_grad();
+  const CpuAutocastPause fp32;  // under autocast: x in the weights' dtype, the recurrence in it
+  const auto input = x.to(directions[0].w_hh.scalar_type());
+  bool needs_graph = at::GradMode::is_enabled() && input.requires_grad();
   std::vector<at::Tensor> flat;
   for (const auto& w : directions)
     for (const auto* t : {&w.w_ih, &w.w_hh, &w.b_ih, &w.b_hh}) {
@@ -315,10 +345,10 @@ torch::Tensor gru_recurrence(const torch::Tensor& x, const torch::Tensor& length
     std::vector<GruWeights> detached;
     for (const auto& w : directions)
       detached.push_back({w.w_ih.detach(), w.w_hh.detach(), w.b_ih.detach(), w.b_hh.detach()});
-    const auto f = run_forward(x.contiguous(), lens, detached, /*keep=*/false);
+    const auto f = run_forward(input.contiguous(), lens, detached, /*keep=*/false);
     return f.out.view({steps, batch, -1});
   }
-  return GruRecurrence::apply(x, lens_tensor, at::TensorList(flat))[0];
+  return GruRecurrence::apply(input, lens_tensor, at::TensorList(flat))[0];
 }
 
 }  // namespace mixseq

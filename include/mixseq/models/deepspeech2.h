@@ -9,8 +9,8 @@
 // No padding in the convolutions: an utterance needs at least 31 frames (T' = (T - 11) / 2 + 1 - 10).
 // Unlike the reference, the recurrent layers read packed sequences, so padding frames never reach
 // a shorter utterance's backward direction (the parameters are the same).
-// On the CPU in fp32 without autocast, training and inference alike, the GRUs run through
-// nn/gru_recurrence.h (forward and backward written out, without LibTorch's per-step operators).
+// On the CPU, training and inference alike, the GRUs run through nn/gru_recurrence.h (forward
+// and backward written out, without LibTorch's per-step operators; in fp32 under bf16 autocast).
 // Inference (eval mode, autograd off, fp32 on the CPU, autocast off) also computes the second
 // convolution with FFTs, its batch norm folded in (nn/spectral_conv2d.h): the same values up to
 // float rounding, with 35x fewer multiply-adds in that convolution.

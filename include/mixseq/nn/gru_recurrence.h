@@ -35,8 +35,11 @@ struct GruWeights {  // one direction, LibTorch's layout: gates r, z, n
   torch::Tensor b_hh;  // [3H]
 };
 
-// Whether gru_recurrence runs x with these weights: CPU, x and all weights fp32 (fp64 for
-// gradient checks), autocast off, one or two directions.
+// Whether gru_recurrence runs x with these weights: CPU, one or two directions, all weights fp32
+// (fp64 for gradient checks, with x in fp64 and autocast off). Under CPU autocast (bf16) x may be
+// in any floating dtype: the recurrence runs in fp32, its products included, and returns fp32
+// (its per-step products are too small for bf16 to pay, and LibTorch's GRU under autocast
+// is the per-step path this file exists to avoid).
 bool gru_recurrence_applies(const torch::Tensor& x, const std::vector<GruWeights>& directions);
 
 // x [T, B, Din], lengths [B] (each in 1..T) -> [T, B, D H]: each frame's outputs of the D

@@ -121,6 +121,36 @@ TEST(GruRecurrence, GradientsMatchFiniteDifferences) {
                                                   named);
 }
 
+// Under bf16 autocast (a bf16 forward pass of the recognizer) the recurrence runs in fp32 on x
+// as given: the same bits as without autocast on x converted to fp32, an fp32 output, autocast
+// on again afterwards, and x's gradient in x's dtype.
+TEST(GruRecurrence, UnderBf16AutocastRunsInFp32) {
+  torch::manual_seed(13);
+  torch::nn::GRU gru(torch::nn::GRUOptions(6, 9).bidirectional(true));
+  const auto weights = weights_of(gru, true);
+  const auto x = torch::randn({7, 3, 6}).to(torch::kBFloat16).requires_grad_();
+  const auto lengths = torch::tensor({7, 4, 2}, torch::kLong);
+  const auto fp32 = gru_recurrence(x.detach().to(torch::kFloat), lengths, weights);
+  compat::set_autocast(c10::kCPU, true, at::kBFloat16);
+  const bool applies = gru_recurrence_applies(x, weights);
+  const bool double_applies = gru_recurrence_applies(x.to(torch::kDouble), {{weights[0].w_ih.to(torch::kDouble),
+                                                                              weights[0].w_hh.to(torch::kDouble),
+                                                                              weights[0].b_ih.to(torch::kDouble),
+                                                                              weights[0].b_hh.to(torch::kDouble)}});
+  const auto y = gru_recurrence(x, lengths, weights);
+  const bool still_on = compat::is_autocast_enabled(c10::kCPU);
+  compat::set_autocast(c10::kCPU, false, at::kBFloat16);
+  EXPECT_TRUE(applies);
+  EXPECT_FALSE(double_applies);
+  EXPECT_TRUE(still_on);
+  EXPECT_EQ(y.scalar_type(), torch::kFloat);
+  EXPECT_TRUE(torch::equal(y, fp32));
+  y.sum().backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().scalar_type(), torch::kBFloat16);
+  EXPECT_GT(x.grad().abs().max().item<float>(), 0.0f);
+}
+
 TEST(GruRecurrence, AppliesToOneCpuFloatDtypeWithoutAutocast) {
   torch::nn::GRU gru(torch::nn::GRUOptions(4, 3).bidirectional(true));
   const auto weights = weights_of(gru, true);
@@ -128,12 +158,7 @@ TEST(GruRecurrence, AppliesToOneCpuFloatDtypeWithoutAutocast) {
   EXPECT_TRUE(gru_recurrence_applies(x, weights));                          // autograd on: training
   EXPECT_FALSE(gru_recurrence_applies(x.to(torch::kDouble), weights));      // dtypes differ
   EXPECT_FALSE(gru_recurrence_applies(x, {weights[0], weights[1], weights[0]}));  // three directions
-  {
-    compat::set_autocast(c10::kCPU, true, at::kBFloat16);
-    const bool under_autocast = gru_recurrence_applies(x, weights);
-    compat::set_autocast(c10::kCPU, false, at::kBFloat16);
-    EXPECT_FALSE(under_autocast);
-  }
+  EXPECT_FALSE(gru_recurrence_applies(x.to(torch::kBFloat16), weights));          // bf16 without autocast
   EXPECT_THROW(gru_recurrence(x, torch::tensor({5, 6}, torch::kLong), weights), std::exception);  // past T
   EXPECT_THROW(gru_recurrence(x, torch::tensor({5}, torch::kLong), weights), std::exception);     // one length for 2
   EXPECT_THROW(gru_recurrence(x, torch::tensor({5, 0}, torch::kLong), weights), std::exception);  // empty utterance
