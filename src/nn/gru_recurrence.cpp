@@ -11,6 +11,7 @@
 #include "mixseq/nn/batched_matmul.h"
 #include "mixseq/nn/vectorized_tanh.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/mixed_precision.h"
 #include "util/torch_compat.h"
 #include "util/vector_clones.h"
 
@@ -288,30 +289,6 @@ bool gru_recurrence_applies(const torch::Tensor& x, const std::vector<GruWeights
   return true;
 }
 
-namespace {
-
-// Autocast off on the CPU while alive, its state restored after: the recurrence in fp32 inside a
-// bf16 forward pass.
-class CpuAutocastPause {
- public:
-  CpuAutocastPause()
-      : was_enabled_(compat::is_autocast_enabled(c10::DeviceType::CPU)),
-        dtype_(compat::autocast_dtype(c10::DeviceType::CPU)) {
-    if (was_enabled_) compat::set_autocast(c10::DeviceType::CPU, false, dtype_);
-  }
-  ~CpuAutocastPause() {
-    if (was_enabled_) compat::set_autocast(c10::DeviceType::CPU, true, dtype_);
-  }
-  CpuAutocastPause(const CpuAutocastPause&) = delete;
-  CpuAutocastPause& operator=(const CpuAutocastPause&) = delete;
-
- private:
-  bool was_enabled_;
-  at::ScalarType dtype_;
-};
-
-}  // namespace
-
 torch::Tensor gru_recurrence(const torch::Tensor& x, const torch::Tensor& lengths,
                              const std::vector<GruWeights>& directions) {
   MIXSEQ_CHECK(gru_recurrence_applies(x, directions),
@@ -332,7 +309,7 @@ torch::Tensor gru_recurrence(const torch::Tensor& x, const torch::Tensor& length
   for (const int64_t len : lens)
     MIXSEQ_CHECK(len >= 1 && len <= steps, "gru_recurrence: a length (", len, ") outside 1..", steps);
 
-  const CpuAutocastPause fp32;  // under autocast: x in the weights' dtype, the recurrence in it
+  const AutocastScope fp32(Precision::kFp32, x.device());  // under autocast: x in the weights' dtype, the recurrence in it
   const auto input = x.to(directions[0].w_hh.scalar_type());
   bool needs_graph = at::GradMode::is_enabled() && input.requires_grad();
   std::vector<at::Tensor> flat;

@@ -126,11 +126,18 @@ AutocastScope::AutocastScope(Precision precision, const torch::Device& device)
     : device_type_(device.type()),
       was_enabled_(compat::is_autocast_enabled(device_type_)),
       enabled_(precision == Precision::kBf16 || precision == Precision::kFp16) {
-  if (enabled_) compat::set_autocast(device_type_, true, autocast_dtype(precision));
+  if (enabled_) {
+    compat::set_autocast(device_type_, true, autocast_dtype(precision));
+  } else if (was_enabled_) {  // fp32 or tf32 inside a mixed-precision pass: off until the scope ends
+    compat::set_autocast(device_type_, false, compat::autocast_dtype(device_type_));
+  }
 }
 
 AutocastScope::~AutocastScope() {
-  if (!enabled_) return;
+  if (!enabled_) {
+    if (was_enabled_) compat::set_autocast(device_type_, true, compat::autocast_dtype(device_type_));
+    return;
+  }
   compat::set_autocast(device_type_, was_enabled_, at::kBFloat16);
   // Casts cached for this forward pass must not outlive it (weights change at every step).
   if (!was_enabled_) at::autocast::clear_cache();

@@ -91,7 +91,7 @@ TEST(GruRecurrence, GradientsEqualLibTorchsOverPackedInput) {
     const char* names[] = {"x", "w_ih", "w_hh", "b_ih", "b_hh"};
     for (size_t i = 0; i < ours.size(); ++i) {
       ASSERT_TRUE(ours[i].defined()) << i;
-      EXPECT_LT(relative_error(ours[i], theirs[i]), 1e-5) << bidirectional << " " << names[i % 4 == 0 && i ? 4 : i % 4]
+      EXPECT_LT(relative_error(ours[i], theirs[i]), 1e-5) << bidirectional << " " << names[i == 0 ? 0 : 1 + (i - 1) % 4]
                                                         << " of direction " << (i == 0 ? 0 : (i - 1) / 4);
     }
     // Frames past a length get no gradient.

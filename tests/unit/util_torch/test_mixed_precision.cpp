@@ -5,6 +5,7 @@
 
 #include "mixseq/util/mixed_precision.h"
 #include "test_support.h"
+#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -42,6 +43,35 @@ TEST(MixedPrecision, DeviceErrorsNameTheFlagInUse) {
             "--device cuda asked for, but this LibTorch sees no CUDA device; use --device cpu");
   EXPECT_EQ(test::error_of([] { resolve_device("cuda:1", "--train.device"); }),
             "--train.device cuda:1 asked for, but this LibTorch sees no CUDA device; use --train.device cpu");
+}
+
+}  // namespace
+}  // namespace mixseq
+
+namespace mixseq {
+namespace {
+
+// A scope turns autocast on for bf16 and off for fp32, nested too, and each end restores the
+// state before it.
+TEST(MixedPrecision, AutocastScopesNestAndRestore) {
+  const torch::Device cpu(torch::kCPU);
+  ASSERT_FALSE(compat::is_autocast_enabled(c10::kCPU));
+  {
+    const AutocastScope outer(Precision::kBf16, cpu);
+    EXPECT_TRUE(compat::is_autocast_enabled(c10::kCPU));
+    {
+      const AutocastScope inner(Precision::kFp32, cpu);
+      EXPECT_FALSE(compat::is_autocast_enabled(c10::kCPU));
+    }
+    EXPECT_TRUE(compat::is_autocast_enabled(c10::kCPU));
+    EXPECT_EQ(compat::autocast_dtype(c10::kCPU), at::kBFloat16);
+  }
+  EXPECT_FALSE(compat::is_autocast_enabled(c10::kCPU));
+  {
+    const AutocastScope alone(Precision::kFp32, cpu);
+    EXPECT_FALSE(compat::is_autocast_enabled(c10::kCPU));
+  }
+  EXPECT_FALSE(compat::is_autocast_enabled(c10::kCPU));
 }
 
 }  // namespace
