@@ -90,6 +90,8 @@ bool direct_gemm(Gemm gemm, const at::Tensor& a, const at::Tensor& b, at::Tensor
 
 bool bf16_matmul_is_direct() { return dnnl_gemm_bf16() != nullptr; }
 
+bool float_matmul_is_direct() { return dnnl_sgemm() != nullptr; }
+
 void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate) {
   check_product(a, b, c, at::kBFloat16, "bf16_matmul_into");
   RECORD_FUNCTION("mixseq::bf16_matmul_into", std::vector<c10::IValue>{});  // a row of its own in --profile

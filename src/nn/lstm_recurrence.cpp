@@ -106,15 +106,6 @@ void step_product(at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
   }
 }
 
-// The copy of h_t that the next step's product reads under bf16 autocast, written by the cell's
-// pass rather than converted per step: `low` [H] bf16, or nothing in the cell's own precision.
-template <typename scalar_t>
-void keep_for_products(const scalar_t* h, int64_t n, c10::BFloat16* low) {
-  if constexpr (std::is_same_v<scalar_t, float>) {
-    if (low) narrow_row(h, n, low);
-  }
-}
-
 // The raw tensors of one forward pass, batch-first: gates [B, T, 4H] (pre-activations from x on
 // entry, activated i, f, g, o on return), cells and cell_tanh [B, T, H], output [B, T, H]. Under
 // bf16 autocast (`h_products` [B, T, H] bf16 defined, h0_products [B, H] its h_0) h_{t-1} W_hhᵀ

@@ -1,6 +1,6 @@
-// Products of bf16 matrices into fp32 results, for the LSTM's per-step products under bf16
-// autocast (nn/lstm_recurrence.h); and fp32 products through the same library's sgemm, for the
-// LSTM's per-step products in fp32.
+// Products of bf16 matrices into fp32 results, for the recurrences' products under bf16 autocast
+// (nn/lstm_recurrence.h, nn/gru_recurrence.h); and fp32 products through the same library's
+// sgemm, for their per-step products in fp32.
 //
 // LibTorch's bf16 at::mm returns bf16: a step's h_{t-1} W_hhᵀ came back rounded to bf16 and was
 // widened again for the fp32 cell, two conversions and an allocation per step and layer on top
@@ -23,6 +23,9 @@ bool bf16_matmul_is_direct();
 // each with unit stride along one dimension (rows may lie apart, e.g. one time step of a
 // [B, T, ·] tensor; a and b may be transposed views). Sums in fp32.
 void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate);
+
+// Whether float_matmul_into calls oneDNN's sgemm directly in this process.
+bool float_matmul_is_direct();
 
 // The same for fp32 a, b and c, through oneDNN's dnnl_sgemm where the process has it, else
 // at::mm (also where ATEN_CPU_CAPABILITY=default holds ATen to its baseline kernels). Why: at an

@@ -50,4 +50,15 @@ void store_row(const RowArithmetic<scalar_t>* values, int64_t n, scalar_t* row) 
   }
 }
 
+// The bf16 copy of a row that a later bf16 product reads, written by the pass that makes the row
+// rather than converted afterwards (the recurrences' h_t and gate gradients under bf16 autocast,
+// nn/lstm_recurrence.h, nn/gru_recurrence.h): into `low` [n] when there is one. Rows of fp64
+// (gradient checks) never have one.
+template <typename scalar_t>
+void keep_for_products(const scalar_t* row, int64_t n, c10::BFloat16* low) {
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    if (low) narrow_row(row, n, low);
+  }
+}
+
 }  // namespace mixseq

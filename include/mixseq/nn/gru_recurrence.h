@@ -11,10 +11,17 @@
 // few µs. In training autograd records all of them, and backward makes W_hh's gradient one step
 // at a time ([3H, B] x [B, H] products of inner size B) and adds them up. Here the input products
 // of every step and both directions are one GEMM; then each direction runs on its own thread,
-// each step one single-threaded BLAS call and one pass of cell arithmetic (σ(x) = (1 + tanh(x /
-// 2)) / 2, nn/vectorized_tanh.h). Backward is the same recurrence run the other way, whose only
-// per-step product is dgates_t W_hh; each weight's gradient is one product over all T·B frames
-// after it, and x's gradient one product for both directions.
+// each step one single-threaded product (oneDNN's sgemm where the process has it, else BLAS)
+// and one pass of cell arithmetic (σ(x) = (1 + tanh(x / 2)) / 2, nn/vectorized_tanh.h).
+// Backward is the same recurrence run the other way, whose only per-step product is
+// dgates_t W_hh; each weight's gradient is one product over all T·B frames after it, and x's
+// gradient one product for both directions.
+//
+// Under bf16 autocast every product takes bf16 operands, as autocast would make them, and sums
+// straight into fp32 (nn/bf16_matmul.h: oneDNN's bf16 GEMM, AMX where the CPU has it): the input
+// products, x's and the weights' gradients, and each step's product, which reads h_{t-1} (forward)
+// and the gate gradients (backward) from bf16 copies that the cell's pass writes beside them. The
+// state, the cell arithmetic and every sum stay in fp32, as in nn/lstm_recurrence.h.
 //
 // Lengths as LibTorch's packed sequences: an utterance's frames past its length are 0 in the
 // output (and get no gradient), and its backward direction starts at its own last frame. Values
@@ -36,10 +43,10 @@ struct GruWeights {  // one direction, LibTorch's layout: gates r, z, n
 };
 
 // Whether gru_recurrence runs x with these weights: CPU, one or two directions, all weights fp32
-// (fp64 for gradient checks, with x in fp64 and autocast off). Under CPU autocast (bf16) x may be
-// in any floating dtype: the recurrence runs in fp32, its products included, and returns fp32
-// (its per-step products are too small for bf16 to pay, and LibTorch's GRU under autocast
-// is the per-step path this file exists to avoid).
+// (fp64 for gradient checks, with x in fp64 and autocast off). Under CPU autocast x may be in any
+// floating dtype: the products run in bf16 under bf16 autocast (in fp32 under another), the
+// cell in fp32, and the output is fp32 (LibTorch's GRU under autocast is the per-step path
+// this file exists to avoid).
 bool gru_recurrence_applies(const torch::Tensor& x, const std::vector<GruWeights>& directions);
 
 // x [T, B, Din], lengths [B] (each in 1..T) -> [T, B, D H]: each frame's outputs of the D
