@@ -194,4 +194,19 @@ TrainedClassifier load_trained_classifier(const std::string& checkpoint_path, co
   return {std::move(config), std::move(vocabulary), std::move(tokenizer), std::move(labels), std::move(model)};
 }
 
+std::shared_ptr<torch::nn::Module> load_stored_model(const std::string& checkpoint_path, const torch::Device& device) {
+  const auto contents = read_checkpoint_contents(checkpoint_path);
+  std::string family;
+  try {
+    family = model_family(stored_model_config(contents, checkpoint_path).arch);
+  } catch (const Error& e) {
+    throw Error(in_file(checkpoint_path, e));
+  }
+  if (family == kLanguageModelFamily) return load_trained_language_model(checkpoint_path, device).model;
+  if (family == kSpeechRecognizerFamily) return load_trained_speech_recognizer(checkpoint_path, device).model;
+  if (family == kSpeechSynthesizerFamily) return load_trained_speech_synthesizer(checkpoint_path, device).model;
+  if (family == kSentenceClassifierFamily) return load_trained_classifier(checkpoint_path, device).model.ptr();
+  return load_trained_model(checkpoint_path, device).model;  // seq2seq, or the error naming what it is
+}
+
 }  // namespace mixseq

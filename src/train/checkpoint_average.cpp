@@ -93,8 +93,8 @@ void average_checkpoints(const std::vector<std::string>& paths, const std::strin
   MIXSEQ_CHECK(!paths.empty(), "no checkpoints to average");
   refuse_to_replace_training_checkpoint(output_path, paths.size());
   // The first checkpoint builds the model; the others load into it and must fit it.
-  auto trained = load_trained_model(paths.front(), torch::kCPU);
-  torch::nn::Module& model = *trained.model;
+  const auto stored = load_stored_model(paths.front(), torch::kCPU);  // any family: translation, speech, ...
+  torch::nn::Module& model = *stored;
   const auto first = read_checkpoint_contents(paths.front());
   const auto first_model_yaml = model_section_yaml(paths.front(), first);
   auto last = first;

@@ -102,4 +102,9 @@ struct TrainedClassifier {
 };
 TrainedClassifier load_trained_classifier(const std::string& checkpoint_path, const torch::Device& device);
 
+// Any float checkpoint's model, whatever its family (the loaders above, chosen by the stored
+// model.arch, with their checks), in eval mode: for tools that treat every model alike
+// (train/checkpoint_average.h).
+std::shared_ptr<torch::nn::Module> load_stored_model(const std::string& checkpoint_path, const torch::Device& device);
+
 }  // namespace mixseq

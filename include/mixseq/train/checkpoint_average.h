@@ -27,8 +27,8 @@ std::vector<std::string> last_numbered_checkpoints(const std::string& run_dir, i
 // `paths`: floating-point tensors are summed in fp64 and cast back to their type; integer
 // buffers (counts, not weights) come from the last checkpoint, where fairseq's script would
 // floor-divide their sum. Config, vocabulary, tokenizer and training progress are the last
-// checkpoint's; there is no optimizer state, so the result translates but cannot resume
-// training. All checkpoints must share the model section of the
+// checkpoint's; there is no optimizer state, so the result translates (transcribes, scores,
+// classifies or speaks: models of every family average) but cannot resume training. All checkpoints must share the model section of the
 // config, the tensor names and shapes, and the vocabulary; mixseq::Error names the file that
 // differs. An output_path that holds a training checkpoint (one with optimizer state, such as
 // checkpoint_last.pt) is refused before anything is read, so that resuming stays possible.

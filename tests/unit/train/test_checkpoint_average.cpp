@@ -11,6 +11,7 @@
 #include "mixseq/models/checkpoint.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/models/trained_model.h"
+#include "mixseq/text/ctc_symbols.h"
 #include "mixseq/train/train_config.h"
 #include "test_support.h"
 
@@ -87,6 +88,44 @@ TEST(CheckpointAverage, AveragesEveryTensorToTheHandComputedMean) {
   torch::optim::SGD optimizer(averaged->parameters(), torch::optim::SGDOptions(0.1));
   EXPECT_NE(error_of([&] { load_optimizer_state(output, optimizer); }).find("no optimizer state"), std::string::npos);
   EXPECT_NO_THROW(load_trained_model(output, torch::kCPU));  // what mixseq translate opens
+}
+
+// Not only translation models: a speech recognizer's checkpoint (CTC symbols for a vocabulary,
+// batch-norm buffers) averages the same way, and opens where `mixseq transcribe` opens it.
+TEST(CheckpointAverage, AveragesASpeechRecognizer) {
+  test::TempDir dir;
+  TrainConfig config;
+  config.model.arch = "deepspeech2";
+  auto& ds2 = config.model.deepspeech2;
+  ds2.in_feats = 81, ds2.conv_channels = 2, ds2.hidden = 4, ds2.layers = 1;
+  const auto symbols = CtcSymbols::english_characters();
+  auto model = build_speech_recognizer(config.model, symbols.size());
+  CheckpointContents contents;
+  contents.config_yaml = config_to_yaml(config.fields());
+  contents.vocabulary_text = symbols.to_text();
+  contents.tokenizer_kind = "none";
+  std::vector<std::string> paths;
+  for (const double value : {1.0, 4.0}) {  // mean 2.5
+    torch::NoGradGuard no_grad;
+    for (auto& tensor : model->named_parameters()) tensor.value().fill_(value);
+    for (auto& buffer : model->named_buffers())
+      buffer.value().fill_(buffer.value().is_floating_point() ? value : static_cast<double>(value * 10));
+    paths.push_back(dir.path("checkpoint_" + std::to_string(static_cast<int>(value)) + ".pt"));
+    save_checkpoint(paths.back(), contents, *model, nullptr);
+  }
+  const auto output = dir.path("averaged.pt");
+  average_checkpoints(paths, output);
+  const auto trained = load_trained_speech_recognizer(output, torch::kCPU);  // what mixseq transcribe opens
+  EXPECT_EQ(trained.symbols.size(), symbols.size());
+  for (const auto& tensor : trained.model->named_parameters())
+    EXPECT_TRUE(tensor.value().equal(torch::full_like(tensor.value(), 2.5))) << tensor.key();
+  int64_t counts = 0;
+  for (const auto& buffer : trained.model->named_buffers()) {
+    const double expected = buffer.value().is_floating_point() ? 2.5 : 40.0;  // counts: the last checkpoint's
+    counts += !buffer.value().is_floating_point();
+    EXPECT_TRUE(buffer.value().equal(torch::full_like(buffer.value(), expected))) << buffer.key();
+  }
+  EXPECT_GT(counts, 0);  // batch norm's num_batches_tracked
 }
 
 TEST(CheckpointAverage, NamesTheCheckpointThatDiffers) {
