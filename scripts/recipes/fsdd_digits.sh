@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Connected-digit recognition on real recordings (the Free Spoken Digit Dataset: 5 speakers x 10
 # digits x 50 takes, 8 kHz): utterances of 1-7 digits joined from one speaker's takes with short
-# random gaps (scripts/recipes/tools/fsdd_connected.py); trained on four speakers plus espeak-ng
-# voices reading digit strings (tests/e2e/tools/spoken_numbers.py), validated on the fifth speaker,
-# never heard in training; then `mixseq transcribe` and `mixseq wer` on the held-out speaker.
+# random gaps (scripts/recipes/tools/fsdd_connected.py); trained on four speakers plus espeak-ng's
+# and flite's voices reading digit strings (tests/e2e/tools/spoken_numbers.py), validated on the
+# fifth speaker, never heard in training; then `mixseq transcribe` and `mixseq wer` on the
+# held-out speaker. The best checkpoint is picked by that speaker's WER, so its figure is
+# optimistic; AVERAGE's is not picked by it.
 #   [HELD_OUT=theo] [CONFIG=...] scripts/recipes/fsdd_digits.sh [FSDD_RECORDINGS_DIR] [WORK_DIR] [mixseq train overrides...]
 # FSDD_RECORDINGS_DIR defaults to ../shared/data/fsdd/recordings; the model is left at
 # WORK_DIR/heldout_<speaker>/checkpoint_best.pt. Rotate HELD_OUT over george, jackson, lucas,
 # theo, yweweler for the per-speaker figures of docs/benchmarks.md. SYNTHETIC=0 leaves the
-# espeak-ng voices out; SEED changes the utterances drawn. Prints the greedy WER and CER, then those of
+# synthetic voices out; FLITE (default awb,rms,slt,kal16) names the flite voices that read a share of
+# the synthetic utterances beside espeak-ng's (one voice in 12 each; FLITE= for espeak-ng's alone, as
+# before 2026-11-28); SEED changes the utterances drawn. Prints the greedy WER and CER, then those of
 # CTC prefix beam search (BEAM=16) fused with a word bigram of the training transcripts (irstlm,
 # Witten-Bell; ALPHA=0.5, BETA=1.0): the digits are drawn at random, so what the word model adds
-# is the lexicon, the ten digit words.
+# is the lexicon, the ten digit words. AVERAGE=N keeps the last N epochs' checkpoints and decodes
+# their average as well (WORK_DIR/heldout_<speaker>/checkpoint_average.pt).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 recordings=${1:-$here/../shared/data/fsdd/recordings}
@@ -28,13 +33,16 @@ python3 "$here/scripts/recipes/tools/fsdd_connected.py" "$recordings" "$data/fsd
   --train 2000 --valid 300 --seed "$seed"
 train_manifest=$data/fsdd/train.tsv
 if [ "${SYNTHETIC:-1}" != 0 ]; then
-  python3 "$here/tests/e2e/tools/spoken_numbers.py" "$data/espeak" --train 1500 --valid 0 --max-digits 7 --seed "$seed"
+  python3 "$here/tests/e2e/tools/spoken_numbers.py" "$data/espeak" --train 1500 --valid 0 --max-digits 7 --seed "$seed" \
+    --flite "${FLITE-awb,rms,slt,kal16}"
   { cat "$data/fsdd/train.tsv" | sed "s|^|fsdd/|"; sed "s|^|espeak/|" "$data/espeak/train.tsv"; } >"$data/train_all.tsv"
   train_manifest=$data/train_all.tsv
 fi
 "$mixseq" prepare --task speech --train "$train_manifest" --valid "$data/fsdd/valid.tsv" --sample-rate 8000 \
   -o "$data/prepared" --workers 2
-"$mixseq" train -c "$config" --data.dir "$data/prepared" --train.run_dir "$run" "$@"
+average=${AVERAGE:-0}
+"$mixseq" train -c "$config" --data.dir "$data/prepared" --train.run_dir "$run" \
+  --train.keep_last_checkpoints "$average" "$@"
 "$mixseq" transcribe -c "$run/checkpoint_best.pt" -i "$data/fsdd/valid.tsv" -o "$run/valid.hyp"
 cut -f2 "$data/fsdd/valid.tsv" >"$run/valid.ref"
 echo "held-out speaker $held_out:"
@@ -48,3 +56,14 @@ cut -f2 "$train_manifest" >"$run/lm_train.txt"
 echo "held-out speaker $held_out, beam ${BEAM:-16} with the digit bigram (alpha ${ALPHA:-0.5}, beta ${BETA:-1.0}):"
 "$mixseq" wer "$run/valid.ref" -i "$run/valid.lm.hyp"
 "$mixseq" wer "$run/valid.ref" -i "$run/valid.lm.hyp" --cer
+if [ "$average" -gt 0 ]; then
+  "$mixseq" average-checkpoints --run-dir "$run" --num "$average" -o "$run/checkpoint_average.pt"
+  "$mixseq" transcribe -c "$run/checkpoint_average.pt" -i "$data/fsdd/valid.tsv" -o "$run/valid.average.hyp"
+  echo "held-out speaker $held_out, the average of the last $average epochs:"
+  "$mixseq" wer "$run/valid.ref" -i "$run/valid.average.hyp"
+  "$mixseq" wer "$run/valid.ref" -i "$run/valid.average.hyp" --cer
+  "$mixseq" transcribe -c "$run/checkpoint_average.pt" -i "$data/fsdd/valid.tsv" -o "$run/valid.average.lm.hyp" \
+    --beam-size "${BEAM:-16}" --lm "$run/digits.arpa" --lm-weight "${ALPHA:-0.5}" --word-bonus "${BETA:-1.0}"
+  echo "held-out speaker $held_out, the average, beam ${BEAM:-16} with the digit bigram:"
+  "$mixseq" wer "$run/valid.ref" -i "$run/valid.average.lm.hyp"
+fi

@@ -4,12 +4,16 @@ four") synthesised with Debian's espeak-ng in several voices (variants), speakin
 that no downloaded data is needed.
 
   spoken_numbers.py OUT_DIR [--train N] [--valid N] [--seed S] [--max-digits K] [--voice V]
+                    [--flite VOICE,...]
 
 writes OUT_DIR/audio/*.wav (22.05 kHz, espeak-ng's rate) and the manifests OUT_DIR/train.tsv and
 OUT_DIR/valid.tsv (`audio<TAB>transcript`, paths relative to the manifest). The validation
 utterances use voices not heard in training, so the validation WER measures generalisation to a new
 voice, not memorisation. With --voice, every utterance of both splits is that one voice at one rate
-and pitch: data for speech synthesis, which learns one voice.
+and pitch: data for speech synthesis, which learns one voice. With --flite (e.g. awb,rms,slt,kal16),
+Debian's flite voices read training utterances too, each utterance's voice drawn evenly from the
+espeak-ng voices and these, flite's at random durations and (where the voice follows it) pitches:
+more kinds of voice than one engine has.
 """
 import argparse
 import os
@@ -20,11 +24,21 @@ import sys
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 TRAIN_VOICES = ["en-us", "en-gb", "en-us+m3", "en-gb+f2", "en-us+f3", "en-gb-x-rp", "en-us+m7", "en-gb-scotland+f4"]
 VALID_VOICES = ["en-us+f1", "en-gb+m2", "en-gb-x-gbclan"]
+# flite's voices and the range of mean pitch (Hz) each is read at; rms keeps its own (it ignores it).
+FLITE_PITCH = {"awb": (85, 140), "kal": (85, 140), "kal16": (85, 140), "rms": None, "slt": (140, 220)}
 
 
 def synthesise(path, text, voice, rate, pitch):
     subprocess.run(["espeak-ng", "-v", voice, "-s", str(rate), "-p", str(pitch), "-w", path, text],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def flite(path, text, voice, rng):
+    command = ["flite", "-voice", voice, "--setf", f"duration_stretch={rng.uniform(0.8, 1.25):.2f}"]
+    if FLITE_PITCH[voice]:
+        command += ["--setf", f"int_f0_target_mean={rng.randint(*FLITE_PITCH[voice])}"]
+    subprocess.run(command + ["-t", text, "-o", path], check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
 
 
 def main():
@@ -35,7 +49,15 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-digits", type=int, default=4)
     ap.add_argument("--voice", help="one espeak-ng voice for everything, at rate 160 and pitch 50")
+    ap.add_argument("--flite", default="", help="flite voices that read training utterances too (VOICE,...)")
     args = ap.parse_args()
+    flite_voices = [v for v in args.flite.split(",") if v]
+    unknown = [v for v in flite_voices if v not in FLITE_PITCH]
+    if unknown or (flite_voices and args.voice):
+        sys.exit(f"spoken_numbers.py: --flite {args.flite!r}: "
+                 + (f"unknown voice(s) {unknown} (known: {sorted(FLITE_PITCH)})" if unknown else "not with --voice"))
+    if flite_voices and subprocess.run(["sh", "-c", "command -v flite"], stdout=subprocess.DEVNULL).returncode != 0:
+        sys.exit("spoken_numbers.py: --flite needs flite (scripts/setup.sh installs it)")
     if subprocess.run(["sh", "-c", "command -v espeak-ng"], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("spoken_numbers.py: espeak-ng is not installed (scripts/setup.sh installs it)")
     rng = random.Random(args.seed)
@@ -45,10 +67,13 @@ def main():
         for i in range(count):
             text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, args.max_digits)))
             name = f"audio/{split}{i:05d}.wav"
+            path = os.path.join(args.out_dir, name)
             if args.voice:
-                synthesise(os.path.join(args.out_dir, name), text, args.voice, 160, 50)
+                synthesise(path, text, args.voice, 160, 50)
+            elif split == "train" and flite_voices and rng.randrange(len(voices) + len(flite_voices)) >= len(voices):
+                flite(path, text, rng.choice(flite_voices), rng)
             else:
-                synthesise(os.path.join(args.out_dir, name), text, rng.choice(voices), rng.randint(130, 210),
+                synthesise(path, text, rng.choice(voices), rng.randint(130, 210),
                            rng.randint(25, 75))
             lines.append(f"{name}\t{text}\n")
         with open(os.path.join(args.out_dir, f"{split}.tsv"), "w") as f:
