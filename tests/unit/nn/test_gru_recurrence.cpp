@@ -192,8 +192,12 @@ TEST(GruRecurrence, UnderBf16AutocastTheProductsRunInBf16) {
   EXPECT_TRUE(still_on);
   ASSERT_EQ(y.scalar_type(), torch::kFloat);
   const double error = relative_error(y, expected), from_fp32 = relative_error(y, y_fp32.detach());
-  EXPECT_LT(error, 2e-5);
-  EXPECT_GT(from_fp32, 1e-4);  // h_{t-1} and W_hh were rounded in the recurrent products
+  // Here 1.3e-7 and 7.2e-4. The sums' order differs from the reference's (oneDNN's kernel against
+  // LibTorch's mv, and per machine), so an h_t near a bf16 rounding boundary may round the other
+  // way in one of them; each such flip moves the output by about 1/sqrt(H T) of what rounding
+  // every h_t and W_hh does, hence the bound's room.
+  EXPECT_LT(error, 2e-4) << "from fp32: " << from_fp32;
+  EXPECT_GT(from_fp32, 4e-4) << "from the reference: " << error;  // h_{t-1} and W_hh were rounded
 
   const auto ours = torch::autograd::grad({(y * probe).sum()}, inputs);
   ASSERT_EQ(ours[0].scalar_type(), torch::kBFloat16);

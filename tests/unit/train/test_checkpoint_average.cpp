@@ -97,7 +97,10 @@ TEST(CheckpointAverage, AveragesASpeechRecognizer) {
   TrainConfig config;
   config.model.arch = "deepspeech2";
   auto& ds2 = config.model.deepspeech2;
-  ds2.in_feats = 81, ds2.conv_channels = 2, ds2.hidden = 4, ds2.layers = 1;
+  ds2.in_feats = 81;
+  ds2.conv_channels = 2;
+  ds2.hidden = 4;
+  ds2.layers = 1;
   const auto symbols = CtcSymbols::english_characters();
   auto model = build_speech_recognizer(config.model, symbols.size());
   CheckpointContents contents;
