@@ -18,7 +18,7 @@ packages=(
   libsndfile1-dev libsoxr-dev               # audio/: reading WAV, FLAC, OGG/Vorbis files; resampling them
   espeak-ng sctk                            # speech tests: espeak-ng synthesizes their speech, sctk's sclite checks WER
   irstlm                                    # writes ARPA word n-gram models for CTC beam search (speech tests, docs/speech.md)
-  flite                                     # scripts/recipes/spoken_captions.sh: validation voices of another engine
+  flite                                     # spoken_captions.sh: validation voices of another engine; fsdd_digits.sh: training voices
   pocketsphinx pocketsphinx-en-us pocketsphinx-testdata  # scripts/recipes/librivox_clips.sh: real read speech and its baseline
   libgtest-dev python3                      # the end-to-end tests parse JSON and make test input with python3
   pybind11-dev python3-dev python3-pytest    # the Python module (python/, docs/python.md) and its tests
