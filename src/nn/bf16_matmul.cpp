@@ -128,4 +128,14 @@ torch::Tensor float_matmul(const torch::Tensor& a, const torch::Tensor& b) {
   return c;
 }
 
+torch::Tensor widening_matmul(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor into) {
+  if (a.scalar_type() == at::kBFloat16) {
+    const bool accumulate = into.defined();
+    if (!accumulate) into = at::empty({a.size(0), b.size(1)}, a.options().dtype(at::kFloat));
+    bf16_matmul_into(a, b, into, accumulate);
+    return into;
+  }
+  return into.defined() ? into.addmm_(a, b) : a.mm(b);
+}
+
 }  // namespace mixseq

@@ -200,19 +200,6 @@ at::ScalarType products_dtype(at::ScalarType cell_dtype) {
   return bf16 ? at::kBFloat16 : cell_dtype;
 }
 
-// a [M, K] b [K, N] -> [M, N] in the cell's dtype: bf16 operands summed straight into fp32
-// (nn/bf16_matmul.h), or a product in the operands' own dtype. When `into` is defined (fp32 or
-// fp64 [M, N]) the product is added to it in place and it is returned.
-at::Tensor product(const at::Tensor& a, const at::Tensor& b, at::Tensor into = {}) {
-  if (a.scalar_type() == at::kBFloat16) {
-    const bool accumulate = into.defined();
-    if (!accumulate) into = at::empty({a.size(0), b.size(1)}, a.options().dtype(at::kFloat));
-    bf16_matmul_into(a, b, into, accumulate);
-    return into;
-  }
-  return into.defined() ? into.addmm_(a, b) : a.mm(b);
-}
-
 // x [T, B, Din] in the products' dtype; weights detached, in the cell's dtype, and w_ih_products
 // [D 3H, Din] every direction's W_ih in the products' dtype. Returns the outputs, and what
 // backward needs when `keep` (under bf16 products, the outputs' bf16 copy with them).
@@ -228,7 +215,7 @@ Forward run_forward(const at::Tensor& x, const std::vector<int64_t>& lens, const
     b_hn.push_back(d.b_hh.narrow(0, 2 * H, H).contiguous());
   }
   const auto cell = w[0].w_hh.options();
-  const at::Tensor inputs = product(x.reshape({n.steps * n.batch, n.input}), w_ih_products.t(),
+  const at::Tensor inputs = widening_matmul(x.reshape({n.steps * n.batch, n.input}), w_ih_products.t(),
                                     at::cat(bias).expand({n.steps * n.batch, -1}).contiguous());
   Forward f;
   f.out = at::empty({n.steps, n.batch, n.directions, H}, cell);
@@ -342,7 +329,7 @@ class GruRecurrence : public torch::autograd::Function<GruRecurrence> {
     const auto x2 = x.view({frames, n.input});
     const auto dgi2 = dgi_products.view({frames, D, G}), dgh2 = dgh_products.view({frames, D, G});
     torch::autograd::variable_list result{
-        product(dgi2.view({frames, D * G}), w_ih_products).view(x.sizes()).to(x.scalar_type()), at::Tensor()};
+        widening_matmul(dgi2.view({frames, D * G}), w_ih_products).view(x.sizes()).to(x.scalar_type()), at::Tensor()};
     const auto& outputs = low ? f.out_products : f.out;  // h_t in the products' dtype
     for (int64_t d = 0; d < D; ++d) {
       // h_{t-1} of every frame in processing order: 0 before the first step (and past a length)
@@ -352,8 +339,8 @@ class GruRecurrence : public torch::autograd::Function<GruRecurrence> {
                                   : at::cat({out_d.narrow(0, 1, n.steps - 1), zero}))
                               .view({frames, H});
       const auto dgi_d = dgi2.select(1, d), dgh_d = dgh2.select(1, d);
-      result.push_back(product(dgi_d.t(), x2));     // w_ih
-      result.push_back(product(dgh_d.t(), h_prev));  // w_hh
+      result.push_back(widening_matmul(dgi_d.t(), x2));     // w_ih
+      result.push_back(widening_matmul(dgh_d.t(), h_prev));  // w_hh
       // the biases' from the cell's own gradients
       result.push_back(dgi.view({frames, D, G}).select(1, d).sum(0));  // b_ih
       result.push_back(dgh.view({frames, D, G}).select(1, d).sum(0));  // b_hh

@@ -268,12 +268,6 @@ class LstmRecurrence : public torch::autograd::Function<LstmRecurrence> {
       std::tie(dh, dc) = recurrence_backward<scalar_t>(f, c0, w_hh, grad_output, dh, dc, n, dgates, dgates_products);
     });
     // Products in the cell's dtype; under bf16 autocast from bf16 operands, summed in fp32.
-    const auto product = [&](const at::Tensor& a, const at::Tensor& b) {
-      if (!bf16_products) return a.mm(b);
-      auto c = at::empty({a.size(0), b.size(1)}, dgates.options());
-      bf16_matmul_into(a, b, c, /*accumulate=*/false);
-      return c;
-    };
     // Each weight's gradient in one product over all B·T positions.
     const int64_t positions = n.batch * n.steps;
     const auto dg = dgates.view({positions, 4 * n.hidden});
@@ -283,11 +277,11 @@ class LstmRecurrence : public torch::autograd::Function<LstmRecurrence> {
                                 1)
                             .view({positions, n.hidden});  // h_{t-1} at every position, in the products' dtype
     const auto grad_bias = dg.sum(0);
-    return {product(dg_products, w_ih).view({n.batch, n.steps, n.input}).to(dtype_of("x_dtype")),
+    return {widening_matmul(dg_products, w_ih).view({n.batch, n.steps, n.input}).to(dtype_of("x_dtype")),
             dh.to(dtype_of("h0_dtype")),
             dc.to(dtype_of("c0_dtype")),
-            product(dg_products.t(), x.view({positions, n.input})),
-            product(dg_products.t(), h_prev),
+            widening_matmul(dg_products.t(), x.view({positions, n.input})),
+            widening_matmul(dg_products.t(), h_prev),
             grad_bias,
             grad_bias};
   }
