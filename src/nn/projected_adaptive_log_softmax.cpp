@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "mixseq/nn/linear_product.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -98,8 +99,8 @@ torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::cluster_log_probs(int64_t cluster
                                                                  const std::pair<torch::Tensor, torch::Tensor>& layer,
                                                                  const torch::Tensor& hidden) const {
   const auto& projection = this->projection(cluster);                                   // [D, width]
-  const auto projected = projection.defined() ? at::linear(hidden, projection.t()) : hidden;  // [N, width]
-  const auto logits = at::linear(projected, layer.first, layer.second);                // [N, rows]
+  const auto projected = projection.defined() ? linear_product(hidden, projection.t()) : hidden;  // [N, width]
+  const auto logits = linear_product(projected, layer.first, layer.second);               // [N, rows]
   return at::log_softmax(logits, -1, logits.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
 }
 

@@ -5,8 +5,8 @@
 #include <ATen/native/quantized/PackedParams.h>
 #include <torch/nn/modules/linear.h>
 
-#include "mixseq/nn/cpu_bf16_linear.h"
 #include "mixseq/nn/int8_activation.h"
+#include "mixseq/nn/linear_product.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/int8_engine.h"
 
@@ -36,11 +36,6 @@ at::Tensor quantized_linear(const at::Tensor& x, const PackedWeight& weight, dou
                              .findSchemaOrThrow("quantized::linear", "")
                              .typed<at::Tensor(at::Tensor, const PackedWeight&, double, int64_t)>();
   return op.call(x, weight, output_scale, output_zero_point);
-}
-
-// A bf16 product on the CPU: see nn/cpu_bf16_linear.h for why not at::linear under autocast.
-torch::Tensor float_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
-  return takes_cpu_bf16_linear(x) ? cpu_bf16_linear(x, weight, bias) : at::linear(x, weight, bias);
 }
 
 // A per-tensor activation grid as quint8: a symmetric grid's q in [-127, 127] moves up by 128.
@@ -113,7 +108,7 @@ torch::Tensor QuantizableLinearImpl::forward(const torch::Tensor& x) {  // x: [.
   torch::Tensor y;                                                      // [..., N]
   switch (quantization_.precision) {
     case LinearPrecision::kFloat:
-      y = float_linear(x, derive_ ? derive_() : weight, bias);
+      y = linear_product(x, derive_ ? derive_() : weight, bias);
       break;
     case LinearPrecision::kSimulated: {
       const auto qx = quantize_dequantize(x.to(at::kFloat), quantization_.input);

@@ -1,6 +1,7 @@
 #include "mixseq/nn/transformer_xl_layer.h"
 
 #include "mixseq/nn/hashed_dropout.h"
+#include "mixseq/nn/linear_product.h"
 
 namespace mixseq {
 namespace {
@@ -53,11 +54,12 @@ torch::Tensor TransformerXlLayerImpl::forward(const torch::Tensor& x, const torc
   const auto attended =
       hashed_dropout(attn_(queries, keys_values, r, r_w_bias, r_r_bias, blocked), dropout_, training);  // [B, T, D]
   const auto y = pre_lnorm_ ? x + attended : attn_layer_norm_(x + attended);     // [B, T, D]
-  // The FFN on [B T, D] rows: 2-D inputs take LibTorch's addmm, which adds the bias in the product.
+  // The FFN on [B T, D] rows.
   const auto rows = (pre_lnorm_ ? ff_layer_norm_(y) : y).reshape({-1, y.size(2)});       // [B T, D]
-  const auto hidden = fc1_(rows);                                                         // [B T, d_inner]
+  const auto hidden = linear_product(rows, fc1_->weight, fc1_->bias);                         // [B T, d_inner]
   const auto inner = training ? hashed_relu_dropout(hidden, dropout_, true) : hidden.relu_();  // ours: in place
-  const auto fed = hashed_dropout(fc2_(inner), dropout_, training).view(y.sizes());       // [B, T, D]
+  const auto fed = hashed_dropout(linear_product(inner, fc2_->weight, fc2_->bias), dropout_, training)
+                       .view(y.sizes());                                                  // [B, T, D]
   return pre_lnorm_ ? y + fed : ff_layer_norm_(y + fed);                                  // [B, T, D]
 }
 

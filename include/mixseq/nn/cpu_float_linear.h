@@ -1,0 +1,29 @@
+// A linear layer's fp32 products on the CPU, forward and backward, through oneDNN's sgemm
+// (nn/bf16_matmul.h's float_matmul_into) in place of at::linear, whose products go to OpenBLAS.
+//
+// Why: at the Transformer bench's shapes (992 positions, d_model 256, ffn 1024, vocabulary 2000)
+// oneDNN's sgemm ran every product of a training step 1.15-1.5x faster than OpenBLAS 0.3.21 on
+// its Cooperlake kernels, on a 2-core Zen 4 at 2 threads ([992, 256] x [256, 256]: 0.60-0.63 ms
+// against 0.93-0.96; the output layer's gradient products 4.6 ms against 6.6-6.9; only
+// [256, 992] x [992, 1024] was slower, 3.6 ms against 3.2; docs/benchmarks.md). Both run on the
+// calling thread's OpenMP count (util/threads.h).
+//
+// The same sums in another order: outputs and gradients match at::linear's to fp32 rounding, not
+// bit for bit. Where oneDNN's sgemm is not called directly (PyTorch 2.x hides it; or
+// ATEN_CPU_CAPABILITY=default holds ATen to its baseline kernels for bit-exact golden runs)
+// nothing comes here.
+#pragma once
+
+#include <torch/types.h>
+
+namespace mixseq {
+
+// Whether x's product with `weight` (and `bias`, if defined) should come here: all fp32 on the
+// CPU, no autocast on, and oneDNN's sgemm called directly in this process.
+bool takes_cpu_float_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+// x [..., K], weight [N, K], bias [N] or undefined -> fp32 [..., N], x Wᵀ + b. Differentiable in
+// each of them (first order).
+torch::Tensor cpu_float_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+}  // namespace mixseq

@@ -1,0 +1,17 @@
+// x Wᵀ + b, as at::linear computes it, by the fastest path this process has for its dtype on
+// the CPU: a bf16 product (bf16 x, or CPU autocast in bf16) through nn/cpu_bf16_linear.h, an fp32
+// one through oneDNN's sgemm (nn/cpu_float_linear.h), anything else (other devices, fp64,
+// fp16, PyTorch 2.x's CPU fp32) through at::linear. Layers whose weights are plain tensors or
+// torch::nn::Linear modules call it in place of at::linear; QuantizableLinear runs its float
+// products through it.
+#pragma once
+
+#include <torch/types.h>
+
+namespace mixseq {
+
+// x [..., K], weight [N, K], bias [N] or undefined -> [..., N], differentiable as at::linear.
+torch::Tensor linear_product(const torch::Tensor& x, const torch::Tensor& weight,
+                             const torch::Tensor& bias = torch::Tensor());
+
+}  // namespace mixseq

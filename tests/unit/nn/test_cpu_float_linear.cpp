@@ -1,0 +1,138 @@
+#include "mixseq/nn/cpu_float_linear.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "mixseq/nn/bf16_matmul.h"
+#include "mixseq/nn/linear_product.h"
+#include "mixseq/util/mixed_precision.h"
+
+namespace mixseq {
+namespace {
+
+struct Pass {
+  at::Tensor y, grad_x, grad_weight, grad_bias;
+};
+
+using Linear = std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)>;
+
+// y = linear(x, weight(w), bias), then the gradients for the upstream gradient g. `weight` makes
+// the layer's weight from the leaf w (a view or a transpose, as the models pass them).
+Pass run(const Linear& linear, const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias, const at::Tensor& g,
+         const std::function<at::Tensor(const at::Tensor&)>& weight) {
+  auto input = x.detach().clone().requires_grad_();
+  auto leaf = w.detach().clone().requires_grad_();
+  auto b = bias.defined() ? bias.detach().clone().requires_grad_() : bias;
+  auto y = linear(input, weight(leaf), b);
+  y.backward(g);
+  return {y, input.grad(), leaf.grad(), b.defined() ? b.grad() : b};
+}
+
+// Largest error against the fp64 value, relative to the fp64 value's largest magnitude.
+double relative_error(const at::Tensor& actual, const at::Tensor& exact) {
+  return (actual.to(at::kDouble) - exact).abs().max().item<double>() / exact.abs().max().item<double>();
+}
+
+bool sgemm_is_called() {
+  if (!float_matmul_is_direct()) {
+    std::cerr << "oneDNN's sgemm is not called directly in this process: cpu_float_linear is at::linear here\n";
+    return false;
+  }
+  return true;
+}
+
+TEST(CpuFloatLinear, ValuesAndGradientsAreTheFp64OnesToFp32Rounding) {
+  if (!sgemm_is_called()) GTEST_SKIP() << "oneDNN's sgemm is not called directly in this process";
+  const auto same = [](const at::Tensor& w) { return w; };
+  const auto rows_of = [](const at::Tensor& w) { return w.narrow(0, 2, 24); };  // rows apart, as TXL's k and v rows
+  const auto transposed = [](const at::Tensor& w) { return w.t(); };            // as the adaptive softmax's projections
+  struct Case {
+    std::string name;
+    std::vector<int64_t> x_shape;
+    int64_t weight_rows, weight_columns;
+    std::function<at::Tensor(const at::Tensor&)> weight;
+    bool bias;
+  };
+  const Case cases[] = {
+      {"2-D with bias", {992, 64}, 96, 64, same, true},
+      {"3-D without bias", {4, 7, 64}, 40, 64, same, false},
+      {"rows of a larger weight", {33, 64}, 30, 64, rows_of, true},
+      {"a transposed weight", {50, 40}, 40, 72, transposed, false},
+      {"one row", {1, 64}, 128, 64, same, true},
+  };
+  for (const auto& c : cases) {
+    at::manual_seed(11);
+    const auto x = at::randn(c.x_shape);
+    const auto w = at::randn({c.weight_rows, c.weight_columns}) * 0.1;
+    const int64_t out = c.weight(w).size(0);
+    const auto bias = c.bias ? at::randn({out}) : at::Tensor();
+    auto out_shape = x.sizes().vec();
+    out_shape.back() = out;
+    const auto g = at::randn(out_shape);
+    const auto ours = run(cpu_float_linear, x, w, bias, g, c.weight);
+    const auto exact = run([](const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) { return at::linear(a, b, c); },
+                           x.to(at::kDouble), w.to(at::kDouble), c.bias ? bias.to(at::kDouble) : bias,
+                           g.to(at::kDouble), c.weight);
+    const auto torch_fp32 = run([](const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) { return at::linear(a, b, c); },
+                                x, w, bias, g, c.weight);
+    EXPECT_EQ(ours.y.sizes(), torch_fp32.y.sizes()) << c.name;
+    EXPECT_EQ(ours.y.scalar_type(), at::kFloat) << c.name;
+    // fp32 sums of up to 992 terms: a few 1e-7 relative. A wrong operand or a missing term is O(1).
+    for (const auto& [what, actual, expected] :
+         {std::tuple{"y", ours.y, exact.y}, std::tuple{"grad x", ours.grad_x, exact.grad_x},
+          std::tuple{"grad weight", ours.grad_weight, exact.grad_weight}}) {
+      EXPECT_LT(relative_error(actual, expected), 2e-6) << c.name << ": " << what;
+    }
+    if (c.bias) {
+      EXPECT_LT(relative_error(ours.grad_bias, exact.grad_bias), 2e-6) << c.name;
+    }
+    // And as close to LibTorch's fp32 at::linear as LibTorch's own is to the fp64 one.
+    EXPECT_LT(relative_error(ours.y, exact.y), 4 * relative_error(torch_fp32.y, exact.y) + 1e-6) << c.name;
+  }
+}
+
+TEST(CpuFloatLinear, GradientsOnlyWhereAsked) {
+  if (!sgemm_is_called()) GTEST_SKIP() << "oneDNN's sgemm is not called directly in this process";
+  at::manual_seed(12);
+  const auto x = at::randn({8, 16});                       // no gradient: a frozen input
+  const auto w = at::randn({4, 16}).requires_grad_();
+  const auto y = cpu_float_linear(x, w, at::Tensor());
+  y.sum().backward();
+  EXPECT_TRUE(at::allclose(w.grad(), x.sum(0).expand({4, 16}), 1e-5, 1e-5));  // d sum(x Wᵀ) / dW = column sums of x
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(CpuFloatLinear, TakesOnlyFp32WithoutAutocast) {
+  const auto x = at::randn({3, 4}), w = at::randn({5, 4}), b = at::randn({5});
+  EXPECT_EQ(takes_cpu_float_linear(x, w, b), float_matmul_is_direct());
+  EXPECT_FALSE(takes_cpu_float_linear(x.to(at::kDouble), w.to(at::kDouble), b.to(at::kDouble)));
+  EXPECT_FALSE(takes_cpu_float_linear(x, w, b.to(at::kDouble)));
+  AutocastScope autocast(Precision::kBf16, torch::Device(torch::kCPU));
+  EXPECT_FALSE(takes_cpu_float_linear(x, w, b));
+}
+
+TEST(LinearProduct, PicksThePathByDtype) {
+  at::manual_seed(13);
+  const auto x = at::randn({6, 8}), w = at::randn({3, 8}), b = at::randn({3});
+  // fp64 is at::linear's, bit for bit.
+  EXPECT_TRUE(at::equal(linear_product(x.to(at::kDouble), w.to(at::kDouble), b.to(at::kDouble)),
+                        at::linear(x.to(at::kDouble), w.to(at::kDouble), b.to(at::kDouble))));
+  // fp32: at::linear's values to fp32 rounding.
+  const auto y = linear_product(x, w, b);
+  EXPECT_EQ(y.scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::allclose(y, at::linear(x, w, b), 1e-5, 1e-5));
+  // Under bf16 autocast: bf16, autocast's own values (nn/cpu_bf16_linear.h).
+  AutocastScope autocast(Precision::kBf16, torch::Device(torch::kCPU));
+  const auto low = linear_product(x, w, b);
+  EXPECT_EQ(low.scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(at::equal(low, at::linear(x, w, b)));
+}
+
+}  // namespace
+}  // namespace mixseq
