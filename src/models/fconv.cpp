@@ -11,6 +11,7 @@
 #include "mixseq/nn/glu_convolution.h"
 #include "mixseq/nn/grad_multiply.h"
 #include "mixseq/nn/hashed_dropout.h"
+#include "mixseq/nn/cpu_float_linear.h"
 #include "mixseq/nn/padding_mask.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
@@ -460,7 +461,7 @@ std::tuple<torch::Tensor, torch::Tensor> FconvModelImpl::decode(const torch::Ten
   }
   state.position += length;
   auto y = hashed_dropout(decoder_fc2_(outputs.back().transpose(0, 1)), dropout_, is_training());  // [B, T, D_out]
-  const auto logits = decoder_fc3_ ? decoder_fc3_(y) : at::linear(y, decoder_embedding_->weight, output_bias_);
+  const auto logits = decoder_fc3_ ? decoder_fc3_(y) : float_linear_or_aten(y, decoder_embedding_->weight, output_bias_);
   if (weights.defined()) weights = weights / static_cast<double>(attention_layers_);
   return {logits, weights};  // [B, T, V], [B, T, S]
 }

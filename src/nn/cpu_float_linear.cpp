@@ -58,4 +58,8 @@ torch::Tensor cpu_float_linear(const torch::Tensor& x, const torch::Tensor& weig
   return CpuFloatLinear::apply(x.reshape({-1, x.size(-1)}).contiguous(), weight, optional_bias).view(shape);
 }
 
+torch::Tensor float_linear_or_aten(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  return takes_cpu_float_linear(x, weight, bias) ? cpu_float_linear(x, weight, bias) : at::linear(x, weight, bias);
+}
+
 }  // namespace mixseq

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "mixseq/nn/cpu_float_linear.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -50,7 +51,8 @@ torch::Tensor GluConvolutionImpl::forward(const torch::Tensor& x, int64_t paddin
   const auto rows = windows.reshape({out_length * batch, -1});                           // [T' B, K I]
   const auto y = product_->quantized_or_observed()
                      ? product_(rows)
-                     : at::addmm(bias.to(dtype), rows, weight().to(dtype).reshape({kernel_width_ * in_channels_, -1}));
+                     : float_linear_or_aten(rows, weight().to(dtype).reshape({kernel_width_ * in_channels_, -1}).t(),
+                                            bias.to(dtype));
   // y: [T' B, 2O]
   return at::glu(y.view({out_length, batch, -1}), 2);                                    // [T', B, O]
 }

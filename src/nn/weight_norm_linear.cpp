@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "mixseq/nn/cpu_float_linear.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -27,7 +28,7 @@ torch::Tensor WeightNormLinearImpl::weight() const { return at::_weight_norm(wei
 
 torch::Tensor WeightNormLinearImpl::forward(const torch::Tensor& x) {
   if (product_->quantized_or_observed()) return product_(x);
-  return at::linear(x, weight(), bias);
+  return float_linear_or_aten(x, weight(), bias);
 }
 
 }  // namespace mixseq

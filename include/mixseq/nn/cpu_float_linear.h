@@ -26,4 +26,9 @@ bool takes_cpu_float_linear(const torch::Tensor& x, const torch::Tensor& weight,
 // each of them (first order).
 torch::Tensor cpu_float_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
+// cpu_float_linear where it takes x, else at::linear (autocast's bf16 product included). For
+// layers whose bf16 products stay autocast's: ConvS2S's trained 3% slower in bf16 through
+// nn/cpu_bf16_linear.h on a 2-core Zen 4 without AMX (nn/linear_product.h takes both).
+torch::Tensor float_linear_or_aten(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
 }  // namespace mixseq
