@@ -135,7 +135,11 @@ torch::Tensor widening_matmul(const torch::Tensor& a, const torch::Tensor& b, to
     bf16_matmul_into(a, b, into, accumulate);
     return into;
   }
-  return into.defined() ? into.addmm_(a, b) : a.mm(b);
+  if (into.defined() && into.scalar_type() == at::kFloat && a.scalar_type() == at::kFloat && float_matmul_is_direct()) {
+    float_matmul_into(a, b, into, /*accumulate=*/true);
+    return into;
+  }
+  return into.defined() ? into.addmm_(a, b) : float_matmul(a, b);
 }
 
 }  // namespace mixseq

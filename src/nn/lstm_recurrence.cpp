@@ -159,7 +159,7 @@ Forward run_forward(const at::Tensor& x, const at::Tensor& h0, const at::Tensor&
   Forward f;
   // x W_ihᵀ + b_ih + b_hh for all steps at once.
   const auto x2 = x.reshape({n.batch * n.steps, n.input});
-  f.gates = x.scalar_type() == cell_dtype ? at::addmm(w.b_ih + w.b_hh, x2, w.w_ih.t())
+  f.gates = x.scalar_type() == cell_dtype ? float_matmul(x2, w.w_ih.t()).add_(w.b_ih + w.b_hh)
                                           : at::mm(x2, w.w_ih.t()).to(cell_dtype).add_(w.b_ih + w.b_hh);
   f.gates = f.gates.view({n.batch, n.steps, 4 * n.hidden});
   f.cells = at::empty({n.batch, n.steps, n.hidden}, h0.options());

@@ -41,8 +41,8 @@ torch::Tensor float_matmul(const torch::Tensor& a, const torch::Tensor& b);
 
 // a [M, K] b [K, N] -> [M, N] for the recurrences' products after their loops (weight and input
 // gradients, the input products): bf16 operands summed straight into fp32 through
-// bf16_matmul_into, anything else as at::mm in the operands' own dtype (fp32, or fp64 in the
-// gradient checks). When `into` is defined ([M, N], fp32 for bf16 operands, else the operands'
+// bf16_matmul_into, fp32 ones through float_matmul(_into), anything else (fp64 in the gradient
+// checks) as at::mm. When `into` is defined ([M, N], fp32 for bf16 operands, else the operands'
 // dtype) the product is added to it in place and it is returned.
 torch::Tensor widening_matmul(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor into = {});
 
