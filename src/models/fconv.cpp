@@ -218,13 +218,14 @@ class FconvAttentionImpl : public torch::nn::Module {
   std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& h, const torch::Tensor& target_embedding,
                                                   const FconvState& state) {
     const auto d = (in_projection_(h) + target_embedding) * kSqrtHalf;                   // [B, T, E]
-    auto scores = sentence_products(d, state.encoder_keys.to(d.scalar_type())).to(at::kFloat);         // [B, T, S]
+    auto scores = sentence_products(d, state.encoder_keys.to(d.scalar_type())).to(at::kFloat);  // [B, T, S]
     scores = scores.masked_fill(state.pad_mask.unsqueeze(1), -std::numeric_limits<float>::infinity());
     const auto weights = at::softmax(scores, -1);                                        // [B, T, S]
     const auto values = state.encoder_values.to(d.scalar_type());                        // [B, S, E]
     // The sum over S positions of values of variance 1 has variance S: sqrt(S) scales it back
     // (the paper's m sqrt(1/m)), counting only the sentence's own positions.
-    const auto context = sentence_products(weights.to(values.scalar_type()), values) * state.attention_scale;  // [B, T, E]
+    const auto context =
+        sentence_products(weights.to(values.scalar_type()), values) * state.attention_scale;  // [B, T, E]
     return {(out_projection_(context) + h) * kSqrtHalf, weights};  // [B, T, C], [B, T, S]
   }
 
