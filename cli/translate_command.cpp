@@ -137,7 +137,10 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
     out.commit();
     log_info("translate: ", sentences, " sentences in ", seconds, " s of translation: ", sentences / seconds,
              " sentences/s, ", output_tokens / seconds, " output tokens/s (beam ", *options.beam_size, ", ",
-             arguments->precision, ", ", translator.device(), ")");
+             translator.quantization().empty() ? translator.precision()
+                                               : translator.quantization() + " layers, " + translator.precision() +
+                                                     " elsewhere",
+             ", ", translator.device(), ")");
     return 0;
   });
 }

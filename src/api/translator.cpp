@@ -5,6 +5,7 @@
 #include "api/process_setup.h"
 #include "mixseq/decode/batch_translator.h"
 #include "mixseq/decode/stored_search.h"
+#include "mixseq/quant/quantization_plan.h"
 #include "mixseq/quant/quantized_model.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
@@ -131,6 +132,10 @@ TranslationOptions Translator::resolve(const TranslationOptions& options) const 
 
 std::string Translator::device() const { return impl_->device.str(); }
 std::string Translator::precision() const { return precision_name(impl_->precision); }
+std::string Translator::quantization() const {
+  if (impl_->trained.quantization.empty()) return "";
+  return QuantizationPlan::from_json(impl_->trained.quantization, impl_->source).mode;
+}
 int64_t Translator::vocabulary_size() const { return impl_->trained.model->vocab_size(); }
 std::string Translator::source_language() const { return impl_->trained.source_lang; }
 std::string Translator::target_language() const { return impl_->trained.target_lang; }

@@ -28,6 +28,8 @@ ckpt=$work/run/checkpoint_last.pt
   2>"$work/translate.log" || { tail -20 "$work/translate.log"; exit 1; }
 [ "$(wc -l <"$work/test.hyp")" -eq "$(wc -l <"$work/raw/test.en")" ] ||
   { echo "FAIL: translate wrote $(wc -l <"$work/test.hyp") lines for $(wc -l <"$work/raw/test.en")"; exit 1; }
+grep -q "output tokens/s (beam [0-9]*, fp32, cpu)" "$work/translate.log" ||
+  { echo "FAIL: the float translate log does not say fp32:"; tail -2 "$work/translate.log"; exit 1; }
 # An ensemble of a model with itself translates as the model does.
 "$mixseq" --threads 1 translate -c "$ckpt" -c "$ckpt" -i "$work/raw/test.en" -o "$work/ensemble.hyp" --device cpu \
   2>"$work/ensemble.log" || { tail -20 "$work/ensemble.log"; exit 1; }
@@ -60,6 +62,9 @@ grep -q "13 of 13 linear layers, 0 of 0 embeddings, 0 of 0 points quantized (int
 "$mixseq" --threads 1 translate -c "$work/int8.pt" -i "$work/raw/test.en" -o "$work/int8.hyp" --device cpu \
   2>"$work/int8.log" || { tail -20 "$work/int8.log"; exit 1; }
 [ "$(wc -l <"$work/int8.hyp")" -eq "$(wc -l <"$work/raw/test.en")" ] || { echo "FAIL: int8 translate"; exit 1; }
+# The log says what ran: int8 layers, fp32 for the rest (not plain "fp32", as it once did).
+grep -q "output tokens/s (beam [0-9]*, int8 layers, fp32 elsewhere, cpu)" "$work/int8.log" ||
+  { echo "FAIL: the int8 translate log does not say int8:"; tail -2 "$work/int8.log"; exit 1; }
 float_bleu=$("$mixseq" bleu -b "$work/raw/test.de" -i "$work/test.hyp")
 int8_bleu=$("$mixseq" bleu -b "$work/raw/test.de" -i "$work/int8.hyp")
 echo "test BLEU: float $float_bleu, int8 $int8_bleu"

@@ -110,6 +110,9 @@ class Translator {
 
   std::string device() const;     // where the model runs, e.g. "cpu" or "cuda:0"
   std::string precision() const;  // fp32, bf16, fp16 or tf32 (auto resolved)
+  // The quantized layers' mode for a checkpoint written by `mixseq quantize` (int8: their products
+  // in int8; simulated: fp32 on the int8 grid), "" for a float checkpoint. precision() is the rest's.
+  std::string quantization() const;
   int64_t vocabulary_size() const;
   // The languages of the prepared data it was trained on (`mixseq prepare --source-lang/--target-lang`);
   // "" for a checkpoint written before checkpoints kept them (2026-11-27).
