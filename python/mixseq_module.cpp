@@ -213,7 +213,10 @@ Search settings left None are the checkpoint's validation_search, as with `mixse
                              "the training data's source language (\"\" for older checkpoints)")
       .def_property_readonly("target_language", &mixseq::Translator::target_language)
       .def_property_readonly("device", &mixseq::Translator::device)
-      .def_property_readonly("precision", &mixseq::Translator::precision);
+      .def_property_readonly("precision", &mixseq::Translator::precision)
+      .def_property_readonly("quantization", &mixseq::Translator::quantization,
+                             "the quantized layers' mode (int8 or simulated) for a checkpoint of `mixseq quantize`, "
+                             "\"\" for a float one");
 
   py::class_<mixseq::SentenceScore>(m, "SentenceScore")
       .def_readonly("log_prob", &mixseq::SentenceScore::log_prob, "ln p(the sentence's pieces, then </s>)")

@@ -78,8 +78,19 @@ def test_token_lists_as_ctranslate2_takes_them(task):
     assert all(len(r.hypotheses[0].alignment) == len(r.hypotheses[0].pieces) for r in aligned)
     assert all(0 <= a <= len(p) for r, p in zip(aligned, pieces[:2]) for a in r.hypotheses[0].alignment)
     assert (translator.source_language, translator.target_language) == ("en", "de")
+    assert translator.quantization == ""  # a float checkpoint
     with pytest.raises(TypeError):
         translator.translate_batch([["one", 2]])
+
+
+def test_a_quantized_checkpoint_says_so(task):
+    """A checkpoint of `mixseq quantize` opens with its plan's mode; the float layers' precision beside it."""
+    work, model, lines = task
+    int8 = str(work / "int8.pt")
+    run("--threads", "1", "quantize", "-c", model, "--calib", str(work / "raw/valid.en"), "-o", int8)
+    translator = mixseq.Translator(int8)
+    assert (translator.quantization, translator.precision) == ("int8", "fp32")
+    assert len(translator.translate_batch(lines[:3])) == 3
 
 
 def test_bad_arguments_raise(task):
