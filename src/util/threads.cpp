@@ -2,6 +2,8 @@
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <omp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -25,6 +28,19 @@ void set_openblas_threads(int threads) {
   using Setter = void (*)(int);
   if (auto setter = reinterpret_cast<Setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
     setter(threads);
+}
+
+// The OpenMP pool's workers (the calling thread's team of `threads`) never take SIGINT or
+// SIGTERM: those go to a thread outside the pool, or wait, pending, until the calling thread
+// takes them. Why: Debian's oneDNN sgemm corrupts the heap when a signal handler runs on a thread
+// inside it (nn/bf16_matmul.h), and training handles both signals (util/stop_request.h).
+void keep_stop_signals_off_the_pool(int threads) {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+#pragma omp parallel num_threads(threads)
+  if (omp_get_thread_num() != 0) pthread_sigmask(SIG_BLOCK, &stop, nullptr);
 }
 
 // cgroup v2's "cpu.max": "<quota> <period>" or "max <period>". 0 when there is no quota.
@@ -138,11 +154,13 @@ int configure_threads(int requested, int local_ranks) {
 void set_intra_op_threads(int threads) {
   at::set_num_threads(threads);
   set_openblas_threads(threads);
+  keep_stop_signals_off_the_pool(threads);
 }
 
 void fix_worker_threads(int threads) {
   at::get_num_threads();  // LibTorch's first call on a thread applies the process-wide default: not after ours
   at::set_num_threads(threads);
+  keep_stop_signals_off_the_pool(threads);
   fixed_worker_threads = threads;
 }
 
