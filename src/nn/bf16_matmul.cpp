@@ -136,7 +136,7 @@ void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Ten
 
 void float_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate) {
   check_product(a, b, c, at::kFloat, "float_matmul_into");
-  {
+  if (dnnl_sgemm() != nullptr) {
     const StopSignalsHeld held;  // see its comment: the sgemm must not be interrupted by a handler
     if (direct_gemm<float>(dnnl_sgemm(), a, b, c, accumulate, "dnnl_sgemm")) return;
   }
@@ -165,8 +165,8 @@ torch::Tensor widening_matmul(const torch::Tensor& a, const torch::Tensor& b, to
     bf16_matmul_into(a, b, into, accumulate);
     return into;
   }
-  if (into.defined() && into.scalar_type() == at::kFloat && a.scalar_type() == at::kFloat && float_matmul_is_direct()) {
-    float_matmul_into(a, b, into, /*accumulate=*/true);
+  if (into.defined() && into.scalar_type() == at::kFloat && a.scalar_type() == at::kFloat) {
+    float_matmul_into(a, b, into, /*accumulate=*/true);  // addmm_ where oneDNN's sgemm is not called directly
     return into;
   }
   return into.defined() ? into.addmm_(a, b) : float_matmul(a, b);
