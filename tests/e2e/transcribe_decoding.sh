@@ -5,11 +5,13 @@
 # - one worker and two write the same transcripts, greedy and beam search alike, and an unreadable
 #   audio file ends either with an exit status from 1 to 127 and a message naming it;
 # - a tiny Transformer-XL trained here on the training transcripts (number words) re-ranks the
-#   beam search's n-best: with a large weight the transcripts hold fewer words the language model
-#   never saw (misspelt digits), the WER is no worse than the beam search's alone, and every line
-#   is a transcript; the JSON n-best carries the language model's scores, misspelt words scored
-#   as <unk>; a checkpoint that is not a language model, greedy decoding with --rescore-lm, and
-#   --nbest 1 are errors that say so.
+#   beam search's n-best: the JSON n-best is ordered by search score + W * LM log-probability +
+#   bonus * words, each entry carrying both scores, misspelt words scored as <unk>, and the plain
+#   transcripts are its first entries; weight 0 keeps the search's order; with a large weight the
+#   transcripts change, every line is a transcript, they hold no more words the language model
+#   never saw (misspelt digits) and their WER stays within a measured margin of the beam search's
+#   (docs/reliability.md, "Statistical bounds"); a checkpoint that is not a language model, greedy
+#   decoding with --rescore-lm, and --nbest 1 are errors that say so.
 #   transcribe_decoding.sh <mixseq> <speech_learns work dir> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -72,10 +74,14 @@ rescored_wer=$(wer_of rescored.hyp)
 beam_unseen=$(unseen_words beam.hyp)
 rescored_unseen=$(unseen_words rescored.hyp)
 echo "beam 16: WER $beam_wer, $beam_unseen words that are no digit; rescored (W 5): WER $rescored_wer, $rescored_unseen"
-awk -v r="$rescored_wer" -v b="$beam_wer" 'BEGIN { exit !(r <= b) }' ||
-  { echo "FAIL: rescoring made the WER worse: $rescored_wer against $beam_wer"; exit 1; }
-[ "$rescored_unseen" -lt "$beam_unseen" ] || [ "$beam_unseen" -eq 0 ] ||
-  { echo "FAIL: rescoring did not lower the words that are no digit ($beam_unseen -> $rescored_unseen)"; exit 1; }
+# The language model of random digit strings knows spelling and little else (perplexity about 9.5
+# of 10 digits), so what rescoring does to the WER follows the acoustic model: 8-12 points better
+# on a good one (47.5 -> 35.5-39.7), up to 6.4 points worse on a weak one (76.6 -> 83.0), in 80
+# pairs of acoustic and language models (docs/reliability.md); the bound is twice that rise.
+awk -v r="$rescored_wer" -v b="$beam_wer" 'BEGIN { exit !(r <= b + 13) }' ||
+  { echo "FAIL: rescoring raised the WER by over 13 points: $rescored_wer against $beam_wer"; exit 1; }
+[ "$rescored_unseen" -le "$beam_unseen" ] ||
+  { echo "FAIL: rescoring raised the words that are no digit ($beam_unseen -> $rescored_unseen)"; exit 1; }
 cmp -s beam.hyp rescored.hyp && { echo "FAIL: rescoring with weight 5 changed no transcript"; exit 1; }
 # Weight 0 and no word bonus: the search's own order.
 "${transcribe[@]}" --beam-size 16 --rescore-lm "$lm" --rescore-weight 0 -o unweighted.hyp 2>/dev/null
@@ -84,12 +90,16 @@ cmp beam.hyp unweighted.hyp || { echo "FAIL: --rescore-weight 0 changed the tran
 # JSON: the n-best re-ranked, best first, with both scores; misspelt words scored (as <unk>).
 "${transcribe[@]}" --beam-size 16 --nbest 8 --rescore-lm "$lm" --rescore-weight 5 --rescore-word-bonus 1 --json \
   -o rescored.jsonl 2>/dev/null
-python3 - rescored.jsonl <<'PY'
+"${transcribe[@]}" --beam-size 16 --nbest 8 --rescore-lm "$lm" --rescore-weight 5 --rescore-word-bonus 1 \
+  -o rescored_bonus.hyp 2>/dev/null
+python3 - rescored.jsonl rescored_bonus.hyp <<'PY'
 import json, math, sys
+texts = [line.rstrip("\n") for line in open(sys.argv[2])]
+records = [json.loads(line) for line in open(sys.argv[1])]
+assert [r["text"] for r in records] == texts, "the JSON's transcripts differ from the plain output's"
 digits = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
 unseen = 0
-for line in open(sys.argv[1]):
-    record = json.loads(line)
+for record in records:
     nbest = record["nbest"]
     assert 1 <= len(nbest) <= 8 and nbest[0]["text"] == record["text"], record
     assert all(a["score"] >= b["score"] for a, b in zip(nbest, nbest[1:])), nbest
