@@ -39,7 +39,10 @@ struct SpectralConv1dPlan {
 // `span` frames, or 0 where the direct convolution is faster: about 6 taps or fewer at 256
 // channels, 7 or fewer at 64. The estimate is fitted to bench/spectral_conv_bench's figures on one
 // core (docs/speech.md) and made for a reference load of 8 x 200 output frames, not the batch at
-// hand, so that the method, and with it an utterance's output, does not depend on its batch.
+// hand, so that the method, and with it an utterance's output, does not depend on its batch: to
+// the bit where the BLAS rounds a row of a product alike whatever the rows beside it (OpenBLAS's
+// AVX-512 kernels, SkylakeX and Cooperlake), to the last bits elsewhere (its Haswell and Zen
+// kernels, on AVX2 CPUs, round a product's last rows otherwise).
 int64_t spectral_conv1d_fft_size(int64_t taps, int64_t span, int64_t in_channels, int64_t out_channels);
 
 // Plans at::conv1d(x, weight, {}, 1, padding, dilation) followed by y * scale + bias per output
