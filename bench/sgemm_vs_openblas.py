@@ -18,22 +18,20 @@ import numpy as np
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 
-# (name, M, N, K, A transposed, B transposed): C[M, N] = op(A) op(B).
-PRODUCTS = [
-    ("attention projection, forward", 992, 256, 256, False, True),
-    ("attention projection, input gradient", 992, 256, 256, False, False),
-    ("attention projection, weight gradient", 256, 256, 992, True, False),
-    ("ffn in, forward", 992, 1024, 256, False, True),
-    ("ffn in, input gradient", 992, 256, 1024, False, False),
-    ("ffn in, weight gradient", 1024, 256, 992, True, False),
-    ("ffn out, forward", 992, 256, 1024, False, True),
-    ("ffn out, input gradient", 992, 1024, 256, False, False),
-    ("ffn out, weight gradient", 256, 1024, 992, True, False),
-    ("output layer, forward", 992, 2000, 256, False, True),
-    ("output layer, input gradient", 992, 256, 2000, False, False),
-    ("output layer, weight gradient", 2000, 256, 992, True, False),
-    ("square 1024", 1024, 1024, 1024, False, False),
-]
+POSITIONS = 992  # 32 sentences of 31 tokens
+# (layer, outputs, inputs): a linear layer's weight is [outputs, inputs].
+LAYERS = [("attention projection", 256, 256), ("ffn in", 1024, 256), ("ffn out", 256, 1024),
+          ("output layer", 2000, 256)]
+
+
+def products():
+    """(name, M, N, K, A transposed, B transposed) for C[M, N] = op(A) op(B): each layer's
+    forward x Wᵀ, input gradient dy W and weight gradient dyᵀ x, then 1024^3."""
+    for layer, outputs, inputs in LAYERS:
+        yield f"{layer}, forward", POSITIONS, outputs, inputs, False, True
+        yield f"{layer}, input gradient", POSITIONS, inputs, outputs, False, False
+        yield f"{layer}, weight gradient", outputs, inputs, POSITIONS, True, False
+    yield "square 1024", 1024, 1024, 1024, False, False
 
 
 def load():
@@ -63,7 +61,7 @@ def main():
     dnnl, blas = load()
     core = blas.openblas_get_corename().decode()
     rng = np.random.default_rng(0)
-    for name, m, n, k, a_t, b_t in PRODUCTS:
+    for name, m, n, k, a_t, b_t in products():
         a = rng.random((k, m) if a_t else (m, k), dtype=np.float32)
         b = rng.random((n, k) if b_t else (k, n), dtype=np.float32)
         c_dnnl = np.zeros((m, n), np.float32)
