@@ -3,15 +3,14 @@
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
 #include <dlfcn.h>
-#include <pthread.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/stop_request.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -41,31 +40,6 @@ DnnlGemmBf16 dnnl_gemm_bf16() {
   static const auto gemm = reinterpret_cast<DnnlGemmBf16>(dlsym(RTLD_DEFAULT, "dnnl_gemm_bf16bf16f32"));
   return gemm;
 }
-
-// SIGINT and SIGTERM held back from the calling thread while it lives (they stay pending, and
-// their handler runs once it ends). Debian's oneDNN 2.x sgemm corrupts the heap when a signal
-// handler runs on a thread inside it: 40 [M, K] x [K, N] shapes in a loop under a 0.2 ms timer
-// signal (SIGALRM, a Python handler) aborted with "corrupted size vs. prev_size" within 4,000
-// calls, and never without the timer; its bf16 GEMM ran clean under the same test. Training stops
-// on SIGINT and SIGTERM by a handler (util/stop_request.h), and 5 in 12 stopped runs crashed so.
-// The OpenMP pool's other threads never take these two (util/threads.cpp). Costs two
-// pthread_sigmask calls per product, under a microsecond.
-class StopSignalsHeld {
- public:
-  StopSignalsHeld() {
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, &previous_);
-  }
-  ~StopSignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  StopSignalsHeld(const StopSignalsHeld&) = delete;
-  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
-
- private:
-  sigset_t previous_;
-};
 
 // A matrix's BLAS description: 'N' with rows `leading` apart, or 'T' for a transposed view.
 struct Layout {
@@ -136,9 +110,15 @@ void bf16_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Ten
 
 void float_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate) {
   check_product(a, b, c, at::kFloat, "float_matmul_into");
-  if (dnnl_sgemm() != nullptr) {
-    const StopSignalsHeld held;  // see its comment: the sgemm must not be interrupted by a handler
-    if (direct_gemm<float>(dnnl_sgemm(), a, b, c, accumulate, "dnnl_sgemm")) return;
+  if (const auto sgemm = dnnl_sgemm()) {
+    // Debian's oneDNN 2.x sgemm corrupts the heap when a signal handler runs on a thread inside
+    // it: 40 [M, K] x [K, N] shapes in a loop under a 0.2 ms timer signal (SIGALRM, a Python
+    // handler) aborted with "corrupted size vs. prev_size" within 4,000 calls, and never without
+    // the timer; its bf16 GEMM ran clean under the same test. Training stops on SIGINT and SIGTERM
+    // by a handler, and 5 in 12 stopped runs crashed so. The OpenMP pool's other threads never
+    // take these two (util/threads.cpp).
+    const StopSignalsHeld held;
+    if (direct_gemm<float>(sgemm, a, b, c, accumulate, "dnnl_sgemm")) return;
   }
   if (accumulate) {
     c.addmm_(a, b);

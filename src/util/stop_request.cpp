@@ -1,5 +1,7 @@
 #include "mixseq/util/stop_request.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <csignal>
 
@@ -15,7 +17,27 @@ extern "C" void on_stop_signal(int signal_number) {
   std::signal(SIGTERM, SIG_DFL);
 }
 
+sigset_t stop_signal_set() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  return stop;
+}
+
 }  // namespace
+
+StopSignalsHeld::StopSignalsHeld() {
+  const sigset_t stop = stop_signal_set();
+  pthread_sigmask(SIG_BLOCK, &stop, &previous_);
+}
+
+StopSignalsHeld::~StopSignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+void hold_stop_signals_for_good() {
+  const sigset_t stop = stop_signal_set();
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+}
 
 void watch_stop_signals() {
   std::signal(SIGINT, on_stop_signal);

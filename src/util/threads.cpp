@@ -3,7 +3,6 @@
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 #include <omp.h>
-#include <pthread.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -11,7 +10,6 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <csignal>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -19,6 +17,7 @@
 #include <thread>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/stop_request.h"
 
 namespace mixseq {
 namespace {
@@ -33,14 +32,10 @@ void set_openblas_threads(int threads) {
 // The OpenMP pool's workers (the calling thread's team of `threads`) never take SIGINT or
 // SIGTERM: those go to a thread outside the pool, or wait, pending, until the calling thread
 // takes them. Why: Debian's oneDNN sgemm corrupts the heap when a signal handler runs on a thread
-// inside it (nn/bf16_matmul.h), and training handles both signals (util/stop_request.h).
+// inside it (nn/bf16_matmul.cpp), and training handles both signals (util/stop_request.h).
 void keep_stop_signals_off_the_pool(int threads) {
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
 #pragma omp parallel num_threads(threads)
-  if (omp_get_thread_num() != 0) pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  if (omp_get_thread_num() != 0) hold_stop_signals_for_good();
 }
 
 // cgroup v2's "cpu.max": "<quota> <period>" or "max <period>". 0 when there is no quota.

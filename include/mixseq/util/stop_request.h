@@ -7,6 +7,8 @@
 // so that scripts and schedulers see the interruption.
 #pragma once
 
+#include <signal.h>
+
 namespace mixseq {
 
 void watch_stop_signals();
@@ -29,5 +31,24 @@ class StopSignalScope {
   void (*previous_interrupt_)(int);
   void (*previous_terminate_)(int);
 };
+
+// SIGINT and SIGTERM held back from the calling thread while one lives: they stay pending (or go
+// to another thread) and their handler runs once it ends. For calls a handler must not interrupt:
+// Debian's oneDNN 2.x sgemm corrupts the heap when a signal handler runs on a thread inside it
+// (nn/bf16_matmul.cpp). Two pthread_sigmask calls, under a microsecond.
+class StopSignalsHeld {
+ public:
+  StopSignalsHeld();
+  ~StopSignalsHeld();
+  StopSignalsHeld(const StopSignalsHeld&) = delete;
+  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+// The calling thread never takes SIGINT or SIGTERM from now on (the OpenMP pool's workers,
+// util/threads.cpp).
+void hold_stop_signals_for_good();
 
 }  // namespace mixseq
