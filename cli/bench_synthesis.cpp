@@ -27,15 +27,15 @@ namespace {
 constexpr double kMelMean = -5.62;
 constexpr double kMelStd = 1.98;
 
-struct Bench {
+struct SynthesisBench {
   TrainConfig config;
   torch::Device device{torch::kCPU};
   Precision precision = Precision::kFp32;
   SpeechSynthesizer model;
 };
 
-Bench open_bench(const SynthesisBenchArguments& arguments) {
-  Bench bench;
+SynthesisBench open_bench(const SynthesisBenchArguments& arguments) {
+  SynthesisBench bench;
   MIXSEQ_CHECK(!arguments.config.empty(), "bench: -c CONFIG names the speech synthesizer's training config");
   read_config_file(arguments.config, bench.config.fields());
   apply_config_overrides(arguments.overrides, bench.config.fields());
@@ -50,12 +50,12 @@ Bench open_bench(const SynthesisBenchArguments& arguments) {
 
 // Their TextMelCollate on equal-length items: ids uniform in [1, n_symbols), the gate target 1 on
 // the last frame.
-struct RandomBatch {
+struct RandomSynthesisBatch {
   torch::Tensor text, text_lengths, mels, gate;
 };
 
-RandomBatch random_batch(const SynthesisBenchArguments& arguments, const Bench& bench) {
-  RandomBatch batch;
+RandomSynthesisBatch random_batch(const SynthesisBenchArguments& arguments, const SynthesisBench& bench) {
+  RandomSynthesisBatch batch;
   const int64_t B = arguments.batch, F = bench.model->frame_bins();
   batch.text = torch::randint(1, bench.model->symbols(), {B, arguments.text_len}, torch::kLong).to(bench.device);
   batch.text_lengths = torch::full({B}, arguments.text_len, torch::kLong).to(bench.device);
@@ -66,7 +66,7 @@ RandomBatch random_batch(const SynthesisBenchArguments& arguments, const Bench& 
   return batch;
 }
 
-nlohmann::json common(const SynthesisBenchArguments& arguments, const Bench& bench, int threads) {
+nlohmann::json common(const SynthesisBenchArguments& arguments, const SynthesisBench& bench, int threads) {
   return {{"model", bench.config.model.arch},
           {"params", count_parameters(*bench.model)},
           {"batch", arguments.batch},
@@ -90,9 +90,9 @@ void check_shape(const SynthesisBenchArguments& arguments) {
 // loss.item() and a NaN check, backward, clip_grad_norm_(1.0), Adam.
 int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads) {
   check_shape(arguments);
-  Bench bench = open_bench(arguments);
+  SynthesisBench bench = open_bench(arguments);
   auto optimizer = build_optimizer(bench.config.optim, bench.model->parameters());
-  std::vector<RandomBatch> batches;
+  std::vector<RandomSynthesisBatch> batches;
   for (int i = 0; i < 4; ++i) batches.push_back(random_batch(arguments, bench));
   const auto parameters = bench.model->parameters();
   bench.model->train();
@@ -106,7 +106,7 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
       if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
       start = std::chrono::steady_clock::now();
     }
-    const RandomBatch& batch = batches[static_cast<size_t>(step % 4)];
+    const RandomSynthesisBatch& batch = batches[static_cast<size_t>(step % 4)];
     if (bench.device.is_cpu()) adapt_threads_to_load();  // as the training loop does each update (docs/threads.md)
     optimizer->zero_grad();
     SynthesisOutput output;
@@ -147,13 +147,13 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
 // (tts_bench.py --infer-steps with decoder_no_early_stopping).
 int bench_synthesis_synthesize(const SynthesisBenchArguments& arguments, int threads) {
   check_shape(arguments);
-  Bench bench = open_bench(arguments);
+  SynthesisBench bench = open_bench(arguments);
   bench.model->eval();
   torch::NoGradGuard no_grad;
   SynthesisOptions options;
   options.max_steps = arguments.mel_len;
   options.early_stop = false;
-  std::vector<RandomBatch> batches;
+  std::vector<RandomSynthesisBatch> batches;
   for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) batches.push_back(random_batch(arguments, bench));
   int64_t steps = 0, frames = 0;
   std::unique_ptr<OperatorProfile> profile;

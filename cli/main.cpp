@@ -36,7 +36,7 @@ std::string flag_of(const CLI::Option& option) {
 
 // Every subcommand's -o/--output is checked against the values of all its other options before it
 // runs, so that no command (a new one included) replaces a file it reads, nor does its work first.
-void refuse_output_over_inputs(const CLI::App& command) {
+void refuse_outputs_over_options(const CLI::App& command) {
   std::vector<NamedPath> outputs, inputs;
   for (const auto* option : command.get_options()) {
     const auto& long_names = option->get_lnames();
@@ -55,7 +55,7 @@ int CommandTable::run_chosen() const {
       throw mixseq::Error(mixseq::str_cat("unexpected argument '", extra_arguments_.front(), "' for mixseq ",
                                           it->command->get_name(), "; see mixseq ", it->command->get_name(),
                                           " --help"));
-    refuse_output_over_inputs(*it->command);
+    refuse_outputs_over_options(*it->command);
     return it->run();
   }
   return 1;

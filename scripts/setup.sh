@@ -37,9 +37,14 @@ if ((${#missing[@]})); then
 fi
 
 build_dir="${BUILD_DIR:-build}"
+# A unity build: CMake compiles the sources of each target in batches of 8, one compiler run per
+# batch, so that LibTorch's headers and templates are processed once per batch rather than per file.
+# A clean build takes about a third of the time on 2 cores (docs/reliability.md, "Build time"); an
+# edit recompiles its batch. MIXSEQ_UNITY_BUILD=OFF builds file by file, as development trees do.
 # MIXSEQ_CMAKE_ARGS: more CMake options, e.g. "-DMIXSEQ_BUILD_TESTS=OFF" (the Dockerfile).
 # shellcheck disable=SC2086
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${MIXSEQ_CMAKE_ARGS:-}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD="${MIXSEQ_UNITY_BUILD:-ON}" \
+  ${MIXSEQ_CMAKE_ARGS:-}
 cmake --build "$build_dir"
 
 # `import mixseq` in Debian's python3 without PYTHONPATH (docs/python.md): a .pth file in its site

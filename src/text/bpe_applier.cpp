@@ -24,7 +24,6 @@
 namespace mixseq {
 namespace {
 
-constexpr std::string_view kEndOfWord = "</w>";
 constexpr size_t kLinesPerWorkerChunk = 4096;  // lines read per worker before the workers run
 
 int resolve_threads(int threads) {
@@ -259,7 +258,7 @@ std::vector<std::string> BpeApplier::Impl::encode(const std::string& word) const
   if (utf8_length(word) == 1) return {word};  // returned before the vocabulary check, as in encode()
 
   // Symbols are byte ranges of word + "</w>": merging two neighbours joins their ranges.
-  const std::string text = word + std::string(kEndOfWord);
+  const std::string text = word + std::string(kBpeEndOfWord);
   struct Symbol {
     size_t begin, end;
     int32_t id;
@@ -307,11 +306,11 @@ std::vector<std::string> BpeApplier::Impl::encode(const std::string& word) const
   std::vector<std::string> pieces;
   for (const auto& symbol : symbols) pieces.push_back(text.substr(symbol.begin, symbol.end - symbol.begin));
   // "don't print end-of-word symbols"
-  if (pieces.back() == kEndOfWord)
+  if (pieces.back() == kBpeEndOfWord)
     pieces.pop_back();
-  else if (pieces.back().size() >= kEndOfWord.size() &&
-           pieces.back().compare(pieces.back().size() - kEndOfWord.size(), kEndOfWord.size(), kEndOfWord) == 0)
-    pieces.back().resize(pieces.back().size() - kEndOfWord.size());
+  else if (pieces.back().size() >= kBpeEndOfWord.size() &&
+           pieces.back().compare(pieces.back().size() - kBpeEndOfWord.size(), kBpeEndOfWord.size(), kBpeEndOfWord) == 0)
+    pieces.back().resize(pieces.back().size() - kBpeEndOfWord.size());
   if (!vocabulary_.empty()) return check_vocab_and_split(pieces);  // apply_bpe.py: "if vocab:"
   return pieces;
 }
@@ -341,13 +340,13 @@ void BpeApplier::Impl::recursive_split(const std::string& segment, bool final, s
     out.push_back(segment);
     return;
   }
-  const auto it = producers_.find(final ? segment + std::string(kEndOfWord) : segment);
+  const auto it = producers_.find(final ? segment + std::string(kBpeEndOfWord) : segment);
   if (it == producers_.end()) {
     out.push_back(segment);
     return;
   }
   const std::string& left = it->second.left;
-  const std::string right(final ? drop_last_chars(it->second.right, kEndOfWord.size()) : it->second.right);
+  const std::string right(final ? drop_last_chars(it->second.right, kBpeEndOfWord.size()) : it->second.right);
   if (in_vocabulary(left + options.separator))
     out.push_back(left);
   else

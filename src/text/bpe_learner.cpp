@@ -26,8 +26,6 @@ PairKey make_pair_key(SymbolId left, SymbolId right) { return (PairKey{left} << 
 SymbolId left_of(PairKey pair) { return static_cast<SymbolId>(pair >> 32); }
 SymbolId right_of(PairKey pair) { return static_cast<SymbolId>(pair); }
 
-constexpr std::string_view kEndOfWord = "</w>";
-
 // Interned symbols: equal strings share an id, so the reference's tuple comparisons become integer ones.
 class SymbolTable {
  public:
@@ -130,7 +128,7 @@ Learner::Learner(const WordCounts& counts) {
     for (size_t i = 0; i < chars.size(); ++i) {
       symbol.clear();
       append_utf8(chars[i], symbol);
-      if (i + 1 == chars.size()) symbol += kEndOfWord;
+      if (i + 1 == chars.size()) symbol += kBpeEndOfWord;
       word.symbols.push_back(symbols_.intern(symbol));
     }
     words_.push_back(std::move(word));

@@ -15,12 +15,12 @@ namespace {
 // Moves of the DP, kept per cell for the back trace.
 enum Move : uint8_t { kDiagonal, kDown, kRight };  // diagonal: correct/substitution; down: deletion; right: insertion
 
-bool is_punctuation(char32_t c) { return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_P_MASK) != 0; }
+bool is_unicode_punctuation(char32_t c) { return (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_P_MASK) != 0; }
 
 std::string without_punctuation(std::string_view text) {
   std::string out;
   for (char32_t c : decode_utf8(text))
-    if (!is_punctuation(c)) append_utf8(c, out);
+    if (!is_unicode_punctuation(c)) append_utf8(c, out);
   return out;
 }
 

@@ -12,9 +12,13 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mixseq {
+
+// The marker of a word's end in codes and in symbols ("t</w>"), as subword-nmt writes it.
+inline constexpr std::string_view kBpeEndOfWord = "</w>";
 
 struct BpeMerge {
   std::string left;   // first symbol of the pair, e.g. "s"

@@ -13,15 +13,15 @@
 namespace mixseq {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
+constexpr double kPiGriffinLim = 3.14159265358979323846;
 
 // 1 s at 16 kHz: three steady partials and a linear chirp from 200 Hz to 3 kHz.
 torch::Tensor test_signal(int64_t rate = 16000, int64_t n = 16000) {
   const auto t = torch::arange(n, torch::kDouble) / static_cast<double>(rate);
-  auto x = 0.3 * torch::sin(2 * kPi * 440.0 * t) + 0.2 * torch::sin(2 * kPi * 1230.0 * t) +
-           0.1 * torch::sin(2 * kPi * 2500.0 * t);
+  auto x = 0.3 * torch::sin(2 * kPiGriffinLim * 440.0 * t) + 0.2 * torch::sin(2 * kPiGriffinLim * 1230.0 * t) +
+           0.1 * torch::sin(2 * kPiGriffinLim * 2500.0 * t);
   const double f0 = 200.0, f1 = 3000.0, seconds = static_cast<double>(n) / rate;
-  x = x + 0.2 * torch::sin(2 * kPi * (f0 * t + (f1 - f0) / (2 * seconds) * t * t));
+  x = x + 0.2 * torch::sin(2 * kPiGriffinLim * (f0 * t + (f1 - f0) / (2 * seconds) * t * t));
   return x.to(torch::kFloat);
 }
 

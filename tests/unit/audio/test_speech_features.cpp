@@ -15,7 +15,7 @@
 namespace mixseq {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
+constexpr double kPiFeatures = 3.14159265358979323846;
 
 // tests/data/speech_features/fixture.json: the reference front ends' own numbers
 // (make_fixture.py runs Jasper's FilterbankFeatures and MLPerf DS2's SpectrogramParser).
@@ -223,7 +223,7 @@ double peak_hz(const std::vector<float>& x, int64_t rate) {
 TEST(SpeedPerturbation, PlaysFasterAndHigher) {
   std::vector<float> x(16000);
   for (int64_t t = 0; t < 16000; ++t)
-    x[static_cast<size_t>(t)] = static_cast<float>(0.5 * std::sin(2 * kPi * 440 * t / 16000.0));
+    x[static_cast<size_t>(t)] = static_cast<float>(0.5 * std::sin(2 * kPiFeatures * 440 * t / 16000.0));
   const auto faster = change_speed(x, 1.1, 16000);
   EXPECT_NEAR(static_cast<double>(faster.size()), 16000 / 1.1, 1.0);
   EXPECT_NEAR(peak_hz(faster, 16000), 484.0, 2.0);

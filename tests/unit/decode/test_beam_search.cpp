@@ -21,9 +21,9 @@ namespace {
 
 using test::error_of;
 using Tokens = std::vector<int64_t>;
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int64_t kA = 4, kB = 5, kC = 6;  // the words of the test vocabularies
-constexpr int64_t kVocab = 7;              // <pad> <unk> <s> </s> a b c
+constexpr int64_t kBeamVocab = 7;              // <pad> <unk> <s> </s> a b c
 
 // Next-token logits [V] and attention [S] (over the unpadded source) after `prefix` (the
 // output tokens so far, <s> excluded). They depend only on the source and the prefix, so a
@@ -81,7 +81,7 @@ class ScriptedModelImpl : public Seq2SeqModelImpl {
     const int64_t rows = static_cast<int64_t>(state.sources.size());
     if (tokens.dim() != 1 || tokens.size(0) != rows) throw Error("step: one token per state row");
     step_rows.push_back(rows);
-    auto logits = at::zeros({rows, kVocab}, at::kDouble);            // [B, V]
+    auto logits = at::zeros({rows, kBeamVocab}, at::kDouble);            // [B, V]
     auto attention = at::zeros({rows, state.width}, at::kDouble);    // [B, S], 0 at padding
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t token = tokens[r].item<int64_t>();
@@ -91,7 +91,7 @@ class ScriptedModelImpl : public Seq2SeqModelImpl {
         throw Error(str_cat("step ", state.steps, ": fed token ", token));
       if (state.steps > 0) state.prefixes[r].push_back(token);
       const auto l = logits_(state.sources[r], state.prefixes[r]);
-      for (int64_t v = 0; v < kVocab; ++v) logits[r][v] = l[v];
+      for (int64_t v = 0; v < kBeamVocab; ++v) logits[r][v] = l[v];
       if (attention_) {
         const auto a = attention_(state.sources[r], state.prefixes[r]);
         for (size_t i = 0; i < a.size(); ++i) attention[r][static_cast<int64_t>(i)] = a[i];
@@ -101,7 +101,7 @@ class ScriptedModelImpl : public Seq2SeqModelImpl {
     return {logits.to(logits_dtype_), attention_ ? attention.to(at::kFloat) : torch::Tensor()};
   }
 
-  int64_t vocab_size() const override { return kVocab; }
+  int64_t vocab_size() const override { return kBeamVocab; }
 
   std::vector<int64_t> step_rows;  // rows fed at each step() call, in order
 
@@ -139,8 +139,8 @@ uint64_t context_hash(const Tokens& source, const Tokens& prefix) {
 // same numbers.
 std::vector<double> hashed_logits(const Tokens& source, const Tokens& prefix) {
   const uint64_t h = context_hash(source, prefix);
-  std::vector<double> logits(kVocab);
-  for (int64_t v = 0; v < kVocab; ++v)
+  std::vector<double> logits(kBeamVocab);
+  for (int64_t v = 0; v < kBeamVocab; ++v)
     logits[v] = static_cast<double>(static_cast<int64_t>(mix(h + static_cast<uint64_t>(v)) % 385) - 192) / 64.0;
   return logits;
 }
@@ -158,7 +158,7 @@ std::vector<double> hashed_attention(const Tokens& source, const Tokens& prefix)
 // --- scoring a given sequence the way the search should ------------------------------------
 
 std::vector<double> log_softmax(const std::vector<double>& logits) {
-  double top = -kInf;
+  double top = -kInfinity;
   for (const auto x : logits) top = std::max(top, x);
   double sum = 0;
   for (const auto x : logits) sum += std::exp(x - top);
@@ -316,8 +316,8 @@ TEST(GreedySearch, FollowsTheArgmaxPath) {
     Tokens path;
     for (int64_t step = 0;; ++step) {
       auto lp = log_softmax(hashed_logits(kSources[b], path));
-      lp[kPadId] = lp[kBosId] = -kInf;
-      if (step < o.min_len) lp[kEosId] = -kInf;
+      lp[kPadId] = lp[kBosId] = -kInfinity;
+      if (step < o.min_len) lp[kEosId] = -kInfinity;
       const int64_t best = std::max_element(lp.begin(), lp.end()) - lp.begin();
       if (best == kEosId || step == o.max_len_b) break;
       path.push_back(best);
@@ -336,7 +336,7 @@ TEST(GreedySearch, FollowsTheArgmaxPath) {
 // candidates are b </s> 0.36, a </s> 0.2, a a 0.175, ...: the two best end, so it stops with
 // b </s> (0.36) best.
 std::vector<double> table_logits(const Tokens&, const Tokens& prefix) {
-  std::vector<double> p(kVocab, 0.0);
+  std::vector<double> p(kBeamVocab, 0.0);
   const int64_t last = prefix.empty() ? kBosId : prefix.back();
   if (last == kBosId) p[kA] = 0.5, p[kB] = 0.4, p[kEosId] = 0.1;
   if (last == kA) p[kA] = 0.35, p[kB] = 0.25, p[kEosId] = 0.4;
@@ -644,7 +644,7 @@ TEST(BeamSearch, RejectsNonFiniteAndOutOfRangeOptions) {
   o.length_penalty = std::nan("");
   EXPECT_EQ(error(o), "length_penalty must be a finite number; got nan");
   o = {};
-  o.max_len_a = kInf;
+  o.max_len_a = kInfinity;
   EXPECT_EQ(error(o), "max_len_a must be a finite number; got inf");
   o = {};
   o.max_len_b = -1;

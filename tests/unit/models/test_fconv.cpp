@@ -24,10 +24,10 @@
 namespace mixseq {
 namespace {
 
-constexpr int64_t kVocab = 50;
+constexpr int64_t kFconvVocab = 50;
 
 torch::Tensor random_target(const std::vector<int64_t>& lengths) {
-  auto target = test::random_tokens(lengths, kVocab);
+  auto target = test::random_tokens(lengths, kFconvVocab);
   target.select(1, 0).fill_(kBosId);
   return target;
 }
@@ -192,18 +192,18 @@ TEST(Fconv, ParsesFairseqLayerExpressions) {
 TEST(Fconv, BadConfigValuesNameTheirKeys) {
   auto config = test::small_fconv_config();
   config.share_input_output_embed = true;  // out 6 != embed 12
-  EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.share_input_output_embed"),
+  EXPECT_NE(error_of([&] { FconvModel(config, kFconvVocab); }).find("model.fconv.share_input_output_embed"),
             std::string::npos);
   config = test::small_fconv_config();
   config.decoder_attention = "False";
-  EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.decoder_attention"), std::string::npos);
+  EXPECT_NE(error_of([&] { FconvModel(config, kFconvVocab); }).find("model.fconv.decoder_attention"), std::string::npos);
   config = test::small_fconv_config();
   config.dropout = 1.0;
-  EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.dropout"), std::string::npos);
+  EXPECT_NE(error_of([&] { FconvModel(config, kFconvVocab); }).find("model.fconv.dropout"), std::string::npos);
   config = test::small_fconv_config();
   config.encoder_layers = "[(8, 3)] * x";
-  EXPECT_NE(error_of([&] { FconvModel(config, kVocab); }).find("model.fconv.encoder_layers"), std::string::npos);
-  FconvModel model(test::small_fconv_config(), kVocab);  // 32 positions: sentences up to 31 tokens
+  EXPECT_NE(error_of([&] { FconvModel(config, kFconvVocab); }).find("model.fconv.encoder_layers"), std::string::npos);
+  FconvModel model(test::small_fconv_config(), kFconvVocab);  // 32 positions: sentences up to 31 tokens
   const auto long_source = at::full({1, 32}, 7, at::kLong);
   EXPECT_NE(error_of([&] { model->start(long_source, at::tensor({32}, at::kLong)); }).find("model.fconv.max_positions"),
             std::string::npos);
@@ -311,10 +311,10 @@ TEST(Fconv, GradMultiplyScalesOnlyTheGradient) {
 
 TEST(Fconv, IncrementalDecodingEqualsFullDecoding) {
   at::manual_seed(4);
-  FconvModel model(test::small_fconv_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kFconvVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 5};
-  const auto source = test::random_tokens(lengths, kVocab);
+  const auto source = test::random_tokens(lengths, kFconvVocab);
   const auto source_lengths = at::tensor(lengths, at::kLong);
   const auto target = random_target({7, 7, 7});
 
@@ -324,7 +324,7 @@ TEST(Fconv, IncrementalDecodingEqualsFullDecoding) {
   const auto mask = dynamic_cast<FconvState&>(*state).pad_mask;
   for (int64_t t = 0; t < target.size(1); ++t) {
     const auto step = model->step(*state, target.select(1, t));
-    ASSERT_EQ(step.logits.sizes(), (at::IntArrayRef{3, kVocab}));
+    ASSERT_EQ(step.logits.sizes(), (at::IntArrayRef{3, kFconvVocab}));
     ASSERT_EQ(step.attention.sizes(), (at::IntArrayRef{3, 6}));
     EXPECT_TRUE(at::allclose(at::log_softmax(step.logits, -1), expected.select(1, t), 1e-5, 1e-5)) << "position " << t;
     EXPECT_TRUE(at::allclose(step.attention.sum(-1), at::ones({3}), 1e-5, 1e-6));
@@ -341,10 +341,10 @@ TEST(Fconv, IncrementalDecodingEqualsFullDecoding) {
 
 TEST(Fconv, StepAfterSelectEqualsForwardOfTheSelectedRows) {
   at::manual_seed(5);
-  FconvModel model(test::small_fconv_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kFconvVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 4};
-  const auto source = test::random_tokens(lengths, kVocab);
+  const auto source = test::random_tokens(lengths, kFconvVocab);
   const auto source_lengths = at::tensor(lengths, at::kLong);
   const auto target = random_target({6, 6, 6});
 
@@ -367,10 +367,10 @@ TEST(Fconv, StepAfterSelectEqualsForwardOfTheSelectedRows) {
 
 TEST(Fconv, SelectWithinSourcesEqualsSelect) {
   at::manual_seed(6);
-  FconvModel model(test::small_fconv_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kFconvVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 4};
-  const auto source = test::random_tokens(lengths, kVocab);
+  const auto source = test::random_tokens(lengths, kFconvVocab);
   const auto source_lengths = at::tensor(lengths, at::kLong);
   const auto target = random_target({4, 4, 4}).repeat_interleave(2, 0);
   test::expect_select_within_sources_equals_select(*model, source, source_lengths, target);
@@ -380,9 +380,9 @@ TEST(Fconv, SelectWithinSourcesEqualsSelect) {
 // padding at the end does not reach the positions before it.
 TEST(Fconv, PaddingChangesNothing) {
   at::manual_seed(7);
-  FconvModel model(test::small_fconv_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kFconvVocab);
   model->eval();
-  const auto source = test::random_tokens({7, 3}, kVocab);
+  const auto source = test::random_tokens({7, 3}, kFconvVocab);
   const auto target = random_target({5, 5});
   torch::NoGradGuard no_grad;
   const auto both = model(source, at::tensor({7, 3}, at::kLong), target);                            // [2, 5, V]
@@ -397,13 +397,13 @@ TEST(Fconv, PaddingChangesNothing) {
 // A decoder position sees no later target token.
 TEST(Fconv, DecoderIsCausal) {
   at::manual_seed(8);
-  FconvModel model(test::small_fconv_config(), kVocab);
+  FconvModel model(test::small_fconv_config(), kFconvVocab);
   model->eval();
-  const auto source = test::random_tokens({5}, kVocab);
+  const auto source = test::random_tokens({5}, kFconvVocab);
   auto target = random_target({6});
   torch::NoGradGuard no_grad;
   const auto before = model(source, at::tensor({5}, at::kLong), target);
-  target[0][4] = (target[0][4].item<int64_t>() + 1 - kSpecialSymbolCount) % (kVocab - kSpecialSymbolCount) +
+  target[0][4] = (target[0][4].item<int64_t>() + 1 - kSpecialSymbolCount) % (kFconvVocab - kSpecialSymbolCount) +
                  kSpecialSymbolCount;
   const auto after = model(source, at::tensor({5}, at::kLong), target);
   EXPECT_TRUE(at::equal(before.slice(1, 0, 4), after.slice(1, 0, 4)));
@@ -414,7 +414,7 @@ TEST(Fconv, SharedOutputEmbeddingIsTheTargetEmbedding) {
   auto config = test::small_fconv_config();
   config.decoder_out_embed_dim = config.decoder_embed_dim;
   config.share_input_output_embed = true;
-  FconvModel model(config, kVocab);
+  FconvModel model(config, kFconvVocab);
   const auto names = model->named_parameters().keys();
   EXPECT_EQ(std::count(names.begin(), names.end(), "decoder_output_bias"), 1);
   EXPECT_EQ(std::count_if(names.begin(), names.end(),
@@ -422,8 +422,8 @@ TEST(Fconv, SharedOutputEmbeddingIsTheTargetEmbedding) {
             0);
   model->eval();
   torch::NoGradGuard no_grad;
-  const auto source = test::random_tokens({4}, kVocab);
-  EXPECT_EQ(model(source, at::tensor({4}, at::kLong), random_target({3})).sizes(), (at::IntArrayRef{1, 3, kVocab}));
+  const auto source = test::random_tokens({4}, kFconvVocab);
+  EXPECT_EQ(model(source, at::tensor({4}, at::kLong), random_target({3})).sizes(), (at::IntArrayRef{1, 3, kFconvVocab}));
 }
 
 // OpenSeq2Seq's shared_embed: one token table and one position table for both sides, the token
@@ -435,7 +435,7 @@ TEST(Fconv, SharedEmbeddingsServeBothSidesAndTheOutput) {
   config.dropout = 0.0;
   config.share_all_embeddings = true;
   at::manual_seed(12);
-  FconvModel model(config, kVocab);
+  FconvModel model(config, kFconvVocab);
   const auto names = model->named_parameters().keys();
   const auto count = [&](const std::string& prefix) {
     return std::count_if(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(prefix, 0) == 0; });
@@ -448,12 +448,12 @@ TEST(Fconv, SharedEmbeddingsServeBothSidesAndTheOutput) {
   // As many parameters as the unshared model less the decoder's own tables and output layer.
   auto unshared_config = config;
   unshared_config.share_all_embeddings = false;
-  FconvModel unshared(unshared_config, kVocab);
+  FconvModel unshared(unshared_config, kFconvVocab);
   int64_t decoder_own = 0;
   for (const auto& item : unshared->named_parameters())
     for (const char* prefix : {"decoder_embedding.", "decoder_positions.", "decoder_fc3."})
       if (item.key().rfind(prefix, 0) == 0) decoder_own += item.value().numel();
-  EXPECT_EQ(decoder_own, kVocab * 12 + config.max_positions * 12 + (kVocab * 12 + kVocab + kVocab));  // fc3: V, g, bias
+  EXPECT_EQ(decoder_own, kFconvVocab * 12 + config.max_positions * 12 + (kFconvVocab * 12 + kFconvVocab + kFconvVocab));  // fc3: V, g, bias
   EXPECT_EQ(count_parameters(*model), count_parameters(*unshared) - decoder_own);
 
   // The same network unshared (share_input_output_embed, its bias 0, every table a copy of the
@@ -462,7 +462,7 @@ TEST(Fconv, SharedEmbeddingsServeBothSidesAndTheOutput) {
   auto tied_config = config;
   tied_config.share_all_embeddings = false;
   tied_config.share_input_output_embed = true;
-  FconvModel tied(tied_config, kVocab);
+  FconvModel tied(tied_config, kFconvVocab);
   model->to(at::kDouble);
   tied->to(at::kDouble);
   auto shared_parameters = model->named_parameters(), tied_parameters = tied->named_parameters();
@@ -484,7 +484,7 @@ TEST(Fconv, SharedEmbeddingsServeBothSidesAndTheOutput) {
   }
   const auto source = at::tensor(std::vector<int64_t>{10, 11, 12, 13}, at::kLong).view({1, 4});
   const auto target = at::tensor(std::vector<int64_t>{kBosId, 20, 21}, at::kLong).view({1, 3});
-  const auto weights = at::randn({1, 3, kVocab}, at::kDouble);
+  const auto weights = at::randn({1, 3, kFconvVocab}, at::kDouble);
   const auto shared_logits = model(source, at::tensor({4}, at::kLong), target);
   const auto tied_logits = tied(source, at::tensor({4}, at::kLong), target);
   EXPECT_TRUE(at::allclose(shared_logits, tied_logits, 1e-12, 1e-12));
@@ -506,7 +506,7 @@ TEST(Fconv, SharedEmbeddingsServeBothSidesAndTheOutput) {
 
   auto bad = test::small_fconv_config();
   bad.share_all_embeddings = true;  // decoder_out_embed_dim 6, embeddings 12
-  EXPECT_NE(error_of([&] { FconvModel(bad, kVocab); }).find("model.fconv.share_all_embeddings"), std::string::npos);
+  EXPECT_NE(error_of([&] { FconvModel(bad, kFconvVocab); }).find("model.fconv.share_all_embeddings"), std::string::npos);
 }
 
 TEST(Fconv, OpenSeq2SeqPresetSharesFairseqsWmtLayersAtWidth512) {
@@ -521,8 +521,8 @@ TEST(Fconv, OpenSeq2SeqPresetSharesFairseqsWmtLayersAtWidth512) {
 
 TEST(Fconv, TrainsUnderBf16Autocast) {
   at::manual_seed(9);
-  FconvModel model(test::small_fconv_config(), kVocab);
-  const auto source = test::random_tokens({6, 4}, kVocab);
+  FconvModel model(test::small_fconv_config(), kFconvVocab);
+  const auto source = test::random_tokens({6, 4}, kFconvVocab);
   const auto target = random_target({5, 5});
   const auto fp32 = model(source, at::tensor({6, 4}, at::kLong), target);
   torch::Tensor bf16;

@@ -20,7 +20,7 @@
 namespace mixseq {
 namespace {
 
-constexpr int64_t kVocab = 50;
+constexpr int64_t kGnmtVocab = 50;
 
 GnmtConfig small_config() {
   GnmtConfig config;
@@ -31,7 +31,7 @@ GnmtConfig small_config() {
   return config;
 }
 
-torch::Tensor random_tokens(const std::vector<int64_t>& lengths) { return test::random_tokens(lengths, kVocab); }
+torch::Tensor random_tokens(const std::vector<int64_t>& lengths) { return test::random_tokens(lengths, kGnmtVocab); }
 
 using test::CpuAutocast;
 
@@ -63,13 +63,13 @@ TEST(Gnmt, ParameterCountMatchesTheReference) {
 
 TEST(Gnmt, RegistersEachModuleOnce) {
   auto config = small_config();
-  GnmtModel shared(config, kVocab);
+  GnmtModel shared(config, kGnmtVocab);
   const auto names = shared->named_parameters().keys();
   EXPECT_NE(std::find(names.begin(), names.end(), "embedding.weight"), names.end());
   const auto is_embedding = [](const std::string& name) { return name.find("embedding") != std::string::npos; };
   EXPECT_EQ(std::count_if(names.begin(), names.end(), is_embedding), 1);
   config.share_embeddings = false;
-  GnmtModel separate(config, kVocab);
+  GnmtModel separate(config, kGnmtVocab);
   const auto separate_names = separate->named_parameters().keys();
   EXPECT_NE(std::find(separate_names.begin(), separate_names.end(), "source_embedding.weight"), separate_names.end());
   EXPECT_NE(std::find(separate_names.begin(), separate_names.end(), "target_embedding.weight"), separate_names.end());
@@ -78,7 +78,7 @@ TEST(Gnmt, RegistersEachModuleOnce) {
 TEST(Gnmt, InitializesAsTheReference) {
   auto config = small_config();
   config.init_range = 0.05;
-  GnmtModel model(config, kVocab);
+  GnmtModel model(config, kGnmtVocab);
   for (const auto& p : model->named_parameters()) {
     const auto& name = p.key();
     const double largest = p.value().abs().max().item<double>();
@@ -96,19 +96,19 @@ TEST(Gnmt, InitializesAsTheReference) {
 TEST(Gnmt, RejectsInvalidConfigWithTheValue) {
   auto config = small_config();
   config.num_layers = 1;
-  EXPECT_NE(test::error_of([&] { GnmtModel(config, kVocab); }).find("model.gnmt.num_layers must be at least 2"),
+  EXPECT_NE(test::error_of([&] { GnmtModel(config, kGnmtVocab); }).find("model.gnmt.num_layers must be at least 2"),
             std::string::npos);
   config = small_config();
   config.hidden_size = 0;
-  EXPECT_NE(test::error_of([&] { GnmtModel(config, kVocab); }).find("model.gnmt.hidden_size must be positive, got 0"),
+  EXPECT_NE(test::error_of([&] { GnmtModel(config, kGnmtVocab); }).find("model.gnmt.hidden_size must be positive, got 0"),
             std::string::npos);
   config = small_config();
   config.dropout = 1.0;
-  EXPECT_NE(test::error_of([&] { GnmtModel(config, kVocab); }).find("model.gnmt.dropout must be in [0, 1), got 1"),
+  EXPECT_NE(test::error_of([&] { GnmtModel(config, kGnmtVocab); }).find("model.gnmt.dropout must be in [0, 1), got 1"),
             std::string::npos);
   config = small_config();
   config.dropout = -0.1;
-  EXPECT_NE(test::error_of([&] { GnmtModel(config, kVocab); }).find("got -0.1"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { GnmtModel(config, kGnmtVocab); }).find("got -0.1"), std::string::npos);
   EXPECT_NE(test::error_of([&] { GnmtModel(small_config(), 3); }).find("vocabulary size must be at least 4"),
             std::string::npos);
 }
@@ -116,24 +116,24 @@ TEST(Gnmt, RejectsInvalidConfigWithTheValue) {
 TEST(Gnmt, RegistryBuildsGnmtAndListsKnownNames) {
   ModelConfig config;
   config.gnmt = small_config();
-  const auto model = build_seq2seq_model(config, kVocab);
+  const auto model = build_seq2seq_model(config, kGnmtVocab);
   EXPECT_NE(std::dynamic_pointer_cast<GnmtModelImpl>(model), nullptr);
-  EXPECT_EQ(model->vocab_size(), kVocab);
+  EXPECT_EQ(model->vocab_size(), kGnmtVocab);
   config.arch = "gnmt3";
-  EXPECT_EQ(test::error_of([&] { build_seq2seq_model(config, kVocab); }),
+  EXPECT_EQ(test::error_of([&] { build_seq2seq_model(config, kGnmtVocab); }),
             "unknown model.arch 'gnmt3'; known: deepspeech2, fconv, gnmt, jasper, lm_classifier, lstm_lm, tacotron2, transformer, transformer_xl, wave2letter_plus");
 }
 
 TEST(Gnmt, ForwardShapes) {
   at::manual_seed(1);
-  GnmtModel model(small_config(), kVocab);
+  GnmtModel model(small_config(), kGnmtVocab);
   const auto logits = model(random_tokens({4, 2, 3}), at::tensor({4, 2, 3}, at::kLong), random_tokens({5, 5, 5}));
-  EXPECT_EQ(logits.sizes(), (at::IntArrayRef{3, 5, kVocab}));
+  EXPECT_EQ(logits.sizes(), (at::IntArrayRef{3, 5, kGnmtVocab}));
 }
 
 TEST(Gnmt, PaddingDoesNotChangeASentence) {
   at::manual_seed(2);
-  GnmtModel model(small_config(), kVocab);
+  GnmtModel model(small_config(), kGnmtVocab);
   model->eval();
   const std::vector<int64_t> lengths = {7, 3, 5};  // row 1 is padded with 4 positions
   const auto source = random_tokens(lengths);
@@ -160,7 +160,7 @@ TEST(Gnmt, PaddingDoesNotChangeASentence) {
 
 TEST(Gnmt, StepByStepEqualsForward) {
   at::manual_seed(3);
-  GnmtModel model(small_config(), kVocab);
+  GnmtModel model(small_config(), kGnmtVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 4};
   const auto source = random_tokens(lengths);
@@ -174,7 +174,7 @@ TEST(Gnmt, StepByStepEqualsForward) {
   auto state = model->start(source, source_lengths);
   for (int64_t t = 0; t < target.size(1); ++t) {
     const auto step = model->step(*state, target.select(1, t));
-    ASSERT_EQ(step.logits.sizes(), (at::IntArrayRef{3, kVocab}));
+    ASSERT_EQ(step.logits.sizes(), (at::IntArrayRef{3, kGnmtVocab}));
     ASSERT_EQ(step.attention.sizes(), (at::IntArrayRef{3, 6}));
     EXPECT_TRUE(at::allclose(step.logits, expected.select(1, t), 1e-5, 1e-5)) << "position " << t;
     EXPECT_TRUE(at::allclose(step.attention.sum(-1), at::ones({3}), 1e-5, 1e-6));
@@ -184,7 +184,7 @@ TEST(Gnmt, StepByStepEqualsForward) {
 
 TEST(Gnmt, SelectKeepsPermutesAndRepeatsRows) {
   at::manual_seed(4);
-  GnmtModel model(small_config(), kVocab);
+  GnmtModel model(small_config(), kGnmtVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 4};
   const auto source = random_tokens(lengths);
@@ -209,7 +209,7 @@ TEST(Gnmt, SelectKeepsPermutesAndRepeatsRows) {
 // Beams reordered within their sentences: the encoder output stays, and nothing changes.
 TEST(Gnmt, SelectWithinSourcesEqualsSelect) {
   at::manual_seed(6);
-  GnmtModel model(small_config(), kVocab);
+  GnmtModel model(small_config(), kGnmtVocab);
   model->eval();
   const std::vector<int64_t> lengths = {6, 2, 4};
   const auto source = random_tokens(lengths);
@@ -223,13 +223,13 @@ TEST(Gnmt, StepRejectsAForeignState) {
   struct OtherState : IncrementalState {
     void select(const torch::Tensor&) override {}
   } other;
-  GnmtModel model(small_config(), kVocab);
+  GnmtModel model(small_config(), kGnmtVocab);
   EXPECT_THROW(model->step(other, at::tensor({kBosId}, at::kLong)), Error);
 }
 
 TEST(Gnmt, TrainsUnderBf16AutocastOnCpu) {
   at::manual_seed(5);
-  GnmtModel model(small_config(), kVocab);
+  GnmtModel model(small_config(), kGnmtVocab);
   const std::vector<int64_t> lengths = {6, 2, 4};
   const auto source = random_tokens(lengths);
   const auto source_lengths = at::tensor(lengths, at::kLong);
@@ -247,7 +247,7 @@ TEST(Gnmt, TrainsUnderBf16AutocastOnCpu) {
   }
 
   EXPECT_EQ(logits.scalar_type(), at::kBFloat16);
-  const auto loss = at::cross_entropy_loss(logits.to(at::kFloat).reshape({-1, kVocab}), target_output.reshape(-1),
+  const auto loss = at::cross_entropy_loss(logits.to(at::kFloat).reshape({-1, kGnmtVocab}), target_output.reshape(-1),
                                            /*weight=*/{}, at::Reduction::Mean, /*ignore_index=*/kPadId);
   ASSERT_TRUE(std::isfinite(loss.item<double>()));
   loss.backward();

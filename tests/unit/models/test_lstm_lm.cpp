@@ -26,10 +26,10 @@ namespace {
 
 using test::error_of;
 
-constexpr int64_t kVocab = 30;
+constexpr int64_t kLstmVocab = 30;
 
 // E != H, so that the projection of the tied variant is exercised.
-LstmLmConfig small_config() {
+LstmLmConfig small_lstm_config() {
   LstmLmConfig config;
   config.embed_dim = 6;
   config.hidden_size = 5;
@@ -43,7 +43,7 @@ LstmLmConfig without_dropout(LstmLmConfig config) {
 }
 
 torch::Tensor random_ids(int64_t rows, int64_t length) {
-  return at::randint(kSpecialSymbolCount, kVocab, {rows, length}, at::kLong);
+  return at::randint(kSpecialSymbolCount, kLstmVocab, {rows, length}, at::kLong);
 }
 
 torch::Tensor parameter(torch::nn::Module& module, const std::string& name) { return module.named_parameters()[name]; }
@@ -66,9 +66,9 @@ TEST(LstmLm, ParameterCountEqualsWordLanguageModels) {
 TEST(LstmLm, IsRegisteredAsALanguageModel) {
   ModelConfig config;
   config.arch = "lstm_lm";
-  config.lstm_lm = small_config();
-  const auto model = build_language_model(config, kVocab);
-  EXPECT_EQ(model->vocab_size(), kVocab);
+  config.lstm_lm = small_lstm_config();
+  const auto model = build_language_model(config, kLstmVocab);
+  EXPECT_EQ(model->vocab_size(), kLstmVocab);
   EXPECT_EQ(model_family("lstm_lm"), kLanguageModelFamily);
 }
 
@@ -79,9 +79,9 @@ TEST(LstmLm, CarriedStateEqualsOneLongSequence) {
   torch::manual_seed(3);
   for (const bool training : {false, true}) {
     for (const bool tied : {false, true}) {
-      auto config = without_dropout(small_config());
+      auto config = without_dropout(small_lstm_config());
       config.tie_weights = tied;
-      LstmLmModel model(config, kVocab);
+      LstmLmModel model(config, kLstmVocab);
       model->train(training);
       const auto tokens = random_ids(3, 9), targets = random_ids(3, 9);
       const auto whole = model->forward(tokens, targets, {});
@@ -110,9 +110,9 @@ TEST(LstmLm, CarriedStateEqualsOneLongSequence) {
 TEST(LstmLm, ForwardEqualsLibTorchsLstmComposedByHand) {
   torch::manual_seed(5);
   for (const bool tied : {false, true}) {
-    auto config = small_config();  // dropout on: evaluation must switch it off
+    auto config = small_lstm_config();  // dropout on: evaluation must switch it off
     config.tie_weights = tied;
-    LstmLmModel model(config, kVocab);
+    LstmLmModel model(config, kLstmVocab);
     model->eval();
     torch::nn::LSTM reference(torch::nn::LSTMOptions(6, 5).num_layers(2).batch_first(true));
     {
@@ -158,9 +158,9 @@ TEST(LstmLm, ForwardEqualsLibTorchsLstmComposedByHand) {
 TEST(LstmLm, GradientsEqualLibTorchsComposition) {
   torch::manual_seed(12);
   for (const bool tied : {false, true}) {
-    auto config = without_dropout(small_config());
+    auto config = without_dropout(small_lstm_config());
     config.tie_weights = tied;
-    LstmLmModel model(config, kVocab);
+    LstmLmModel model(config, kLstmVocab);
     model->train();
     torch::nn::LSTM reference(torch::nn::LSTMOptions(6, 5).num_layers(2).batch_first(true));
     std::map<std::string, torch::Tensor> copies;  // the model's other parameters, as leaves
@@ -204,10 +204,10 @@ TEST(LstmLm, GradientsEqualLibTorchsComposition) {
 // order (the other dropouts are 0 and draw nothing), so the same seed gives the same matrices
 // to a composition of at::lstm with them; the raw matrix gets the gradient, 0 where dropped.
 TEST(LstmLm, WeightDropEqualsTheLstmWithDroppedRecurrentMatrices) {
-  auto config = without_dropout(small_config());
+  auto config = without_dropout(small_lstm_config());
   config.weight_drop = 0.5;
   torch::manual_seed(11);
-  LstmLmModel model(config, kVocab);
+  LstmLmModel model(config, kLstmVocab);
   model->train();
   const auto tokens = random_ids(2, 6), targets = random_ids(2, 6);
   std::vector<torch::Tensor> dropped;
@@ -238,8 +238,8 @@ TEST(LstmLm, WeightDropEqualsTheLstmWithDroppedRecurrentMatrices) {
   }
   // In evaluation nothing is dropped: the weights as they are.
   model->eval();
-  auto plain = without_dropout(small_config());
-  LstmLmModel same(plain, kVocab);
+  auto plain = without_dropout(small_lstm_config());
+  LstmLmModel same(plain, kLstmVocab);
   {
     torch::NoGradGuard no_grad;
     for (auto& p : same->named_parameters()) p.value().copy_(parameter(*model, p.key()));
@@ -251,9 +251,9 @@ TEST(LstmLm, WeightDropEqualsTheLstmWithDroppedRecurrentMatrices) {
 // Tied: one tensor for the word vectors and the output vectors, listed once, so that an
 // optimizer steps it once and both uses add to its gradient.
 TEST(LstmLm, TiedEmbeddingSharesStorage) {
-  auto config = without_dropout(small_config());
+  auto config = without_dropout(small_lstm_config());
   config.tie_weights = true;
-  LstmLmModel model(config, kVocab);
+  LstmLmModel model(config, kLstmVocab);
   EXPECT_TRUE(model->output_weight().is_same(model->embedding_weight()));
   EXPECT_EQ(model->output_weight().data_ptr(), model->embedding_weight().data_ptr());
   const auto names = model->named_parameters().keys();
@@ -269,19 +269,19 @@ TEST(LstmLm, TiedEmbeddingSharesStorage) {
   EXPECT_GT(grad[kSpecialSymbolCount + 1].abs().sum().item<float>(), 0.0f);
   // Untied: two tensors.
   config.tie_weights = false;
-  LstmLmModel untied(config, kVocab);
+  LstmLmModel untied(config, kLstmVocab);
   EXPECT_FALSE(untied->output_weight().is_same(untied->embedding_weight()));
-  EXPECT_EQ(untied->named_parameters()["output_weight"].sizes(), (at::IntArrayRef{kVocab, 5}));
+  EXPECT_EQ(untied->named_parameters()["output_weight"].sizes(), (at::IntArrayRef{kLstmVocab, 5}));
 }
 
 // Under bf16 autocast the products run in bf16; the NLL, the state and the log-probabilities stay
 // fp32, close to the fp32 model's; training's backward runs.
 TEST(LstmLm, Bf16AutocastForwardRuns) {
   torch::manual_seed(8);
-  auto config = without_dropout(small_config());
+  auto config = without_dropout(small_lstm_config());
   config.hidden_size = config.embed_dim = 16;
   config.tie_weights = true;
-  LstmLmModel model(config, kVocab);
+  LstmLmModel model(config, kLstmVocab);
   model->eval();
   const auto tokens = random_ids(2, 5), targets = random_ids(2, 5);
   const auto fp32 = model->forward(tokens, targets, {});
@@ -310,7 +310,7 @@ TEST(LstmLm, Bf16AutocastForwardRuns) {
 // rounding, fp32 out, and a state in the weights' dtype that the next segment accepts.
 TEST(LstmLm, Bf16WeightsRunLibTorchsLstm) {
   torch::manual_seed(9);
-  LstmLmModel model(without_dropout(small_config()), kVocab);
+  LstmLmModel model(without_dropout(small_lstm_config()), kLstmVocab);
   model->eval();
   const auto tokens = random_ids(2, 5), targets = random_ids(2, 5);
   const auto fp32 = model->forward(tokens, targets, {});
@@ -343,7 +343,7 @@ TEST(LstmLm, InitialisationIsWordLanguageModels) {
 
 // The context has nothing to size in an LSTM: any valid one is kept and changes nothing.
 TEST(LstmLm, ContextIsKeptAndChangesNothing) {
-  LstmLmModel model(without_dropout(small_config()), kVocab);
+  LstmLmModel model(without_dropout(small_lstm_config()), kLstmVocab);
   model->eval();
   const auto tokens = random_ids(2, 4), targets = random_ids(2, 4);
   const auto before = model->forward(tokens, targets, {}).nll;
@@ -355,9 +355,9 @@ TEST(LstmLm, ContextIsKeptAndChangesNothing) {
 
 TEST(LstmLm, BadConfigValuesNameTheirKeys) {
   const auto error_with = [](auto change) {
-    auto config = small_config();
+    auto config = small_lstm_config();
     change(config);
-    return error_of([&] { LstmLmModel(config, kVocab); });
+    return error_of([&] { LstmLmModel(config, kLstmVocab); });
   };
   EXPECT_NE(error_with([](LstmLmConfig& c) { c.hidden_size = 0; }).find("model.lstm_lm.hidden_size must be positive"),
             std::string::npos);
@@ -365,12 +365,12 @@ TEST(LstmLm, BadConfigValuesNameTheirKeys) {
             std::string::npos);
   EXPECT_NE(error_with([](LstmLmConfig& c) { c.weight_drop = -0.1; }).find("model.lstm_lm.weight_drop"),
             std::string::npos);
-  LstmLmModel model(small_config(), kVocab);
+  LstmLmModel model(small_lstm_config(), kLstmVocab);
   LmMemory wrong;
   wrong.layers = {at::zeros({1, 1, 5})};
   EXPECT_NE(error_of([&] { model->forward(random_ids(1, 2), random_ids(1, 2), wrong); }).find("h and c"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { model->forward(random_ids(1, 2) + kVocab, random_ids(1, 2), {}); }).find("tokens"),
+  EXPECT_NE(error_of([&] { model->forward(random_ids(1, 2) + kLstmVocab, random_ids(1, 2), {}); }).find("tokens"),
             std::string::npos);
 }
 

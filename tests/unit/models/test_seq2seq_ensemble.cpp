@@ -10,7 +10,7 @@
 namespace mixseq {
 namespace {
 
-constexpr int64_t kVocab = 13;
+constexpr int64_t kEnsembleVocab = 13;
 
 // A GNMT and a Transformer: an ensemble's members need only share their vocabulary.
 std::vector<Seq2SeqModel> two_members() {
@@ -24,7 +24,7 @@ std::vector<Seq2SeqModel> two_members() {
   transformer.transformer.heads = 2;
   transformer.transformer.encoder_layers = 1;
   transformer.transformer.decoder_layers = 1;
-  std::vector<Seq2SeqModel> members = {build_seq2seq_model(gnmt, kVocab), build_seq2seq_model(transformer, kVocab)};
+  std::vector<Seq2SeqModel> members = {build_seq2seq_model(gnmt, kEnsembleVocab), build_seq2seq_model(transformer, kEnsembleVocab)};
   for (auto& member : members) member->eval();
   return members;
 }
@@ -35,9 +35,9 @@ TEST(Seq2SeqEnsemble, StepAndForwardAverageTheMembersLogProbabilities) {
   Seq2SeqEnsembleImpl ensemble(members);
   ensemble.eval();
   at::NoGradGuard no_grad;
-  const auto source = test::random_tokens({5, 3}, kVocab);                   // [2, 5]
+  const auto source = test::random_tokens({5, 3}, kEnsembleVocab);                   // [2, 5]
   const auto lengths = at::tensor(std::vector<int64_t>{5, 3}, at::kLong);  // [2]
-  const auto target = test::random_tokens({4, 4}, kVocab);                 // [2, 4]
+  const auto target = test::random_tokens({4, 4}, kEnsembleVocab);                 // [2, 4]
 
   auto mean = (at::log_softmax(members[0]->forward(source, lengths, target), -1) +
                at::log_softmax(members[1]->forward(source, lengths, target), -1)) / 2;  // [2, 4, V]
@@ -70,7 +70,7 @@ TEST(Seq2SeqEnsemble, NeedsTwoMembersOfOneVocabularySize) {
   ModelConfig bigger;
   bigger.gnmt.hidden_size = 16;
   bigger.gnmt.num_layers = 2;
-  members.push_back(build_seq2seq_model(bigger, kVocab + 1));
+  members.push_back(build_seq2seq_model(bigger, kEnsembleVocab + 1));
   EXPECT_NE(test::error_of([&] { Seq2SeqEnsembleImpl{members}; }).find("member 2 has 14 vocabulary entries, member 0 has 13"),
             std::string::npos);
 }

@@ -22,9 +22,9 @@ namespace {
 
 using test::error_of;
 
-constexpr int64_t kVocab = 40;
+constexpr int64_t kXlVocab = 40;
 
-TransformerXlConfig small_config() {
+TransformerXlConfig small_xl_config() {
   TransformerXlConfig config;
   config.n_layer = 2;
   config.d_model = 12;
@@ -42,7 +42,7 @@ TransformerXlConfig small_config() {
 }
 
 torch::Tensor random_ids(int64_t rows, int64_t length) {
-  return at::randint(kSpecialSymbolCount, kVocab, {rows, length}, at::kLong);
+  return at::randint(kSpecialSymbolCount, kXlVocab, {rows, length}, at::kLong);
 }
 
 // The reference's MemTransformerLM at the bench shape (vocabulary 2000, 4 layers of 256, 8 heads
@@ -70,9 +70,9 @@ TEST(TransformerXl, ParameterCountsEqualTheReferences) {
 TEST(TransformerXl, IsRegisteredAsALanguageModel) {
   ModelConfig config;
   config.arch = "transformer_xl";
-  config.transformer_xl = small_config();
-  const auto model = build_language_model(config, kVocab);
-  EXPECT_EQ(model->vocab_size(), kVocab);
+  config.transformer_xl = small_xl_config();
+  const auto model = build_language_model(config, kXlVocab);
+  EXPECT_EQ(model->vocab_size(), kXlVocab);
   EXPECT_EQ(model->context().mem_len, 6);
 }
 
@@ -81,10 +81,10 @@ TEST(TransformerXl, IsRegisteredAsALanguageModel) {
 // when the memory keeps everything; without the memory the second segment scores differently.
 TEST(TransformerXl, SegmentsWithMemoryEqualOneLongForward) {
   at::manual_seed(1);
-  auto config = small_config();
+  auto config = small_xl_config();
   config.mem_len = 3 + 2 * 5;
   config.init_std = config.proj_init_std = 0.3;  // far from uniform predictions, so that the context shows
-  TransformerXlModel model(config, kVocab);
+  TransformerXlModel model(config, kXlVocab);
   model->eval();
   torch::NoGradGuard no_grad;
   const int64_t rows = 2, t = 5;
@@ -103,7 +103,7 @@ TEST(TransformerXl, SegmentsWithMemoryEqualOneLongForward) {
 // The memory is every layer's input at the last mem_len positions of [memory; segment], detached.
 TEST(TransformerXl, MemoryKeepsTheLastMemLenInputsOfEveryLayerDetached) {
   at::manual_seed(2);
-  TransformerXlModel model(small_config(), kVocab);  // mem_len 6
+  TransformerXlModel model(small_xl_config(), kXlVocab);  // mem_len 6
   const auto a = model(random_ids(2, 4), random_ids(2, 4), LmMemory{});
   ASSERT_EQ(a.memory.layers.size(), 2u);
   EXPECT_EQ(a.memory.length(), 4);  // all of a first segment shorter than mem_len
@@ -129,10 +129,10 @@ TEST(TransformerXl, MemoryKeepsTheLastMemLenInputsOfEveryLayerDetached) {
 // layer, so that nothing reaches a query through another position.
 TEST(TransformerXl, SameLengthLimitsEveryQueryToMemLenKeys) {
   at::manual_seed(3);
-  auto config = small_config();
+  auto config = small_xl_config();
   config.n_layer = 1;
   config.mem_len = 4;
-  TransformerXlModel model(config, kVocab);
+  TransformerXlModel model(config, kXlVocab);
   model->eval();
   torch::NoGradGuard no_grad;
   const auto memory = model(random_ids(1, 4), random_ids(1, 4), LmMemory{}).memory;  // M = 4 = mem_len
@@ -157,10 +157,10 @@ TEST(TransformerXl, SameLengthLimitsEveryQueryToMemLenKeys) {
 TEST(TransformerXl, EvaluationReusesTheMemorysKeysAndValuesOnlyWhileValid) {
   at::manual_seed(8);
   for (const bool pre_lnorm : {false, true}) {
-    auto config = small_config();
+    auto config = small_xl_config();
     config.pre_lnorm = pre_lnorm;
     config.init_std = config.proj_init_std = 0.3;
-    TransformerXlModel model(config, kVocab);
+    TransformerXlModel model(config, kXlVocab);
     model->eval();
     const auto first = random_ids(2, 4), second = random_ids(2, 4), targets = random_ids(2, 4);
     const auto fresh = [&](const LmMemory& memory) {  // nothing reused
@@ -190,16 +190,16 @@ TEST(TransformerXl, EvaluationReusesTheMemorysKeysAndValuesOnlyWhileValid) {
     EXPECT_TRUE(at::allclose(model(second, targets, a.memory).nll, fresh(a.memory), 1e-5, 1e-6)) << pre_lnorm;
   }
   // Training keeps nothing to reuse.
-  TransformerXlModel model(small_config(), kVocab);
+  TransformerXlModel model(small_xl_config(), kXlVocab);
   EXPECT_TRUE(model(random_ids(2, 4), random_ids(2, 4), LmMemory{}).memory.reusable.empty());
 }
 
 // Generation feeds one token at a time with the memory; it must score as the whole segment does.
 TEST(TransformerXl, LogProbsOneTokenAtATimeMatchTheSegmentsNll) {
   at::manual_seed(4);
-  auto config = small_config();
+  auto config = small_xl_config();
   config.mem_len = 20;
-  TransformerXlModel model(config, kVocab);
+  TransformerXlModel model(config, kXlVocab);
   model->eval();
   torch::NoGradGuard no_grad;
   const auto tokens = random_ids(2, 5), targets = random_ids(2, 5);
@@ -215,7 +215,7 @@ TEST(TransformerXl, LogProbsOneTokenAtATimeMatchTheSegmentsNll) {
 }
 
 TEST(TransformerXl, PaddingTargetsHaveNoLoss) {
-  TransformerXlModel model(small_config(), kVocab);
+  TransformerXlModel model(small_xl_config(), kXlVocab);
   auto targets = random_ids(2, 3);
   targets[1][2] = kPadId;
   const auto out = model(random_ids(2, 3), targets, LmMemory{});
@@ -227,7 +227,7 @@ TEST(TransformerXl, PaddingTargetsHaveNoLoss) {
 // gradient); tie_projs: so are the tail clusters' projections.
 TEST(TransformerXl, TiedWeightsAreOneTensorWithOneGradient) {
   at::manual_seed(5);
-  TransformerXlModel model(small_config(), kVocab);
+  TransformerXlModel model(small_xl_config(), kXlVocab);
   const auto embedding = model->embedding();
   const auto softmax = model->softmax();
   for (int64_t i = 0; i < 3; ++i) EXPECT_TRUE(softmax->weight(i).is_same(embedding->weight(i)));
@@ -238,9 +238,9 @@ TEST(TransformerXl, TiedWeightsAreOneTensorWithOneGradient) {
   model(random_ids(2, 6), random_ids(2, 6), LmMemory{}).nll.sum().backward();
   EXPECT_TRUE(softmax->weight(0).grad().defined());
   EXPECT_TRUE(softmax->weight(0).grad().is_same(embedding->weight(0).grad()));
-  auto untied = small_config();
+  auto untied = small_xl_config();
   untied.tie_weight = untied.tie_projs = false;
-  TransformerXlModel other(untied, kVocab);
+  TransformerXlModel other(untied, kXlVocab);
   EXPECT_FALSE(other->softmax()->weight(0).is_same(other->embedding()->weight(0)));
   EXPECT_GT(count_parameters(*other), count_parameters(*model));
 }
@@ -249,11 +249,11 @@ TEST(TransformerXl, TiedWeightsAreOneTensorWithOneGradient) {
 // other weights N(0, 0.02) or U(-0.1, 0.1).
 TEST(TransformerXl, InitialisesAsTheReferencesTrainPy) {
   at::manual_seed(6);
-  auto config = small_config();
+  auto config = small_xl_config();
   config.d_model = 64;
   config.d_inner = 256;
   config.d_embed = 128;
-  TransformerXlModel model(config, kVocab);
+  TransformerXlModel model(config, kXlVocab);
   for (const auto& item : model->named_parameters()) {
     const auto& name = item.key();
     const auto& p = item.value();
@@ -269,7 +269,7 @@ TEST(TransformerXl, InitialisesAsTheReferencesTrainPy) {
     }
   }
   config.init = "uniform";
-  TransformerXlModel uniform(config, kVocab);
+  TransformerXlModel uniform(config, kXlVocab);
   const auto w = uniform->embedding()->weight(0);
   EXPECT_LE(w.abs().max().item<double>(), 0.1);
   EXPECT_GT(w.abs().max().item<double>(), 0.09);
@@ -277,7 +277,7 @@ TEST(TransformerXl, InitialisesAsTheReferencesTrainPy) {
 
 TEST(TransformerXl, RunsUnderBf16Autocast) {
   at::manual_seed(7);
-  TransformerXlModel model(small_config(), kVocab);
+  TransformerXlModel model(small_xl_config(), kXlVocab);
   model->eval();
   torch::NoGradGuard no_grad;
   const auto tokens = random_ids(2, 4), targets = random_ids(2, 4);
@@ -291,7 +291,7 @@ TEST(TransformerXl, RunsUnderBf16Autocast) {
 }
 
 TEST(TransformerXl, ContextAndConfigErrorsSayWhatIsWrong) {
-  TransformerXlModel model(small_config(), kVocab);
+  TransformerXlModel model(small_xl_config(), kXlVocab);
   EXPECT_EQ(error_of([&] { model->set_context({0, -1, true}); }),
             "model.transformer_xl.same_length needs mem_len > 0: it limits every query to the last mem_len keys, "
             "and with mem_len 0 no query would see any");
@@ -305,21 +305,21 @@ TEST(TransformerXl, ContextAndConfigErrorsSayWhatIsWrong) {
   EXPECT_EQ(error_of([&] { model(random_ids(3, 3), random_ids(3, 3), memory); }),
             "TransformerXlModel: every memory tensor must be [B = 3, M = 3, D = 12], got [2, 3, 12]; pass the memory "
             "that the previous segment of the same rows returned");
-  EXPECT_EQ(error_of([&] { model(at::full({2, 3}, kVocab, at::kLong), random_ids(2, 3), LmMemory{}); }),
+  EXPECT_EQ(error_of([&] { model(at::full({2, 3}, kXlVocab, at::kLong), random_ids(2, 3), LmMemory{}); }),
             "TransformerXlModel: tokens must be ids in [0, 40), got 40 .. 40");
-  auto config = small_config();
+  auto config = small_xl_config();
   config.d_model = 13;
-  EXPECT_EQ(error_of([&] { TransformerXlModel bad(config, kVocab); }),
+  EXPECT_EQ(error_of([&] { TransformerXlModel bad(config, kXlVocab); }),
             "model.transformer_xl.d_model must be even (half of the positional embedding holds sines, half "
             "cosines), got 13");
-  config = small_config();
+  config = small_xl_config();
   config.cutoffs = {10, 50};
-  EXPECT_EQ(error_of([&] { TransformerXlModel bad(config, kVocab); }),
+  EXPECT_EQ(error_of([&] { TransformerXlModel bad(config, kXlVocab); }),
             "model.transformer_xl.cutoffs must increase strictly between 0 and the vocabulary size 40 (exclusive), "
             "got 50 after 10");
-  config = small_config();
+  config = small_xl_config();
   config.dropatt = 1.0;
-  EXPECT_EQ(error_of([&] { TransformerXlModel bad(config, kVocab); }),
+  EXPECT_EQ(error_of([&] { TransformerXlModel bad(config, kXlVocab); }),
             "model.transformer_xl.dropatt must be in [0, 1), got 1; 0 disables it");
 }
 

@@ -20,13 +20,13 @@ class ThreadCount {
   int before_;
 };
 
-struct Pass {
+struct Bf16Pass {
   at::Tensor y, grad_x, grad_weight, grad_bias;
 };
 
 // y = linear(x) under bf16 autocast, then the gradients for an upstream bf16 gradient g.
 template <typename Linear>
-Pass run(const Linear& linear, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+Bf16Pass run(const Linear& linear, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
          const at::Tensor& g) {
   auto input = x.detach().clone().requires_grad_();
   auto w = weight.detach().clone().requires_grad_();
@@ -40,7 +40,7 @@ Pass run(const Linear& linear, const at::Tensor& x, const at::Tensor& weight, co
   return {y, input.grad(), w.grad(), b.defined() ? b.grad() : b};
 }
 
-Pass autocast_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& g) {
+Bf16Pass autocast_linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& g) {
   return run([](auto&... a) { return at::linear(a...); }, x, weight, bias, g);
 }
 

@@ -13,7 +13,7 @@ namespace mixseq {
 namespace {
 
 // Two parameters with gradients set by hand.
-struct Parameters {
+struct ScaledParameters {
   at::Tensor weight = at::ones({2, 3}).requires_grad_();
   at::Tensor bias = at::ones({3}).requires_grad_();
 
@@ -42,7 +42,7 @@ TEST(DynamicLossScaler, ScalesTheLossAndUnscalesGradientsExactly) {
 }
 
 TEST(DynamicLossScaler, FindsInfAndNanInAnyGradient) {
-  Parameters parameters;
+  ScaledParameters parameters;
   parameters.set_gradients(1.0f, -2.0f);
   EXPECT_FALSE(DynamicLossScaler::found_inf(parameters.all()));
   parameters.set_gradients(1.0f, std::numeric_limits<float>::infinity());
@@ -65,7 +65,7 @@ TEST(DynamicLossScaler, FindsInfAndNanInAnyGradient) {
 }
 
 TEST(DynamicLossScaler, SkipsTheStepAndHalvesTheScaleOnOverflow) {
-  Parameters parameters;
+  ScaledParameters parameters;
   torch::optim::SGD optimizer(parameters.all(), torch::optim::SGDOptions(0.1));
   DynamicLossScaler scaler(options_with_interval(1000));
   // The trainer's step (loss_scaler.h) with scaled gradients injected in place of backward().

@@ -19,7 +19,7 @@ std::vector<at::Tensor> make_parameters() {
   return {at::randn({4, 3}).requires_grad_(), at::randn({3}).requires_grad_()};
 }
 
-std::vector<at::Tensor> copies(const std::vector<at::Tensor>& parameters) {
+std::vector<at::Tensor> copies_of(const std::vector<at::Tensor>& parameters) {
   std::vector<at::Tensor> result;
   for (const auto& p : parameters) result.push_back(p.detach().clone().requires_grad_());
   return result;
@@ -57,7 +57,7 @@ TEST(BuildOptimizer, AdamIsLibTorchAdamWithGnmtDefaults) {
   EXPECT_EQ(built.eps(), 1e-8);
   EXPECT_FALSE(built.amsgrad());
 
-  const auto theirs = copies(ours);
+  const auto theirs = copies_of(ours);
   torch::optim::Adam direct(theirs, torch::optim::AdamOptions(2e-3).weight_decay(0.01));
   expect_same_trajectory(*optimizer, ours, direct, theirs, 3);
 }
@@ -99,7 +99,7 @@ TEST(BuildOptimizer, SgdIsLibTorchSgdWithMomentum) {
   const auto ours = make_parameters();
   const auto optimizer = build_optimizer(options, ours);
   ASSERT_NE(dynamic_cast<torch::optim::SGD*>(optimizer.get()), nullptr);
-  const auto theirs = copies(ours);
+  const auto theirs = copies_of(ours);
   torch::optim::SGD direct(theirs, torch::optim::SGDOptions(0.1).momentum(0.9));
   expect_same_trajectory(*optimizer, ours, direct, theirs, 3);
 }
@@ -160,7 +160,7 @@ TEST(BuildOptimizer, GroupsLearnAtTheirShareOfTheRate) {
   auto optimizer = build_optimizer(options, std::vector<ParameterGroup>{{{ours[0]}, 1.0}, {{ours[1]}, 0.25}});
   ASSERT_EQ(optimizer->param_groups().size(), 2u);
   set_learning_rate(*optimizer, 0.01, {1.0, 0.25});
-  const auto theirs = copies(ours);
+  const auto theirs = copies_of(ours);
   torch::optim::Adam head({theirs[0]}, torch::optim::AdamOptions(0.01));
   torch::optim::Adam body({theirs[1]}, torch::optim::AdamOptions(0.0025));
   for (int step = 0; step < 3; ++step) {

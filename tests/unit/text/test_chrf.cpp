@@ -10,7 +10,7 @@
 namespace mixseq {
 namespace {
 
-std::string with_version(std::string line) {
+std::string chrf_with_version(std::string line) {
   const std::string placeholder = "{version}";
   return line.replace(line.find(placeholder), placeholder.size(), signature_version());
 }
@@ -61,7 +61,7 @@ struct ChrfGolden {
 // Expected values from sacreBLEU 2.x's CHRF (rebuilt from its source, Python 3.11):
 // CHRF(**options).corpus_score(hypotheses, references), printed with width 2. Sentence-level
 // cases are one-segment corpora, which is what CHRF.sentence_score computes.
-const std::vector<ChrfGolden>& golden_cases() {
+const std::vector<ChrfGolden>& chrf_golden_cases() {
   static const std::vector<ChrfGolden> cases = {
       {"chrF2 defaults", {"The cat sat on the mat.", "It costs $1,000.50 (approx.), or 1.000,5 EUR.", "Pages 10-20 describe a 3-year-old well-known case.", "&quot;Quoted&quot; text &amp; more &lt;tags&gt; <skipped> here.", "He said: \"Don't do it!\"", "", "In 2019, growth was 3.5% - the highest."}, {{"The cat is sitting on the mat.", "It costs $1,000.50 (about), or 1.000,5 EUR.", "Pages 10-20 describe a well-known case of a 3-year-old.", "\"Quoted\" text & more <tags> here.", "He said: \"Do not do it!\"", "Nothing was translated here.", "In 2019, growth was 3.5%, the highest."}}, [] { ChrfOptions o; return o; }(), 64.70664698050795, "chrF2|nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:{version} = 64.71"},
       {"chrF2++", {"The cat sat on the mat.", "It costs $1,000.50 (approx.), or 1.000,5 EUR.", "Pages 10-20 describe a 3-year-old well-known case.", "&quot;Quoted&quot; text &amp; more &lt;tags&gt; <skipped> here.", "He said: \"Don't do it!\"", "", "In 2019, growth was 3.5% - the highest."}, {{"The cat is sitting on the mat.", "It costs $1,000.50 (about), or 1.000,5 EUR.", "Pages 10-20 describe a well-known case of a 3-year-old.", "\"Quoted\" text & more <tags> here.", "He said: \"Do not do it!\"", "Nothing was translated here.", "In 2019, growth was 3.5%, the highest."}}, [] { ChrfOptions o; o.word_order = 2; return o; }(), 64.31379918893849, "chrF2++|nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:{version} = 64.31"},
@@ -88,11 +88,11 @@ const std::vector<ChrfGolden>& golden_cases() {
 }
 
 TEST(Chrf, MatchesSacrebleuOnTrickyCases) {
-  for (const auto& c : golden_cases()) {
+  for (const auto& c : chrf_golden_cases()) {
     SCOPED_TRACE(c.name);
     const ChrfScore s = corpus_chrf(c.hypotheses, c.references, c.options);
     EXPECT_NEAR(s.score, c.score, 1e-9);
-    EXPECT_EQ(format_score_line(chrf_report(s, c.options), 2, false), with_version(c.line));
+    EXPECT_EQ(format_score_line(chrf_report(s, c.options), 2, false), chrf_with_version(c.line));
   }
 }
 

@@ -12,7 +12,7 @@ namespace mixseq {
 namespace {
 
 // Replaces every "{version}" with signature_version().
-std::string with_version(std::string text) {
+std::string report_with_version(std::string text) {
   const std::string placeholder = "{version}";
   for (size_t pos; (pos = text.find(placeholder)) != std::string::npos;)
     text.replace(pos, placeholder.size(), signature_version());
@@ -52,7 +52,7 @@ TEST(ScoreReport, DecimalsRoundLikePython) {
 TEST(ScoreReport, JsonAndShortLineMatchSacrebleu) {
   const BleuOptions bleu_options;
   const BleuScore bleu = corpus_bleu({"the cat sat on the mat"}, {{"the cat is on the mat"}}, bleu_options);
-  EXPECT_EQ(format_score_json(bleu_report(bleu, bleu_options), 1), with_version(
+  EXPECT_EQ(format_score_json(bleu_report(bleu, bleu_options), 1), report_with_version(
       "{\n \"name\": \"BLEU\",\n \"score\": 38.0,\n \"signature\": \"nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:{version}\",\n \"verbose_score\": \"83.3/60.0/25.0/16.7 (BP = 1.000 ratio = 1.000 hyp_len = 6 ref_len = 6)\",\n \"nrefs\": \"1\",\n \"case\": \"mixed\",\n \"eff\": \"no\",\n \"tok\": \"13a\",\n \"smooth\": \"exp\",\n \"version\": \"{version}\"\n}"));
   EXPECT_EQ(format_decimal(bleu.score, 3), "37.992");
 
@@ -60,9 +60,9 @@ TEST(ScoreReport, JsonAndShortLineMatchSacrebleu) {
   chrf_options.word_order = 2;
   const ChrfScore chrf = corpus_chrf({"the cat sat on the mat"}, {{"the cat is on the mat"}}, chrf_options);
   const ScoreReport report = chrf_report(chrf, chrf_options);
-  EXPECT_EQ(format_score_json(report, 2), with_version(
+  EXPECT_EQ(format_score_json(report, 2), report_with_version(
       "{\n \"name\": \"chrF2++\",\n \"score\": 66.36,\n \"signature\": \"nrefs:1|case:mixed|eff:yes|nc:6|nw:2|space:no|version:{version}\",\n \"nrefs\": \"1\",\n \"case\": \"mixed\",\n \"eff\": \"yes\",\n \"nc\": \"6\",\n \"nw\": \"2\",\n \"space\": \"no\",\n \"version\": \"{version}\"\n}"));
-  EXPECT_EQ(format_score_line(report, 2, true), with_version("chrF2++|#:1|c:mixed|e:yes|nc:6|nw:2|s:no|v:{version} = 66.36"));
+  EXPECT_EQ(format_score_line(report, 2, true), report_with_version("chrF2++|#:1|c:mixed|e:yes|nc:6|nw:2|s:no|v:{version} = 66.36"));
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ class ScoringInputTest : public ::testing::Test {
   test::TempDir dir_;
 };
 
-std::string with_version(std::string line) {
+std::string input_with_version(std::string line) {
   const std::string placeholder = "{version}";
   return line.replace(line.find(placeholder), placeholder.size(), signature_version());
 }
@@ -79,9 +79,9 @@ TEST_F(ScoringInputTest, ByteOrderMarksAreKeptAsSacrebleuKeepsThem) {
     SCOPED_TRACE(c.hyp + " vs " + c.ref);
     const ScoringInput input = read_scoring_input(c.hyp, {c.ref});
     const BleuScore bleu = corpus_bleu(input.hypotheses, input.references, {});
-    EXPECT_EQ(format_score_line(bleu_report(bleu, {}), 2, false), with_version(c.bleu));
+    EXPECT_EQ(format_score_line(bleu_report(bleu, {}), 2, false), input_with_version(c.bleu));
     const ChrfScore chrf = corpus_chrf(input.hypotheses, input.references, {});
-    EXPECT_EQ(format_score_line(chrf_report(chrf, {}), 2, false), with_version(c.chrf));
+    EXPECT_EQ(format_score_line(chrf_report(chrf, {}), 2, false), input_with_version(c.chrf));
   }
 }
 
