@@ -13,4 +13,9 @@ torch::Tensor linear_product(const torch::Tensor& x, const torch::Tensor& weight
   return at::linear(x, weight, bias);
 }
 
+torch::Tensor linear_relu_product(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  if (takes_cpu_float_linear(x, weight, bias)) return cpu_float_linear_relu(x, weight, bias);
+  return linear_product(x, weight, bias).relu_();
+}
+
 }  // namespace mixseq

@@ -14,7 +14,8 @@ PositionwiseFeedForward::PositionwiseFeedForward(torch::nn::Module& layer, const
       layer_(layer) {}
 
 torch::Tensor PositionwiseFeedForward::operator()(const torch::Tensor& x) {
-  return fc2_(hashed_relu_dropout(fc1_(x), activation_dropout_, layer_.is_training()));
+  if (!layer_.is_training() || activation_dropout_ == 0.0) return fc2_(fc1_->forward_relu(x));
+  return fc2_(hashed_relu_dropout(fc1_(x), activation_dropout_, /*training=*/true));
 }
 
 }  // namespace mixseq

@@ -124,6 +124,13 @@ torch::Tensor QuantizableLinearImpl::forward(const torch::Tensor& x) {  // x: [.
   return y;
 }
 
+torch::Tensor QuantizableLinearImpl::forward_relu(const torch::Tensor& x) {
+  if (quantization_.precision == LinearPrecision::kFloat && !observer_) {
+    return linear_relu_product(x, derive_ ? derive_() : weight, bias);
+  }
+  return at::relu(forward(x));
+}
+
 std::tuple<torch::Tensor, CodeGrid> QuantizableLinearImpl::forward_codes(const torch::Tensor& x) {
   MIXSEQ_CHECK(runs_int8() && !observer_, "forward_codes: the layer must run in int8, unobserved");
   auto [codes, grid] = activation_codes(int8_product(x));

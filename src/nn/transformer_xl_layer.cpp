@@ -56,8 +56,9 @@ torch::Tensor TransformerXlLayerImpl::forward(const torch::Tensor& x, const torc
   const auto y = pre_lnorm_ ? x + attended : attn_layer_norm_(x + attended);     // [B, T, D]
   // The FFN on [B T, D] rows.
   const auto rows = (pre_lnorm_ ? ff_layer_norm_(y) : y).reshape({-1, y.size(2)});       // [B T, D]
-  const auto hidden = linear_product(rows, fc1_->weight, fc1_->bias);                         // [B T, d_inner]
-  const auto inner = training ? hashed_relu_dropout(hidden, dropout_, true) : hidden.relu_();  // ours: in place
+  const auto inner = training && dropout_ > 0.0                                                // [B T, d_inner]
+                         ? hashed_relu_dropout(linear_product(rows, fc1_->weight, fc1_->bias), dropout_, true)
+                         : linear_relu_product(rows, fc1_->weight, fc1_->bias);
   const auto fed = hashed_dropout(linear_product(inner, fc2_->weight, fc2_->bias), dropout_, training)
                        .view(y.sizes());                                                  // [B, T, D]
   return pre_lnorm_ ? y + fed : ff_layer_norm_(y + fed);                                  // [B, T, D]

@@ -26,6 +26,14 @@ bool takes_cpu_float_linear(const torch::Tensor& x, const torch::Tensor& weight,
 // each of them (first order).
 torch::Tensor cpu_float_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
+// relu(x Wᵀ + b), as cpu_float_linear then at::relu compute it, in fewer passes over [..., N]: the
+// bias and the ReLU in one pass over the product, and backward masks the gradient by the saved
+// output (no copy of it kept) where at::relu's threshold_backward would. A feed-forward layer's
+// first half (nn/positionwise_feed_forward.h, Transformer-XL's): at the Transformer bench shape
+// at::relu's two passes took 12 ms of a 247 ms training step (docs/benchmarks.md). Differentiable
+// as cpu_float_linear.
+torch::Tensor cpu_float_linear_relu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
 // cpu_float_linear where it takes x, else at::linear (autocast's bf16 product included). For
 // layers whose bf16 products stay autocast's: ConvS2S's trained 3% slower in bf16 through
 // nn/cpu_bf16_linear.h on a 2-core Zen 4 without AMX (nn/linear_product.h takes both).

@@ -14,4 +14,10 @@ namespace mixseq {
 torch::Tensor linear_product(const torch::Tensor& x, const torch::Tensor& weight,
                              const torch::Tensor& bias = torch::Tensor());
 
+// relu(linear_product(x, weight, bias)), the ReLU fused with the product where it goes through
+// oneDNN's sgemm (nn/cpu_float_linear.h's cpu_float_linear_relu); elsewhere the product, then an
+// in-place ReLU (autograd's ReLU backward reads its output, so the product's buffer serves).
+torch::Tensor linear_relu_product(const torch::Tensor& x, const torch::Tensor& weight,
+                                  const torch::Tensor& bias = torch::Tensor());
+
 }  // namespace mixseq

@@ -57,6 +57,9 @@ class QuantizableLinearImpl : public torch::nn::Module {
   QuantizableLinearImpl(std::function<torch::Tensor()> derive, torch::Tensor shared_bias);
 
   torch::Tensor forward(const torch::Tensor& x);  // [..., K] -> [..., N]
+  // relu(forward(x)): in float, unobserved, the ReLU fused with the product (nn/linear_product.h's
+  // linear_relu_product); an observer still sees the product before the ReLU.
+  torch::Tensor forward_relu(const torch::Tensor& x);
 
   // Whether forward runs the int8 product (and so forward_codes can).
   bool runs_int8() const { return quantization_.precision == LinearPrecision::kInt8; }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <limits>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -95,6 +96,65 @@ TEST(CpuFloatLinear, ValuesAndGradientsAreTheFp64OnesToFp32Rounding) {
     // And as close to LibTorch's fp32 at::linear as LibTorch's own is to the fp64 one.
     EXPECT_LT(relative_error(ours.y, exact.y), 4 * relative_error(torch_fp32.y, exact.y) + 1e-6) << c.name;
   }
+}
+
+TEST(CpuFloatLinearRelu, ValuesAndGradientsAreTheFp64OnesOfReluOfTheProduct) {
+  if (!sgemm_is_called()) GTEST_SKIP() << "oneDNN's sgemm is not called directly in this process";
+  const auto same = [](const at::Tensor& w) { return w; };
+  const auto relu_of_linear = [](const at::Tensor& a, const at::Tensor& b, const at::Tensor& c) {
+    return at::relu(at::linear(a, b, c));
+  };
+  for (const bool with_bias : {true, false}) {
+    at::manual_seed(14);
+    const auto x = at::randn({3, 331, 64});  // rows not a multiple of the tasks' grain
+    const auto w = at::randn({96, 64}) * 0.1;
+    const auto bias = with_bias ? at::randn({96}) : at::Tensor();
+    const auto g = at::randn({3, 331, 96});
+    const auto ours = run(cpu_float_linear_relu, x, w, bias, g, same);
+    const auto exact = run(relu_of_linear, x.to(at::kDouble), w.to(at::kDouble),
+                           with_bias ? bias.to(at::kDouble) : bias, g.to(at::kDouble), same);
+    const std::string name = with_bias ? "with bias" : "without bias";
+    ASSERT_EQ(ours.y.sizes(), exact.y.sizes()) << name;
+    // About half the outputs are 0: the ReLU ran, and its gradient is masked where they are.
+    const double zeros = (ours.y == 0).to(at::kDouble).mean().item<double>();
+    EXPECT_GT(zeros, 0.3) << name;
+    EXPECT_LT(zeros, 0.7) << name;
+    for (const auto& [what, actual, expected] :
+         {std::tuple{"y", ours.y, exact.y}, std::tuple{"grad x", ours.grad_x, exact.grad_x},
+          std::tuple{"grad weight", ours.grad_weight, exact.grad_weight}}) {
+      EXPECT_LT(relative_error(actual, expected), 2e-6) << name << ": " << what;
+    }
+    if (with_bias) {
+      EXPECT_LT(relative_error(ours.grad_bias, exact.grad_bias), 2e-6) << name;
+    }
+    // The mask is the output's: where y is 0 no gradient passes (an output on the other side of 0
+    // than fp64's, within rounding, would show up as an O(1) error above).
+    EXPECT_TRUE(at::equal(ours.y == 0, at::relu(cpu_float_linear(x, w, bias)) == 0)) << name;
+  }
+}
+
+TEST(CpuFloatLinearRelu, KeepsNaNAsReluDoes) {
+  if (!sgemm_is_called()) GTEST_SKIP() << "oneDNN's sgemm is not called directly in this process";
+  auto x = at::randn({4, 8});
+  x[2][3] = std::numeric_limits<float>::quiet_NaN();
+  const auto w = at::randn({5, 8}), b = at::randn({5});
+  const auto y = cpu_float_linear_relu(x, w, b);
+  EXPECT_TRUE(at::equal(at::isnan(y), at::isnan(at::relu(at::linear(x, w, b)))));
+  EXPECT_TRUE(at::isnan(y[2]).all().item<bool>());
+}
+
+TEST(LinearReluProduct, IsReluOfLinearProductOnEveryPath) {
+  at::manual_seed(15);
+  const auto x = at::randn({6, 8}), w = at::randn({3, 8}), b = at::randn({3});
+  // fp64: at::linear then at::relu, bit for bit.
+  EXPECT_TRUE(at::equal(linear_relu_product(x.to(at::kDouble), w.to(at::kDouble), b.to(at::kDouble)),
+                        at::relu(at::linear(x.to(at::kDouble), w.to(at::kDouble), b.to(at::kDouble)))));
+  EXPECT_TRUE(at::allclose(linear_relu_product(x, w, b), at::relu(at::linear(x, w, b)), 1e-5, 1e-5));
+  // Under bf16 autocast: autocast's product, then the ReLU, bit for bit.
+  AutocastScope autocast(Precision::kBf16, torch::Device(torch::kCPU));
+  const auto low = linear_relu_product(x, w, b);
+  EXPECT_EQ(low.scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(at::equal(low, at::relu(at::linear(x, w, b))));
 }
 
 TEST(CpuFloatLinear, GradientsOnlyWhereAsked) {

@@ -203,5 +203,26 @@ TEST(QuantizableLinear, ObserverSeesInputAndOutput) {
   EXPECT_TRUE(at::equal(seen_out, y));
 }
 
+// forward_relu is relu(forward) on every precision; an observer sees the product before the ReLU
+// (the grids it calibrates are the product's), and the float path fuses the two.
+TEST(QuantizableLinear, ForwardReluIsReluOfForward) {
+  at::manual_seed(4);
+  QuantizableLinear linear(torch::nn::LinearOptions(8, 6));
+  const auto x = at::randn({5, 8});
+  const auto y = linear->forward_relu(x);
+  EXPECT_TRUE(at::allclose(y, at::relu(linear(x)), 1e-6, 1e-6));
+  EXPECT_GT((y == 0).sum().item<int64_t>(), 0);
+  torch::Tensor seen_out;
+  linear->set_observer([&](const torch::Tensor&, const torch::Tensor& out) { seen_out = out; });
+  const auto observed = linear->forward_relu(x);
+  ASSERT_TRUE(seen_out.defined());
+  EXPECT_LT(seen_out.min().item<float>(), 0.0f);  // before the ReLU
+  EXPECT_TRUE(at::equal(observed, at::relu(seen_out)));
+  linear->set_observer(nullptr);
+  linear->set_quantization({LinearPrecision::kSimulated, range_grid(-0.5, 0.5, 8, true), range_grid(-4, 4, 8, false),
+                            range_grid(-4, 4, 8, false)});
+  EXPECT_TRUE(at::equal(linear->forward_relu(x), at::relu(linear(x))));
+}
+
 }  // namespace
 }  // namespace mixseq
