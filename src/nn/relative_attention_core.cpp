@@ -1,13 +1,16 @@
 #include "mixseq/nn/relative_attention_core.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "mixseq/nn/batched_matmul.h"
 #include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/relative_shift.h"
+#include "mixseq/nn/softmax_rows.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -48,6 +51,33 @@ torch::Tensor plain_core(const torch::Tensor& q_u, const torch::Tensor& q_v, con
   return heads.permute({1, 2, 0, 3});                                                      // [B, T, H, Dh]
 }
 
+// Whether shifted_masked_softmax takes these scores: fp32, and a mask of [T, K] or none.
+bool scores_in_one_sweep(const torch::Tensor& scores, const torch::Tensor& blocked) {
+  return scores.scalar_type() == at::kFloat &&
+         (blocked.numel() == 0 || (blocked.scalar_type() == at::kBool && blocked.dim() == 2 &&
+                                   blocked.size(0) == scores.size(2) && blocked.size(1) == scores.size(3)));
+}
+
+// scores [H, B, T, K] <- softmax(scores + relative_shift(position), blocked keys at 0), row by row in
+// one sweep (nn/softmax_rows.h): position [H, 1, B T, K] as batched_matmul_into wrote it.
+void shifted_masked_softmax(torch::Tensor& scores, const torch::Tensor& position, const torch::Tensor& blocked) {
+  const int64_t T = scores.size(2), K = scores.size(3), rows = scores.numel() / K;
+  float* z = scores.data_ptr<float>();
+  const float* p = position.data_ptr<float>();
+  // [T, K]: -inf where blocked, 0 elsewhere; added to each (h, b) matrix's rows.
+  const auto mask = blocked.numel() > 0 ? at::zeros({T, K}, scores.options()).masked_fill_(blocked, kMinusInfinity)
+                                        : torch::Tensor();
+  const float* m = blocked.numel() > 0 ? mask.data_ptr<float>() : nullptr;
+  at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / K), [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t t = row % T, matrix = row / T;  // query t of matrix (h, b)
+      // Element (t, j) of relative_shift_view: offset (T - 1) + t (K - 1) + j of the matrix.
+      const float* shifted = p + matrix * T * K + (T - 1) + t * (K - 1);
+      masked_softmax_row(z + row * K, shifted, m == nullptr ? nullptr : m + t * K, K);
+    }
+  });
+}
+
 class FusedCore : public torch::autograd::Function<FusedCore> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* context, const torch::Tensor& q_u,
@@ -59,9 +89,15 @@ class FusedCore : public torch::autograd::Function<FusedCore> {
     batched_matmul_into(x.qu, x.k, scores);                                    // (a) + (c)
     const auto position = at::empty({x.H, 1, x.B * x.T, x.K}, options);
     batched_matmul_into(x.qv, x.rk, position);                                 // (b) + (d), per distance
-    scores.add_(relative_shift_view(position.view({x.H, x.B, x.T, x.K})));
-    if (blocked.numel() > 0) scores.masked_fill_(blocked, kMinusInfinity);
-    const auto probs = at::softmax(scores, -1);                                // [H, B, T, K]
+    torch::Tensor probs;                                                       // [H, B, T, K]
+    if (scores_in_one_sweep(scores, blocked)) {
+      shifted_masked_softmax(scores, position, blocked);
+      probs = scores;
+    } else {
+      scores.add_(relative_shift_view(position.view({x.H, x.B, x.T, x.K})));
+      if (blocked.numel() > 0) scores.masked_fill_(blocked, kMinusInfinity);
+      probs = at::softmax(scores, -1);
+    }
     torch::Tensor dropped = probs, mask;
     if (training && dropatt > 0.0) std::tie(dropped, mask) = hashed_dropout_with_mask(probs, dropatt);
     auto heads = at::empty({x.B, x.T, x.H, x.Dh}, options);                   // written as [H, B, T, Dh]

@@ -57,5 +57,56 @@ TEST(SoftmaxRows, VeryNegativeExponentsGiveTinyProbabilitiesAndNanPropagates) {
   EXPECT_TRUE(std::isnan(softmax_row_stats(z.data(), 3, scratch.data()).log_sum_exp));
 }
 
+
+// masked_softmax_row: softmax(z + add) over the entries not blocked, blocked ones exactly 0, against
+// double precision; every path (with and without add, with and without a mask).
+TEST(SoftmaxRows, MaskedSoftmaxRowMatchesDoublePrecisionAndZeroesBlockedEntries) {
+  at::manual_seed(2);
+  for (const int64_t n : {1, 7, 16, 37, 2000}) {
+    for (const bool with_add : {false, true}) {
+      for (const bool with_mask : {false, true}) {
+        const auto z = random_row(n, 5.0), add = random_row(n, 5.0);
+        std::vector<char> blocked(n);
+        for (int64_t v = 0; v < n; ++v) blocked[v] = with_mask && v > 0 && (v % 3 == 1 || v > n - n / 4);
+        double max = -INFINITY;
+        std::vector<double> exact(n);
+        for (int64_t v = 0; v < n; ++v)
+          if (!blocked[v]) max = std::max(max, static_cast<double>(z[v]) + (with_add ? add[v] : 0.0));
+        double total = 0.0;
+        for (int64_t v = 0; v < n; ++v) {
+          exact[v] = blocked[v] ? 0.0 : std::exp(static_cast<double>(z[v]) + (with_add ? add[v] : 0.0) - max);
+          total += exact[v];
+        }
+        std::vector<float> mask(n);
+        for (int64_t v = 0; v < n; ++v) mask[v] = blocked[v] ? -INFINITY : 0.0f;
+        auto p = z;
+        masked_softmax_row(p.data(), with_add ? add.data() : nullptr, with_mask ? mask.data() : nullptr, n);
+        for (int64_t v = 0; v < n; ++v) {
+          if (blocked[v]) {
+            EXPECT_EQ(p[v], 0.0f) << n << " " << v;
+          } else {
+            EXPECT_NEAR(p[v], exact[v] / total, 4e-6 * exact[v] / total + 1e-30) << n << " " << with_add << " " << v;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SoftmaxRows, MaskedSoftmaxRowIsNaNWhereAtSoftmaxIs) {
+  const float all[3] = {-INFINITY, -INFINITY, -INFINITY};
+  std::vector<float> z = {1.0f, 2.0f, 3.0f};
+  masked_softmax_row(z.data(), nullptr, all, 3);  // nothing left to attend to
+  for (const float p : z) EXPECT_TRUE(std::isnan(p));
+  const auto reference = at::softmax(at::tensor({1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f}), 0);
+  z = {1.0f, std::numeric_limits<float>::quiet_NaN(), 3.0f};
+  masked_softmax_row(z.data(), nullptr, nullptr, 3);
+  for (int v = 0; v < 3; ++v) EXPECT_EQ(std::isnan(z[v]), std::isnan(reference[v].item<float>())) << v;
+  z = {1.0f, std::numeric_limits<float>::infinity(), 3.0f};
+  masked_softmax_row(z.data(), nullptr, nullptr, 3);
+  const auto with_inf = at::softmax(at::tensor({1.0f, std::numeric_limits<float>::infinity(), 3.0f}), 0);
+  for (int v = 0; v < 3; ++v) EXPECT_EQ(std::isnan(z[v]), std::isnan(with_inf[v].item<float>())) << v;
+}
+
 }  // namespace
 }  // namespace mixseq
