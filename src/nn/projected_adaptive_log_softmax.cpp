@@ -5,6 +5,8 @@
 #include <string>
 
 #include "mixseq/nn/linear_product.h"
+#include "mixseq/nn/token_nll.h"
+#include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -110,8 +112,12 @@ torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::nll(const torch::Tensor& hidden, 
                targets.sizes());
   const auto& clusters = options_.clusters;
   const auto layers = cluster_layers();
+  if (clusters.count() == 1) {  // one softmax: the NLL straight from the logits (nn/token_nll.h)
+    const auto& projection = this->projection(0);                                                  // [D, width]
+    const auto projected = projection.defined() ? linear_product(hidden, projection.t()) : hidden;  // [N, width]
+    return token_nll(linear_product(projected, layers[0].first), targets, layers[0].second);       // [N]
+  }
   const auto head = cluster_log_probs(0, layers[0], hidden);  // [N, S + C]
-  if (clusters.count() == 1) return -head.gather(1, targets.unsqueeze(1)).squeeze(1);  // [N]
   // Each target's cluster (0 = head) and its column in the head: its own, or head_size - i for cluster i.
   const auto cutoffs = at::tensor(clusters.cutoffs, targets.options());
   const auto cluster = at::bucketize(targets, cutoffs, /*out_int32=*/false, /*right=*/true);  // [N]
@@ -124,7 +130,7 @@ torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::nll(const torch::Tensor& hidden, 
     const auto words = (targets.index_select(0, rows) - clusters.begin(i)).unsqueeze(1);
     nll = nll.index_add(0, rows, -tail.gather(1, words).squeeze(1));
   }
-  return nll;  // [N]
+  return nll.masked_fill(targets == kPadId, 0.0);  // [N], as token_nll's
 }
 
 torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::log_probs(const torch::Tensor& hidden) {

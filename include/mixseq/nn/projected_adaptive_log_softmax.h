@@ -50,7 +50,10 @@ class ProjectedAdaptiveLogSoftmaxImpl : public torch::nn::Module {
                                            AdaptiveEmbedding embedding = nullptr);
 
   // hidden [N, D], targets [N] int64 in [0, V) -> -log p(targets[n] | hidden[n]) [N] fp32, in the
-  // targets' order (the reference's keep_order=True; its default returns them grouped by cluster).
+  // targets' order (the reference's keep_order=True; its default returns them grouped by cluster),
+  // 0 where a target is kPadId (text/vocabulary.h), as nn/token_nll.h's. With one cluster it is
+  // token_nll of the logits: no [N, V] log-probabilities (a twentieth of Transformer-XL's
+  // evaluation segment at the bench shape, vocabulary 2,000, went to log_softmax).
   torch::Tensor nll(const torch::Tensor& hidden, const torch::Tensor& targets);
 
   // hidden [N, D] -> log p(v | hidden[n]) for every word [N, V] fp32.

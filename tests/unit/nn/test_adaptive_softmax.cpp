@@ -13,6 +13,7 @@
 #include "mixseq/nn/adaptive_embedding.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/nn/projected_adaptive_log_softmax.h"
+#include "mixseq/text/vocabulary.h"
 #include "test_support.h"
 
 namespace mixseq {
@@ -103,9 +104,11 @@ TEST(ProjectedAdaptiveLogSoftmax, LogProbsSumToOneAndTheNllIsMinusTheirValueAtTh
     ASSERT_EQ(log_probs.sizes(), (std::vector<int64_t>{30, kVocab}));
     EXPECT_EQ(log_probs.scalar_type(), at::kFloat);
     EXPECT_TRUE(at::allclose(log_probs.exp().sum(-1), at::ones({30}), 1e-5, 1e-5));
-    const auto targets = at::randint(kVocab, {30}, at::kLong);
-    EXPECT_TRUE(at::allclose(softmax->nll(hidden, targets), -log_probs.gather(1, targets.unsqueeze(1)).squeeze(1),
-                             1e-5, 1e-6));
+    auto targets = at::randint(kVocab, {30}, at::kLong);
+    targets[3] = kPadId;  // padding: 0, as token_nll gives it
+    const auto expected = -log_probs.gather(1, targets.unsqueeze(1)).squeeze(1).masked_fill(targets == kPadId, 0.0);
+    EXPECT_TRUE(at::allclose(softmax->nll(hidden, targets), expected, 1e-5, 1e-6)) << split.cutoffs.size();
+    EXPECT_EQ(softmax->nll(hidden, targets)[3].item<float>(), 0.0f);
   }
 }
 
@@ -120,6 +123,9 @@ TEST(ProjectedAdaptiveLogSoftmax, OneClusterIsAFullSoftmax) {
     const auto projected = projection.defined() ? at::matmul(hidden, projection) : hidden;
     const auto expected = at::log_softmax(at::linear(projected, softmax->weight(0), softmax->bias(0)), -1);
     EXPECT_TRUE(at::allclose(softmax->log_probs(hidden), expected, 1e-5, 1e-6)) << embed_dim;
+    const auto targets = at::tensor(std::vector<int64_t>{1, 5, kVocab - 1, 2, 9, 3, 4});
+    EXPECT_TRUE(at::allclose(softmax->nll(hidden, targets), -expected.gather(1, targets.unsqueeze(1)).squeeze(1),
+                             1e-5, 1e-6)) << embed_dim;
   }
 }
 
@@ -143,15 +149,19 @@ TEST(ProjectedAdaptiveLogSoftmax, TailClustersAreScoredByTheHeadColumnsFromTheEn
   EXPECT_TRUE(at::allclose(softmax->log_probs(hidden), expected, 1e-5, 1e-6));
 }
 
+// With tail clusters, and with one cluster (token_nll's path, a projection included).
 TEST(ProjectedAdaptiveLogSoftmax, GradientsMatchFiniteDifferences) {
-  at::manual_seed(5);
-  auto softmax = make_softmax(clusters({5, 12}, 2, 8));
-  softmax->to(at::kDouble);
-  const auto hidden = at::randn({6, kWidth}, at::kDouble).requires_grad_();
-  const auto targets = at::tensor(std::vector<int64_t>{0, 4, 5, 11, 12, 19});  // every cluster, both ends
-  std::vector<test::NamedTensor> inputs = {{"hidden", hidden}};
-  for (const auto& p : softmax->named_parameters()) inputs.push_back({p.key(), p.value()});
-  test::expect_gradients_match_finite_differences([&] { return softmax->nll(hidden, targets).sum(); }, inputs);
+  for (const auto& cutoffs : std::vector<std::vector<int64_t>>{{5, 12}, {}}) {
+    at::manual_seed(5);
+    auto softmax = make_softmax(clusters(cutoffs, cutoffs.empty() ? 1 : 2, 8));
+    softmax->to(at::kDouble);
+    const auto hidden = at::randn({6, kWidth}, at::kDouble).requires_grad_();
+    // Every cluster, both ends (kPadId, 0, is padding: its NLL is 0).
+    const auto targets = at::tensor(std::vector<int64_t>{1, 4, 5, 11, 12, 19});
+    std::vector<test::NamedTensor> inputs = {{"hidden", hidden}};
+    for (const auto& p : softmax->named_parameters()) inputs.push_back({p.key(), p.value()});
+    test::expect_gradients_match_finite_differences([&] { return softmax->nll(hidden, targets).sum(); }, inputs);
+  }
 }
 
 // Tied tensors are the embedding's own: registered once (so an optimizer steps them once and
