@@ -164,8 +164,11 @@ TEST(MicroBatcher, BatchesUtterancesOfAnyRequestsForTranscription) {
                                    batch_sizes.push_back(audio.size());
                                  }
                                  std::vector<Transcript> transcripts;
-                                 for (const auto& samples : audio)
-                                   transcripts.push_back({std::to_string(samples.size()), {}});
+                                 for (const auto& samples : audio) {
+                                   Transcript transcript;
+                                   transcript.text = std::to_string(samples.size());
+                                   transcripts.push_back(std::move(transcript));
+                                 }
                                  return transcripts;
                                });
   std::vector<std::future<TranscriptionBatcher::Results>> futures;
