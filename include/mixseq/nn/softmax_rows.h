@@ -30,7 +30,8 @@ void softmax_row(const float* z, int64_t n, float log_sum_exp, float* p);
 // masked_fill_(-inf) and at::softmax. A row whose entries are all -inf becomes NaN, as there.
 // Transformer-XL's scores, content plus shifted position terms under the causal mask
 // (nn/relative_attention_core.h): at::add_, masked_fill_ and at::softmax took three passes over
-// [H, B, T, K] and 17% of an evaluation segment's time at one thread.
+// [H, B, T, K] and about 15% of an evaluation segment's time at the bench shape
+// (docs/benchmarks.md).
 void masked_softmax_row(float* z, const float* add, const float* mask, int64_t n);
 
 }  // namespace mixseq
