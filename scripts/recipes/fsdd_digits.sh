@@ -16,7 +16,9 @@
 # CTC prefix beam search (BEAM=16) fused with a word bigram of the training transcripts (irstlm,
 # Witten-Bell; ALPHA=0.5, BETA=1.0): the digits are drawn at random, so what the word model adds
 # is the lexicon, the ten digit words. AVERAGE=N keeps the last N epochs' checkpoints and decodes
-# their average as well (WORK_DIR/heldout_<speaker>/checkpoint_average.pt).
+# their average as well (WORK_DIR/heldout_<speaker>/checkpoint_average.pt). UNITS=words makes the
+# model's symbols the words of the training transcripts (a SentencePiece word model: CTC over the ten
+# digit words) in place of OpenSeq2Seq's 28 characters (UNITS=characters, the default).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 recordings=${1:-$here/../shared/data/fsdd/recordings}
@@ -38,8 +40,19 @@ if [ "${SYNTHETIC:-1}" != 0 ]; then
   { cat "$data/fsdd/train.tsv" | sed "s|^|fsdd/|"; sed "s|^|espeak/|" "$data/espeak/train.tsv"; } >"$data/train_all.tsv"
   train_manifest=$data/train_all.tsv
 fi
+symbols=english
+if [ "${UNITS:-characters}" = words ]; then
+  cut -f2 "$train_manifest" >"$data/transcripts.txt"
+  words=$(tr ' ' '\n' <"$data/transcripts.txt" | sort -u | grep -c .)
+  "$mixseq" spm train --input "$data/transcripts.txt" --model-prefix "$data/words" --model-type word \
+    --vocab-size $((words + 3))
+  symbols=spm:$data/words.model
+elif [ "${UNITS:-characters}" != characters ]; then
+  echo "fsdd_digits.sh: UNITS must be characters or words, not '$UNITS'" >&2
+  exit 2
+fi
 "$mixseq" prepare --task speech --train "$train_manifest" --valid "$data/fsdd/valid.tsv" --sample-rate 8000 \
-  -o "$data/prepared" --workers 2
+  --symbols "$symbols" -o "$data/prepared" --workers 2
 average=${AVERAGE:-0}
 "$mixseq" train -c "$config" --data.dir "$data/prepared" --train.run_dir "$run" \
   --train.keep_last_checkpoints "$average" "$@"
