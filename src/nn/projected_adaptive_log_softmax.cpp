@@ -17,6 +17,11 @@ bool same_split(const AdaptiveClusters& a, const AdaptiveClusters& b) {
          a.cutoffs == b.cutoffs && a.div_val == b.div_val;
 }
 
+// hidden [N, D] through a cluster's projection [D, width] (undefined: none) -> [N, width].
+torch::Tensor project_hidden(const torch::Tensor& projection, const torch::Tensor& hidden) {
+  return projection.defined() ? linear_product(hidden, projection.t()) : hidden;
+}
+
 const ProjectedAdaptiveLogSoftmaxOptions& checked(const ProjectedAdaptiveLogSoftmaxOptions& options,
                                                   const AdaptiveEmbedding& embedding) {
   options.clusters.check("ProjectedAdaptiveLogSoftmax");
@@ -100,9 +105,8 @@ std::vector<std::pair<torch::Tensor, torch::Tensor>> ProjectedAdaptiveLogSoftmax
 torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::cluster_log_probs(int64_t cluster,
                                                                  const std::pair<torch::Tensor, torch::Tensor>& layer,
                                                                  const torch::Tensor& hidden) const {
-  const auto& projection = this->projection(cluster);                                   // [D, width]
-  const auto projected = projection.defined() ? linear_product(hidden, projection.t()) : hidden;  // [N, width]
-  const auto logits = linear_product(projected, layer.first, layer.second);               // [N, rows]
+  const auto logits =
+      linear_product(project_hidden(projection(cluster), hidden), layer.first, layer.second);  // [N, rows]
   return at::log_softmax(logits, -1, logits.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);
 }
 
@@ -113,9 +117,8 @@ torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::nll(const torch::Tensor& hidden, 
   const auto& clusters = options_.clusters;
   const auto layers = cluster_layers();
   if (clusters.count() == 1) {  // one softmax: the NLL straight from the logits (nn/token_nll.h)
-    const auto& projection = this->projection(0);                                                  // [D, width]
-    const auto projected = projection.defined() ? linear_product(hidden, projection.t()) : hidden;  // [N, width]
-    return token_nll(linear_product(projected, layers[0].first), targets, layers[0].second);       // [N]
+    return token_nll(linear_product(project_hidden(projection(0), hidden), layers[0].first), targets,
+                     layers[0].second);  // [N]
   }
   const auto head = cluster_log_probs(0, layers[0], hidden);  // [N, S + C]
   // Each target's cluster (0 = head) and its column in the head: its own, or head_size - i for cluster i.

@@ -35,18 +35,24 @@ void max_and_sum(const float* z, int64_t n, float* max_out, float* sum_out) {
   *sum_out = s;
 }
 
-// out_v = exp(z_v - shift); returns Σ_v out_v.
-MIXSEQ_VECTOR_CLONES
-float shifted_exp_sum(const float* z, int64_t n, float shift, float* out) {
+// out_v = exp(z_v - shift) (out may be z); returns Σ_v out_v. With ZeroAtMinusInfinity an entry at
+// -inf gives exactly 0 (exp_by_range_reduction's floor is exp(-87)).
+template <bool ZeroAtMinusInfinity>
+__attribute__((always_inline)) inline float exp_sum(const float* z, int64_t n, float shift, float* out) {
+  const auto exp_of = [shift](float value) {
+    const float e = exp_by_range_reduction(value - shift);
+    if constexpr (ZeroAtMinusInfinity) return value == -std::numeric_limits<float>::infinity() ? 0.0f : e;
+    return e;
+  };
   float sum[kLanes] = {};
   int64_t v = 0;
   for (; v + kLanes <= n; v += kLanes)
     for (int l = 0; l < kLanes; ++l) {
-      out[v + l] = exp_by_range_reduction(z[v + l] - shift);
+      out[v + l] = exp_of(z[v + l]);
       sum[l] += out[v + l];
     }
   for (int l = 0; v < n; ++v, ++l) {
-    out[v] = exp_by_range_reduction(z[v] - shift);
+    out[v] = exp_of(z[v]);
     sum[l] += out[v];
   }
   float s = 0.0f;
@@ -54,49 +60,25 @@ float shifted_exp_sum(const float* z, int64_t n, float shift, float* out) {
   return s;
 }
 
-// z_v <- z_v + add_v + mask_v (each addend may be null); returns the row's maximum. The sums and the
-// maximum in two loops: the row is in the L1 cache by the second, and one loop holding both the
-// store and the reduction stays scalar (GCC 12).
 MIXSEQ_VECTOR_CLONES
-float add_and_max(float* __restrict z, const float* __restrict add, const float* __restrict mask, int64_t n) {
+float shifted_exp_sum(const float* z, int64_t n, float shift, float* out) {
+  return exp_sum<false>(z, n, shift, out);
+}
+
+MIXSEQ_VECTOR_CLONES
+float exp_sum_in_place(float* z, int64_t n, float shift) { return exp_sum<true>(z, n, shift, z); }
+
+// z_v <- z_v + add_v + mask_v (each addend may be null). Apart from the maximum (max_and_sum):
+// one loop holding both the store and the reduction stays scalar (GCC 12), and the row is in the
+// L1 cache by the second.
+MIXSEQ_VECTOR_CLONES
+void add_addends(float* __restrict z, const float* __restrict add, const float* __restrict mask, int64_t n) {
   if (add != nullptr && mask != nullptr) {
     for (int64_t v = 0; v < n; ++v) z[v] += add[v] + mask[v];
   } else if (add != nullptr || mask != nullptr) {
     const float* addend = add != nullptr ? add : mask;
     for (int64_t v = 0; v < n; ++v) z[v] += addend[v];
   }
-  float max[kLanes];
-  for (int l = 0; l < kLanes; ++l) max[l] = -std::numeric_limits<float>::infinity();
-  int64_t v = 0;
-  for (; v + kLanes <= n; v += kLanes)
-    for (int l = 0; l < kLanes; ++l) max[l] = z[v + l] > max[l] ? z[v + l] : max[l];
-  for (int l = 0; v < n; ++v, ++l) max[l] = z[v] > max[l] ? z[v] : max[l];
-  float m = max[0];
-  for (int l = 0; l < kLanes; ++l) m = max[l] > m ? max[l] : m;
-  return m;
-}
-
-// z_v <- exp(z_v - shift), exactly 0 where z_v is -inf (exp_by_range_reduction's floor is
-// exp(-87)); returns Σ_v z_v.
-MIXSEQ_VECTOR_CLONES
-float exp_sum_in_place(float* z, int64_t n, float shift) {
-  constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
-  float sum[kLanes] = {};
-  int64_t v = 0;
-  for (; v + kLanes <= n; v += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float e = z[v + l] == kMinusInfinity ? 0.0f : exp_by_range_reduction(z[v + l] - shift);
-      z[v + l] = e;
-      sum[l] += e;
-    }
-  for (int l = 0; v < n; ++v, ++l) {
-    const float e = z[v] == kMinusInfinity ? 0.0f : exp_by_range_reduction(z[v] - shift);
-    z[v] = e;
-    sum[l] += e;
-  }
-  float s = 0.0f;
-  for (int l = 0; l < kLanes; ++l) s += sum[l];
-  return s;
 }
 
 MIXSEQ_VECTOR_CLONES
@@ -107,7 +89,9 @@ void scale_row(float* z, int64_t n, float factor) {
 }  // namespace
 
 void masked_softmax_row(float* z, const float* add, const float* mask, int64_t n) {
-  const float max = add_and_max(z, add, mask, n);
+  add_addends(z, add, mask, n);
+  float max = 0.0f, unused_sum = 0.0f;
+  max_and_sum(z, n, &max, &unused_sum);
   if (!std::isfinite(max)) {  // every entry -inf (all blocked), or a +inf: NaN, as at::softmax gives
     std::fill(z, z + n, std::numeric_limits<float>::quiet_NaN());
     return;
