@@ -3,6 +3,8 @@
 // 400, same_length), plus throughput and per-segment latency.
 //   mixseq lm-eval -c runs/wt2/checkpoint_best.pt -i valid.txt
 //   mixseq lm-eval -c ... -i valid.txt --target-perplexity 200 --json   (exit 1 when missed)
+//   mixseq lm-eval -c ... -i valid.txt --cache-window 2000 --cache-theta 0.3 --cache-lambda 0.1
+//     (the continuous cache of decode/continuous_cache.h mixed in)
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -69,6 +71,17 @@ void add_lm_eval_command(CLI::App& app, CommandTable& table) {
   command->add_option("--max-segments", evaluation.max_segments, "Score only the first N segments; 0 = all")
       ->check(at_least(0))
       ->capture_default_str();
+  command->add_option("--cache-window", evaluation.cache.window,
+                      "Continuous cache (Grave et al. 2017): earlier positions of each stream whose next word "
+                      "may be copied; 0 = no cache")
+      ->check(in_range(0, 1 << 20))
+      ->capture_default_str();
+  command->add_option("--cache-theta", evaluation.cache.theta, "How sharply the cache prefers similar states (> 0)")
+      ->check(above(0))
+      ->capture_default_str();
+  command->add_option("--cache-lambda", evaluation.cache.lambda, "The cache's weight in the mixture (0..1)")
+      ->check(in_range(0, 1))
+      ->capture_default_str();
   command->add_option("--target-perplexity", arguments->target_perplexity,
                       "Exit 1 when the perplexity is above this; 0 = no target")
       ->check(at_least(0))
@@ -113,10 +126,18 @@ void add_lm_eval_command(CLI::App& app, CommandTable& table) {
                              {"tgt_len", arguments->evaluation.tgt_len},
                              {"mem_len", arguments->context.mem_len},
                              {"clamp_len", arguments->context.clamp_len},
+                             {"cache_window", arguments->evaluation.cache.window},
                              {"precision", precision_name(precision)},
                              {"device", device.str()}};
     std::string line = str_cat("lm-eval | ", arguments->input, " | ", result.tokens, " tokens | loss ",
                                format_decimal(result.loss(), 4), " | ppl ", format_decimal(result.perplexity(), 2));
+    if (arguments->evaluation.cache.window > 0) {
+      record["cache_theta"] = arguments->evaluation.cache.theta;
+      record["cache_lambda"] = arguments->evaluation.cache.lambda;
+      line += str_cat(" | cache ", arguments->evaluation.cache.window, " theta ",
+                      format_decimal(arguments->evaluation.cache.theta, 3), " lambda ",
+                      format_decimal(arguments->evaluation.cache.lambda, 3));
+    }
     if (is_character_level(trained.vocabulary)) {
       const double bits_per_character = result.loss() / std::log(2.0);
       record["bpc"] = bits_per_character;

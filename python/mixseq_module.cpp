@@ -252,7 +252,8 @@ threads; their calls run one at a time.)")
       .def(
           "perplexity",
           [](const mixseq::LanguageModel& model, const std::vector<std::string>& lines, int64_t batch_size,
-             int64_t tgt_len, int64_t mem_len, int64_t clamp_len, bool same_length, int64_t max_segments) {
+             int64_t tgt_len, int64_t mem_len, int64_t clamp_len, bool same_length, int64_t max_segments,
+             int64_t cache_window, double cache_theta, double cache_lambda) {
             mixseq::PerplexityOptions options;
             options.batch_size = batch_size;
             options.tgt_len = tgt_len;
@@ -260,11 +261,15 @@ threads; their calls run one at a time.)")
             options.clamp_len = clamp_len;
             options.same_length = same_length;
             options.max_segments = max_segments;
+            options.cache_window = cache_window;
+            options.cache_theta = cache_theta;
+            options.cache_lambda = cache_lambda;
             return model.perplexity(lines, options);
           },
           "The lines as one text, scored as `mixseq lm-eval -i` scores a file (same defaults)", py::arg("lines"),
           py::kw_only(), py::arg("batch_size") = 10, py::arg("tgt_len") = 64, py::arg("mem_len") = 640,
           py::arg("clamp_len") = 400, py::arg("same_length") = true, py::arg("max_segments") = 0,
+          py::arg("cache_window") = 0, py::arg("cache_theta") = 0.3, py::arg("cache_lambda") = 0.1,
           py::call_guard<py::gil_scoped_release>())
       .def(
           "generate",

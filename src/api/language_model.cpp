@@ -93,6 +93,12 @@ TextPerplexity LanguageModel::perplexity(const std::vector<std::string>& lines, 
   evaluation.batch_size = options.batch_size;
   evaluation.tgt_len = options.tgt_len;
   evaluation.max_segments = options.max_segments;
+  evaluation.cache = {options.cache_window, options.cache_theta, options.cache_lambda};
+  try {
+    check_continuous_cache_options(evaluation.cache);
+  } catch (const Error& e) {
+    throw Error(str_cat("PerplexityOptions: ", e.what()));
+  }
   LmEvaluation result;
   {
     const std::lock_guard<std::mutex> lock(impl_->mutex);

@@ -29,6 +29,7 @@ LmEvaluation evaluate_language_model(LanguageModelImpl& model, const std::vector
   LmEvaluation result;
   auto nll_sum = torch::zeros({}, torch::dtype(torch::kDouble).device(device));
   LmMemory memory;
+  ContinuousCache cache(options.cache);
   const auto started = Clock::now();
   for (int64_t k = 0; options.max_segments == 0 || k < options.max_segments; ++k) {
     const auto segment = stream.next();
@@ -36,7 +37,11 @@ LmEvaluation evaluate_language_model(LanguageModelImpl& model, const std::vector
     const auto segment_started = Clock::now();
     const auto input = segment->input.to(device), target = segment->target.to(device);  // [B, T]
     auto loss = language_model_loss(model, input, target, memory, precision, device);
-    nll_sum += loss.nll_sum.to(torch::kDouble);
+    if (options.cache.window > 0) {
+      nll_sum += cache.score(loss.token_nll, loss.states, target).sum().to(torch::kDouble);
+    } else {
+      nll_sum += loss.nll_sum.to(torch::kDouble);
+    }
     memory = std::move(loss.memory);
     result.tokens += loss.targets;
     if (device.is_cuda()) nll_sum.item<double>();  // wait for the device: the latency is the segment's

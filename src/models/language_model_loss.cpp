@@ -9,7 +9,8 @@ LanguageModelLoss language_model_loss(LanguageModelImpl& model, const torch::Ten
     const AutocastScope autocast(precision, device);
     output = model.forward(input, target, memory);  // nll: [B, T]
   }
-  return {output.nll.sum(), target.numel(), std::move(output.memory)};
+  auto nll_sum = output.nll.sum();
+  return {std::move(nll_sum), target.numel(), std::move(output.memory), std::move(output.nll), std::move(output.states)};
 }
 
 }  // namespace mixseq

@@ -182,7 +182,7 @@ LmOutput LstmLmModelImpl::forward(const torch::Tensor& tokens, const torch::Tens
   // -log p(target) in fp32 from products + bias in one pass, 0 where the target is kPadId; no
   // [B T, V] log-probabilities, and the bias added as the rows are read (nn/token_nll.h).
   const auto nll = token_nll(products, targets.reshape({-1}), output_bias_);  // [B T]
-  return {nll.view(targets.sizes()), std::move(next)};
+  return {nll.view(targets.sizes()), std::move(next), hidden};
 }
 
 LmLogProbs LstmLmModelImpl::log_probs(const torch::Tensor& tokens, const LmMemory& memory) {

@@ -240,7 +240,7 @@ LmOutput TransformerXlModelImpl::forward(const torch::Tensor& tokens, const torc
   auto [hidden, next] = hidden_states(tokens, memory);                           // [B, T, D]
   const auto flat = hidden.reshape({-1, hidden.size(2)});                        // [B T, D]
   const auto nll = softmax_->nll(flat, targets.reshape({-1})).view(targets.sizes());  // [B, T]
-  return {nll.masked_fill(targets == kPadId, 0.0), std::move(next)};
+  return {nll.masked_fill(targets == kPadId, 0.0), std::move(next), hidden};
 }
 
 LmLogProbs TransformerXlModelImpl::log_probs(const torch::Tensor& tokens, const LmMemory& memory) {

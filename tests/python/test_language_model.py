@@ -44,6 +44,22 @@ def test_perplexity_is_lm_eval(lm):
     assert 1 < result.perplexity < 30  # it learnt the number words (the vocabulary has about 40)
 
 
+def test_perplexity_with_a_continuous_cache_is_lm_eval_with_it(lm):
+    work, model, lines = lm
+    cache = ["--cache-window", "100", "--cache-theta", "0.5", "--cache-lambda", "0.2"]
+    cli = json.loads(run("--threads", "1", "lm-eval", "-c", model, "-i", str(work / "raw/valid.en"), "--device", "cpu",
+                         "--batch-size", "4", "--tgt-len", "16", *cache, "--json").stdout)
+    assert cli["cache_window"] == 100 and cli["cache_lambda"] == 0.2
+    language_model = mixseq.LanguageModel(model, device="cpu")
+    result = language_model.perplexity(lines, batch_size=4, tgt_len=16, cache_window=100, cache_theta=0.5,
+                                       cache_lambda=0.2)
+    assert result.loss == pytest.approx(cli["loss"], rel=1e-9)
+    plain = language_model.perplexity(lines, batch_size=4, tgt_len=16)
+    assert result.tokens == plain.tokens and result.loss != plain.loss  # the mixture changed every probability
+    with pytest.raises(mixseq.Error, match="cache lambda"):
+        language_model.perplexity(lines, cache_window=10, cache_lambda=1.5)
+
+
 def test_generate_is_mixseq_generate(lm):
     work, model, lines = lm
     language_model = mixseq.LanguageModel(model, device="cpu")

@@ -57,6 +57,12 @@ struct PerplexityOptions {
   int64_t clamp_len = 400;    // largest relative distance encoded; -1 = no clamp
   bool same_length = true;    // every position attends to as many tokens
   int64_t max_segments = 0;   // score only the first N segments; 0 = all
+  // The continuous cache (Grave et al. 2017, decode/continuous_cache.h): each token's probability
+  // mixed with a copy of the words that followed similar states among the last cache_window
+  // positions of its stream. cache_window 0 = the model alone.
+  int64_t cache_window = 0;
+  double cache_theta = 0.3;   // > 0
+  double cache_lambda = 0.1;  // in [0, 1]
 };
 
 struct TextPerplexity {

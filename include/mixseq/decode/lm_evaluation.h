@@ -3,7 +3,8 @@
 // does not fill a row is dropped, as data/lm_stream.h does), cut into segments of T tokens, and
 // each segment is scored with the memory the previous one left, so every token but the first
 // few sees up to M earlier tokens (M = the model's LmContext::mem_len). The loss is the mean
-// negative log-likelihood per scored token, in nats; perplexity is its exponential.
+// negative log-likelihood per scored token, in nats; perplexity is its exponential. With a cache
+// window, each token's probability is the mixture of decode/continuous_cache.h instead.
 //
 // Used by the language-model training loop's validation and by `mixseq lm-eval`, which also
 // reports the throughput and the per-segment latencies collected here.
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mixseq/decode/continuous_cache.h"
 #include "mixseq/models/language_model.h"
 #include "mixseq/util/mixed_precision.h"
 
@@ -25,6 +27,8 @@ struct LmEvaluationOptions {
   int64_t max_segments = 0;  // score only the first N segments (a quick estimate); 0 = the whole text
   int64_t rank = 0;          // data-parallel validation: this rank scores streams [rank*B/W, (rank+1)*B/W)
   int64_t world_size = 1;
+  ContinuousCacheOptions cache;  // mix each stream's continuous cache into the model's distribution
+                                 // (decode/continuous_cache.h); window 0 = the model alone
 };
 
 struct LmEvaluation {

@@ -60,6 +60,9 @@ struct LmMemory {
 struct LmOutput {
   torch::Tensor nll;  // [B, T] fp32: -log p(targets[b, t] | tokens up to t and the memory); 0 at kPadId targets
   LmMemory memory;    // for the next segment of the same rows
+  torch::Tensor states;  // [B, T, D'] the vectors the output layer scored (after the output dropout and any
+                         // projection), in the autocast dtype: what a continuous cache
+                         // (decode/continuous_cache.h) compares positions by
 };
 
 // How far back the model looks, changeable after construction: evaluation uses a longer

@@ -20,6 +20,8 @@ struct LanguageModelLoss {
                           // graph unless the caller holds a torch::NoGradGuard
   int64_t targets = 0;    // positions summed over: B * T
   LmMemory memory;        // for the next segment of the same rows
+  torch::Tensor token_nll;  // [B, T] fp32: the terms of nll_sum
+  torch::Tensor states;     // [B, T, D'] LmOutput::states
 };
 
 // input, target: [B, T] ids on `device`; `memory`: what the previous segment of the same rows
