@@ -5,7 +5,8 @@
 #      the SST-2 training sentences appended, labels left out (ULMFiT's target-task LM stage);
 #   2. SST-2 prepared with that model's vocabulary (prepare --task classify --pretrained);
 #   3. the classifier of configs/sst2_classifier.yaml fine-tuned from the language model, 30 minutes,
-#      gradual unfreezing every 300 updates (WORK_DIR/transfer);
+#      gradual unfreezing every 300 updates and discriminative rates (each layer group down learns
+#      at the rate of the one above over 2.6, ULMFiT's) (WORK_DIR/transfer);
 #   4. the same classifier from scratch on the same data, 30 minutes (WORK_DIR/scratch);
 #   5. dev accuracy of both, from `mixseq classify --labelled`, in WORK_DIR/results.txt.
 #   scripts/recipes/sst2.sh [SST2_DIR] [WORK_DIR]
@@ -29,15 +30,18 @@ lowercase() { tr '[:upper:]' '[:lower:]' | sed "s/n 't\b/ n't/g"; }
 lowercase <"$wikitext2/valid.txt" >"$work/raw/lm.valid"
 
 if [ ! -f "$work/lm/checkpoint_best.pt" ]; then
+  # The vocabulary padded to a multiple of 8 (prepare's default): the output layer's bf16 product
+  # over an odd vocabulary (35,351 here) made every update 1.4x slower on AMX (docs/benchmarks.md).
   "$mixseq" prepare --source-lang "" --target-lang "" --train "$work/raw/lm.train" --valid "$work/raw/lm.valid" \
-    --tokenizer none --vocab-pad-to-multiple 1 -o "$work/lm_data"
+    --tokenizer none -o "$work/lm_data"
   "$mixseq" train -c "$here/configs/sst2_lm.yaml" --data.dir "$work/lm_data" --train.run_dir "$work/lm" \
     --train.max_time "$lm_time"
 fi
 "$mixseq" prepare --task classify --pretrained "$work/lm/checkpoint_best.pt" --train "$work/raw/train.tsv" \
   --valid "$work/raw/dev.tsv" -o "$work/data"
 "$mixseq" train -c "$here/configs/sst2_classifier.yaml" --data.dir "$work/data" --train.run_dir "$work/transfer" \
-  --classify.pretrained "$work/lm/checkpoint_best.pt" --classify.unfreeze_every 300 --train.max_time "$classifier_time"
+  --classify.pretrained "$work/lm/checkpoint_best.pt" --classify.unfreeze_every 300 --classify.layer_lr_divisor 2.6 \
+  --train.max_time "$classifier_time"
 "$mixseq" train -c "$here/configs/sst2_classifier.yaml" --data.dir "$work/data" --train.run_dir "$work/scratch" \
   --train.max_time "$classifier_time"
 {
