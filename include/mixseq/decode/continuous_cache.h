@@ -13,7 +13,10 @@
 // positions see its earlier ones). The cache runs across sentence and article ends, as the
 // paper's evaluation does: a stream is one text. Where nothing is kept yet (a stream's first
 // position) p is p_model. theta and lambda are chosen on held-out text; the paper's WikiText-2
-// figures use W 2000 (its Figure 2 searches theta and lambda on the validation split).
+// figures use W 2000 (its Figure 2 searches theta and lambda on the validation split). theta
+// scales dot products, so it follows the states' norm: the defaults suit the paper's LSTM, while
+// Transformer-XL's layer-normed states (norm about sqrt(D)) wanted theta 0.03 and lambda 0.25 on
+// WikiText-2 (docs/benchmarks.md).
 //
 // Used by `mixseq lm-eval --cache-window` (decode/lm_evaluation.h); it reads the model's output,
 // so it works with every architecture of the language-model family.
