@@ -62,9 +62,8 @@ torch::Tensor ContinuousCache::score(const torch::Tensor& nll, const torch::Tens
   // ln p = ln((1 - lambda) p_model + lambda p_cache), with p_cache = 0 where no kept word matches.
   const double lambda = options_.lambda;
   const auto log_cache = (log_same - log_total).masked_fill(any_kept.logical_not(), kMinusInf);
-  const auto log_model_part = lambda < 1 ? -model_nll + std::log1p(-lambda) : at::full_like(model_nll, kMinusInf);
-  const auto log_cache_part = lambda > 0 ? log_cache + std::log(lambda) : at::full_like(model_nll, kMinusInf);
-  auto mixed = -at::logaddexp(log_model_part, log_cache_part);
+  // (A lambda of 0 or 1 makes one term ln 0 = -inf, which logaddexp takes as it should.)
+  auto mixed = -at::logaddexp(-model_nll + std::log1p(-lambda), log_cache + std::log(lambda));
   // Nothing kept yet: the model alone (a lambda of 1 would leave no probability at all).
   mixed = at::where(any_kept, mixed, model_nll).masked_fill(valid.logical_not(), 0.0);
 

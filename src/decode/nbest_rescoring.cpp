@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "mixseq/models/checkpoint.h"
+#include "mixseq/models/language_model_loss.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/eval_mode_scope.h"
 #include "mixseq/text/vocabulary.h"
@@ -90,12 +91,9 @@ std::vector<SentenceLmScore> SentenceLmScorer::score(const std::vector<std::stri
       std::copy(text.begin(), text.end(), out);
       out[text.size()] = kEosId;
     }
-    LmOutput output;
-    {
-      const AutocastScope autocast(precision_, device_);
-      output = lm_.model->forward(input.to(device_), target.to(device_), LmMemory{});
-    }
-    const auto nll = output.nll.to(torch::kCPU, torch::kDouble).sum(1);  // [B]
+    const auto loss =
+        language_model_loss(*lm_.model, input.to(device_), target.to(device_), LmMemory{}, precision_, device_);
+    const auto nll = loss.token_nll.to(torch::kCPU, torch::kDouble).sum(1);  // [B]
     const auto* sums = nll.data_ptr<double>();
     for (int64_t row = 0; row < rows; ++row) scores[order[begin + static_cast<size_t>(row)]].log_prob = -sums[row];
     begin = end;
