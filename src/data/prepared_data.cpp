@@ -106,6 +106,15 @@ const PreparedData::Split& PreparedData::split(const std::string& name) const {
   return it->second;
 }
 
+void PreparedData::note_unpadded_vocabulary() const {
+  const int64_t size = vocabulary_.size();
+  if (size % 8 == 0) return;
+  log_info("train: the vocabulary of '", dir_, "' has ", size,
+           " entries, not a multiple of 8: the output layer's products may run slower (an LSTM language model over ",
+           "35,351 words trained 1.4x slower in bf16 than over 35,352); prepare pads to a multiple of 8 unless ",
+           "--vocab-pad-to-multiple says otherwise");
+}
+
 const TokenDataset& PreparedData::source(const std::string& name) const { return *split(name).source; }
 
 std::string PreparedData::references_path(const std::string& name) const { return split(name).references; }

@@ -133,11 +133,7 @@ class LanguageModelTask : public TrainingTask {
 
     torch::manual_seed(static_cast<uint64_t>(config.train.seed));
     const int64_t vocabulary_size = data_.vocabulary().size();
-    if (vocabulary_size % 8 != 0)  // docs/benchmarks.md, "An odd vocabulary"
-      log_info("train: the vocabulary of '", config.data.dir, "' has ", vocabulary_size,
-               " entries, not a multiple of 8: the output layer's products may run slower (an LSTM language ",
-               "model over 35,351 words trained 1.4x slower in bf16 than over 35,352); prepare pads to a multiple ",
-               "of 8 unless --vocab-pad-to-multiple says otherwise");
+    data_.note_unpadded_vocabulary();
     model_ = build_language_model(config.model, vocabulary_size);
     model_->to(device_);
     training_context_ = model_->context();

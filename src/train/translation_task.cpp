@@ -108,6 +108,7 @@ class TranslationTask : public PlannedEpochTask {
                                             batching, 1);
     }
     torch::manual_seed(static_cast<uint64_t>(config.train.seed));
+    data_.note_unpadded_vocabulary();
     model_ = build_seq2seq_model(config.model, data_.vocabulary().size());
     model_->to(device_);
 

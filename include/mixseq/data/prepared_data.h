@@ -29,6 +29,9 @@ class PreparedData {
   const std::string& source_lang() const { return source_lang_; }
   const std::string& target_lang() const { return target_lang_; }  // empty for a monolingual corpus
   bool monolingual() const { return target_lang_.empty(); }
+  // Logs one line when the vocabulary's size is not a multiple of 8, whose output-layer products
+  // run slower (docs/benchmarks.md, "An odd vocabulary"); the training tasks call it at start.
+  void note_unpadded_vocabulary() const;
 
   bool has_split(const std::string& split) const { return splits_.count(split) != 0; }
   const TokenDataset& source(const std::string& split) const;

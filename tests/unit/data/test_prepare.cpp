@@ -59,6 +59,26 @@ TEST(Prepare, WritesDatasetsThatDecodeBackToThePieces) {
   EXPECT_EQ(test::read_file(data.references_path("valid")), "x\n");
 }
 
+TEST(Prepare, AnUnpaddedVocabularyIsNotedWhereTrainingStarts) {
+  TempDir dir;
+  write_lines(dir.path("train.en"), {"a b c"});
+  write_lines(dir.path("train.de"), {"x y z"});
+  auto options = parallel_options(dir);  // no padding: 4 specials + 6 words
+  prepare_corpus(options);
+  testing::internal::CaptureStderr();
+  PreparedData(options.output_dir).note_unpadded_vocabulary();
+  const auto unpadded = testing::internal::GetCapturedStderr();
+  EXPECT_NE(unpadded.find("'" + options.output_dir + "' has 10 entries, not a multiple of 8"), std::string::npos)
+      << unpadded;
+
+  options.output_dir = dir.path("padded");
+  options.vocabulary_options.pad_to_multiple = 8;  // 10 -> 16
+  prepare_corpus(options);
+  testing::internal::CaptureStderr();
+  PreparedData(options.output_dir).note_unpadded_vocabulary();
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(Prepare, DropsUselessTrainingPairsAndSaysWhy) {
   TempDir dir;
   write_lines(dir.path("train.en"), {"a b", "", "a a a a a a", "a", "caf\xC3\xA9", "\xE2\x82\xAC", "b"});
