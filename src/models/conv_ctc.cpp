@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "mixseq/nn/batch_norm_affine.h"
+#include "mixseq/nn/clipped_relu.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -232,8 +233,7 @@ void ConvCtcModelImpl::activate_in_place(torch::Tensor& x) const {
 }
 
 torch::Tensor ConvCtcModelImpl::activate(torch::Tensor x, double dropout) const {
-  // clamp rather than hardtanh: LibTorch 1.13 has no bf16 backward for hardtanh on the CPU.
-  x = config_.activation == "clipped_relu" ? torch::clamp(x, 0.0, 20.0) : torch::relu(x);
+  x = config_.activation == "clipped_relu" ? clipped_relu(x, 20.0) : torch::relu(x);
   return dropout > 0 ? torch::dropout(x, dropout, is_training()) : x;
 }
 

@@ -3,6 +3,8 @@
 #include <torch/nn/utils/rnn.h>
 
 #include "mixseq/nn/batch_norm_affine.h"
+#include "mixseq/nn/clipped_relu.h"
+#include "mixseq/nn/conv2d_float_weight_gradient.h"
 #include "mixseq/nn/gru_recurrence.h"
 #include "mixseq/util/error.h"
 
@@ -70,9 +72,12 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
                config_.in_feats, "], not ", features.sizes());
   MIXSEQ_CHECK(features.size(1) >= 31, "deepspeech2 needs at least 31 frames, not ", features.size(1));
   auto x = features.transpose(1, 2).unsqueeze(1);  // [B, 1, F, T]
-  x = torch::clamp(norm1_->forward(conv1_->forward(x)), 0.0, 20.0);
+  // One input channel: its weight gradient in fp32 under bf16 autocast (nn/conv2d_float_weight_gradient.h)
+  const auto& c1 = conv1_->options;
+  x = conv2d_float_weight_gradient(x, conv1_->weight, conv1_->bias, *c1.stride(), c10::get<torch::ExpandingArray<2>>(c1.padding()));
+  x = clipped_relu(norm1_->forward(x), 20.0);
   const bool inference = runs_inference(x);
-  x = inference ? spectral_conv2(x).clamp_(0.0, 20.0) : torch::clamp(norm2_->forward(conv2_->forward(x)), 0.0, 20.0);
+  x = inference ? spectral_conv2(x).clamp_(0.0, 20.0) : clipped_relu(norm2_->forward(conv2_->forward(x)), 20.0);
   // x: [B, C, F', T']
   const int64_t batch = x.size(0), frames = x.size(3);
   x = x.reshape({batch, x.size(1) * x.size(2), frames}).permute({2, 0, 1}).contiguous();  // [T', B, C F']
