@@ -74,7 +74,8 @@ CtcOutput DeepSpeech2ModelImpl::forward(const torch::Tensor& features, const tor
   auto x = features.transpose(1, 2).unsqueeze(1);  // [B, 1, F, T]
   // One input channel: its weight gradient in fp32 under bf16 autocast (nn/conv2d_float_weight_gradient.h)
   const auto& c1 = conv1_->options;
-  x = conv2d_float_weight_gradient(x, conv1_->weight, conv1_->bias, *c1.stride(), c10::get<torch::ExpandingArray<2>>(c1.padding()));
+  x = conv2d_float_weight_gradient(x, conv1_->weight, conv1_->bias, *c1.stride(),
+                                   c10::get<torch::ExpandingArray<2>>(c1.padding()));
   x = clipped_relu(norm1_->forward(x), 20.0);
   const bool inference = runs_inference(x);
   x = inference ? spectral_conv2(x).clamp_(0.0, 20.0) : clipped_relu(norm2_->forward(conv2_->forward(x)), 20.0);
