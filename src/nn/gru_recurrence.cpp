@@ -11,6 +11,7 @@
 #include "mixseq/nn/batched_matmul.h"
 #include "mixseq/nn/bf16_matmul.h"
 #include "mixseq/nn/bf16_rows.h"
+#include "mixseq/nn/packed_bf16_matrix.h"
 #include "mixseq/nn/vectorized_tanh.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
@@ -134,11 +135,24 @@ struct Forward {
   at::Tensor out_products;  // [T, B, D, H]: out in bf16 under bf16 products, else undefined
 };
 
+// W_hhᵀ (forward) or W_hh (backward) of one direction packed for AMX tiles (nn/packed_bf16_matrix.h)
+// under bf16 products where the CPU has them and the shape fits; else an empty matrix.
+PackedBf16Matrix pack_if_possible(const at::Tensor& w_products) {
+  if (w_products.scalar_type() != at::kBFloat16 || !PackedBf16Matrix::available() ||
+      !PackedBf16Matrix::fits(w_products.size(0), w_products.size(1)))
+    return {};
+  return PackedBf16Matrix(w_products);
+}
+
 // h_{t-1} W_hhᵀ (forward) or dgh_t W_hh (backward) of one direction at one step, into c [B, ·]:
-// from the bf16 copies (`a_products` defined) with W_hh in bf16, else from a in the cell's dtype.
+// from the bf16 copies (`a_products` defined) with W_hh in bf16 (packed for AMX where `packed`
+// holds it), else from a in the cell's dtype.
 void recurrent_product(const at::Tensor& a, const at::Tensor& a_products, const at::Tensor& w,
-                       const at::Tensor& w_products, at::Tensor& c, StepProducts how) {
-  if (a_products.defined()) {
+                       const at::Tensor& w_products, const PackedBf16Matrix& packed, at::Tensor& c,
+                       StepProducts how) {
+  if (a_products.defined() && packed.rows() > 0) {
+    packed.multiply_into(a_products, c);
+  } else if (a_products.defined()) {
     bf16_matmul_into(a_products, w_products, c, /*accumulate=*/false);
   } else {
     step_product(a, w, c, how);
@@ -164,6 +178,7 @@ void recurrence_forward(const at::Tensor& inputs, const std::vector<int64_t>& le
   at::parallel_for(0, D, 1, [&](int64_t begin, int64_t end) {
     for (int64_t d = begin; d < end; ++d) {
       const at::Tensor w_hh_t = w_hh[d].t(), w_hh_products_t = w_hh_products[d].t();  // [H, 3H]
+      const auto packed = low ? pack_if_possible(w_hh_products_t) : PackedBf16Matrix();
       const at::Tensor out_d = f.out.select(2, d);                                     // [T, B, H]
       const at::Tensor out_products_d = low ? f.out_products.select(2, d) : at::Tensor();
       const scalar_t* pb = b_hn[d].data_ptr<scalar_t>();
@@ -174,7 +189,7 @@ void recurrence_forward(const at::Tensor& inputs, const std::vector<int64_t>& le
         const int64_t t = time_of(s, d, T), t_prev = s == 0 ? -1 : time_of(s - 1, d, T);
         if (s > 0)
           recurrent_product(out_d.select(0, t_prev), low ? out_products_d.select(0, t_prev) : at::Tensor(), w_hh_t,
-                            w_hh_products_t, recurrent, how);
+                            w_hh_products_t, packed, recurrent, how);
         for (int64_t b = 0; b < B; ++b) {
           const int64_t row = (t * B + b) * D + d;
           scalar_t* h = pout + row * H;
@@ -253,6 +268,7 @@ void recurrence_backward(const Forward& f, const at::Tensor& dout, const std::ve
     for (int64_t d = begin; d < end; ++d) {
       const at::Tensor dgh_d = dgh.select(2, d);  // [T, B, 3H]
       const at::Tensor dgh_products_d = low ? dgh_products.select(2, d) : at::Tensor();
+      const auto packed = low ? pack_if_possible(w_hh_products[d]) : PackedBf16Matrix();  // [3H, H]
       at::Tensor rec = at::zeros({B, H}, f.out.options());  // dgh_{t+1} W_hh
       scalar_t* prec = rec.data_ptr<scalar_t>();
       std::vector<scalar_t> carry(B * H, scalar_t(0)), zeros(H, scalar_t(0));
@@ -273,7 +289,7 @@ void recurrence_backward(const Forward& f, const at::Tensor& dout, const std::ve
         }
         if (s > 0)
           recurrent_product(dgh_d.select(0, t), low ? dgh_products_d.select(0, t) : at::Tensor(), w_hh[d],
-                            w_hh_products[d], rec, how);
+                            w_hh_products[d], packed, rec, how);
       }
     }
   });

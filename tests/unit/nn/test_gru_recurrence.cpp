@@ -4,7 +4,6 @@
 // differences; and what it refuses.
 #include "mixseq/nn/gru_recurrence.h"
 
-
 #include <gtest/gtest.h>
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/utils/rnn.h>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "gradient_check.h"
+#include "mixseq/nn/packed_bf16_matrix.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -154,14 +154,16 @@ torch::Tensor bf16_products_reference(const torch::Tensor& x, const std::vector<
 // recurrence's), in fp32, with autocast on again afterwards. Backward: x's gradient in x's dtype;
 // every gradient that of the fp32 recurrence on x and W_ih rounded to bf16, up to bf16's rounding
 // of h_{t-1}, of W_hh and of the gate gradients in the products.
-TEST(GruRecurrence, UnderBf16AutocastTheProductsRunInBf16) {
+// hidden 40: each step's product through oneDNN's bf16 GEMM; 64: on AMX tiles where the CPU has
+// them (nn/packed_bf16_matrix.h takes W_hh's [64, 192] and [192, 64], not [40, 120]).
+void expect_bf16_products(int64_t hidden) {
   torch::manual_seed(13);
-  torch::nn::GRU gru(torch::nn::GRUOptions(48, 40).bidirectional(true));
+  torch::nn::GRU gru(torch::nn::GRUOptions(48, hidden).bidirectional(true));
   const auto weights = weights_of(gru, true);
   const auto x = torch::randn({9, 3, 48}).to(torch::kBFloat16).requires_grad_();
   const std::vector<int64_t> lens{9, 4, 2};
   const auto lengths = torch::tensor(lens, torch::kLong);
-  const auto probe = torch::randn({9, 3, 80});
+  const auto probe = torch::randn({9, 3, 2 * hidden});
   // The fp32 recurrence on x and W_ih rounded to bf16 (W_hh and the biases as they are).
   const auto x_ref = x.detach().to(torch::kFloat).requires_grad_();
   std::vector<GruWeights> rounded;
@@ -210,6 +212,13 @@ TEST(GruRecurrence, UnderBf16AutocastTheProductsRunInBf16) {
   }
   // Frames past a length get no gradient.
   EXPECT_EQ(ours[0].select(0, 8).select(0, 1).abs().max().item<float>(), 0.0f);
+}
+
+TEST(GruRecurrence, UnderBf16AutocastTheProductsRunInBf16) { expect_bf16_products(40); }
+
+TEST(GruRecurrence, UnderBf16AutocastTheStepProductsRunOnAmxTilesWhereTheShapeFits) {
+  if (!PackedBf16Matrix::available()) GTEST_SKIP() << "this CPU (or process) cannot run AMX tiles";
+  expect_bf16_products(64);
 }
 
 TEST(GruRecurrence, AppliesToOneCpuFloatDtypeWithoutAutocast) {
