@@ -14,6 +14,7 @@
 
 #include "mixseq/nn/bf16_matmul.h"
 #include "mixseq/nn/bf16_rows.h"
+#include "mixseq/nn/packed_bf16_matrix.h"
 #include "mixseq/nn/vectorized_tanh.h"
 #include "util/torch_compat.h"
 #include "util/vector_clones.h"
@@ -106,6 +107,26 @@ void step_product(at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
   }
 }
 
+// W_hhᵀ (forward) or W_hh (backward) in bf16, packed for AMX tiles where the CPU has them and the
+// shape fits (nn/packed_bf16_matrix.h); else an empty matrix.
+PackedBf16Matrix pack_for_tiles(const at::Tensor& w_products) {
+  if (w_products.scalar_type() != at::kBFloat16 || !PackedBf16Matrix::available() ||
+      !PackedBf16Matrix::fits(w_products.size(0), w_products.size(1)))
+    return {};
+  return PackedBf16Matrix(w_products);
+}
+
+// A step's product under bf16 products: c (+)= a b from bf16 operands into fp32, on the tiles
+// where `packed` holds b, else through oneDNN's bf16 GEMM (nn/bf16_matmul.h).
+void step_product_bf16(const at::Tensor& a, const at::Tensor& b, const PackedBf16Matrix& packed, at::Tensor& c,
+                       bool accumulate) {
+  if (packed.rows() > 0) {
+    packed.multiply_into(a, c, accumulate);
+  } else {
+    bf16_matmul_into(a, b, c, accumulate);
+  }
+}
+
 // The raw tensors of one forward pass, batch-first: gates [B, T, 4H] (pre-activations from x on
 // entry, activated i, f, g, o on return), cells and cell_tanh [B, T, H], output [B, T, H]. Under
 // bf16 autocast (`h_products` [B, T, H] bf16 defined, h0_products [B, H] its h_0) h_{t-1} W_hhᵀ
@@ -127,10 +148,12 @@ void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Te
   const scalar_t* c_first = c0.data_ptr<scalar_t>();
   const scalar_t* hg = bf16_products ? nullptr : hidden_gates.data_ptr<scalar_t>();
   const auto w_hh_t = w_hh.t();
+  const auto packed = bf16_products ? pack_for_tiles(w_hh_t) : PackedBf16Matrix();  // [H, 4H]
   for (int64_t t = 0; t < T; ++t) {
     if (bf16_products) {
       auto step_gates = gates.select(1, t);  // [B, 4H]
-      bf16_matmul_into(t == 0 ? h0_products : h_products.select(1, t - 1), w_hh_t, step_gates, /*accumulate=*/true);
+      step_product_bf16(t == 0 ? h0_products : h_products.select(1, t - 1), w_hh_t, packed, step_gates,
+                        /*accumulate=*/true);
     } else {
       step_product(hidden_gates, t == 0 ? h0 : output.select(1, t - 1), w_hh_t);
     }
@@ -194,6 +217,7 @@ std::pair<at::Tensor, at::Tensor> recurrence_backward(const Forward& f, const at
   c10::BFloat16* dg_low_all = dgates_products.defined() ? dgates_products.data_ptr<c10::BFloat16>() : nullptr;
   scalar_t* dh_next = dh.data_ptr<scalar_t>();  // dL/dh_t through h_{t+1}: dgates_{t+1} W_hh
   scalar_t* dc_next = dc.data_ptr<scalar_t>();  // dL/dc_t through c_{t+1}
+  const auto packed = dg_low_all ? pack_for_tiles(w_hh) : PackedBf16Matrix();  // [4H, H]
   for (int64_t t = T - 1; t >= 0; --t) {
     at::parallel_for(0, B, rows_per_task(n), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {
@@ -206,7 +230,7 @@ std::pair<at::Tensor, at::Tensor> recurrence_backward(const Forward& f, const at
     });
     // dL/dh_{t-1} through gates_t
     if (dg_low_all) {
-      bf16_matmul_into(dgates_products.select(1, t), w_hh, dh, /*accumulate=*/false);
+      step_product_bf16(dgates_products.select(1, t), w_hh, packed, dh, /*accumulate=*/false);
     } else {
       step_product(dh, dgates.select(1, t), w_hh);
     }

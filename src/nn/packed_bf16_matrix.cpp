@@ -1,7 +1,9 @@
 #include "mixseq/nn/packed_bf16_matrix.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -48,15 +50,23 @@ TileConfig config_for(int m) {
   return config;
 }
 
-// c[0:m, 16 j : 16 (j + blocks)] = a[0:m, :] B over `blocks` (1-4) column blocks starting at j.
+// c[0:m, 16 j : 16 (j + blocks)] (+)= a[0:m, :] B over `blocks` (1-4) column blocks starting at j.
 __attribute__((target("amx-tile,amx-bf16"))) void multiply_blocks(const uint16_t* a, int64_t a_stride,
                                                                     const uint16_t* tiles, int64_t k_blocks,
                                                                     int64_t n_blocks, int64_t j, int blocks,
-                                                                    float* c, int64_t c_stride) {
-  _tile_zero(0);
-  _tile_zero(1);
-  _tile_zero(2);
-  _tile_zero(3);
+                                                                    float* c, int64_t c_stride, bool accumulate) {
+  const int64_t stride = c_stride * 4;
+  if (accumulate) {
+    _tile_loadd(0, c + j * 16, stride);
+    if (blocks > 1) _tile_loadd(1, c + (j + 1) * 16, stride);
+    if (blocks > 2) _tile_loadd(2, c + (j + 2) * 16, stride);
+    if (blocks > 3) _tile_loadd(3, c + (j + 3) * 16, stride);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
   for (int64_t kb = 0; kb < k_blocks; ++kb) {
     const uint16_t* b = tiles + (kb * n_blocks + j) * 512;  // 512 bf16 a tile
     _tile_loadd(4, a + kb * 32, a_stride * 2);
@@ -75,24 +85,27 @@ __attribute__((target("amx-tile,amx-bf16"))) void multiply_blocks(const uint16_t
       _tile_dpbf16ps(3, 4, 5);
     }
   }
-  const int64_t stride = c_stride * 4;
   _tile_stored(0, c + j * 16, stride);
   if (blocks > 1) _tile_stored(1, c + (j + 1) * 16, stride);
   if (blocks > 2) _tile_stored(2, c + (j + 2) * 16, stride);
   if (blocks > 3) _tile_stored(3, c + (j + 3) * 16, stride);
 }
 
+// Column groups [group_begin, group_end) of four blocks each, every row, on the calling thread.
 __attribute__((target("amx-tile,amx-bf16"))) void multiply(const uint16_t* a, int64_t a_stride, int64_t m,
                                                              const uint16_t* tiles, int64_t k, int64_t n, float* c,
-                                                             int64_t c_stride) {
+                                                             int64_t c_stride, bool accumulate, int64_t group_begin,
+                                                             int64_t group_end) {
   const int64_t k_blocks = k / 32, n_blocks = n / 16;
   for (int64_t r = 0; r < m; r += 16) {
     const int rows = static_cast<int>(m - r < 16 ? m - r : 16);
     const TileConfig config = config_for(rows);
     _tile_loadconfig(&config);
-    for (int64_t j = 0; j < n_blocks; j += 4)
+    for (int64_t group = group_begin; group < group_end; ++group) {
+      const int64_t j = group * 4;
       multiply_blocks(a + r * a_stride, a_stride, tiles, k_blocks, n_blocks, j,
-                      static_cast<int>(n_blocks - j < 4 ? n_blocks - j : 4), c + r * c_stride, c_stride);
+                      static_cast<int>(n_blocks - j < 4 ? n_blocks - j : 4), c + r * c_stride, c_stride, accumulate);
+    }
   }
   _tile_release();
 }
@@ -130,7 +143,7 @@ PackedBf16Matrix::PackedBf16Matrix(const torch::Tensor& b) {
     }
 }
 
-void PackedBf16Matrix::multiply_into(const torch::Tensor& a, torch::Tensor& c) const {
+void PackedBf16Matrix::multiply_into(const torch::Tensor& a, torch::Tensor& c, bool accumulate) const {
   MIXSEQ_CHECK(!tiles_.empty(), "PackedBf16Matrix: multiply_into on an empty matrix");
   MIXSEQ_CHECK(a.dim() == 2 && a.scalar_type() == at::kBFloat16 && a.size(1) == k_ && a.stride(1) == 1 &&
                    a.size(0) >= 1,
@@ -140,8 +153,15 @@ void PackedBf16Matrix::multiply_into(const torch::Tensor& a, torch::Tensor& c) c
                "PackedBf16Matrix: c must be [", a.size(0), ", ", n_, "] fp32 with unit column stride, not ",
                c.sizes());
 #ifdef MIXSEQ_HAS_AMX_CODE
-  multiply(reinterpret_cast<const uint16_t*>(a.data_ptr<at::BFloat16>()), a.stride(0), a.size(0), tiles_.data(), k_,
-           n_, c.data_ptr<float>(), c.stride(0));
+  const auto* pa = reinterpret_cast<const uint16_t*>(a.data_ptr<at::BFloat16>());
+  float* pc = c.data_ptr<float>();
+  const int64_t m = a.size(0), groups = (n_ / 16 + 3) / 4;
+  // Column groups split across threads where the product is worth it (outside a parallel region;
+  // inside one, e.g. a GRU direction's own thread, at::parallel_for runs it inline).
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, m * k_ * 64));
+  at::parallel_for(0, groups, grain, [&](int64_t begin, int64_t end) {
+    multiply(pa, a.stride(0), m, tiles_.data(), k_, n_, pc, c.stride(0), accumulate, begin, end);
+  });
 #endif
 }
 

@@ -19,7 +19,8 @@
 // make them; oneDNN's AMX kernels where the CPU has them) and return to fp32 for the cell: the
 // per-step products and the weights' gradients straight into fp32 (nn/bf16_matmul.h), from bf16
 // copies of h_t and of the gate gradients that the cell's passes write, so no step converts a
-// tensor of its own.
+// tensor of its own. On CPUs with AMX the per-step products run on tiles from a W_hh packed once
+// per pass where its shape fits (nn/packed_bf16_matrix.h: H a multiple of 32).
 #pragma once
 
 #include <torch/types.h>

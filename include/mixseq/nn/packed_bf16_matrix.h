@@ -35,9 +35,11 @@ class PackedBf16Matrix {
   int64_t rows() const { return k_; }
   int64_t cols() const { return n_; }
 
-  // c = a B: a [M, K] bf16 with unit column stride (rows may lie apart), c [M, N] fp32 with unit
-  // column stride; any M >= 1. Single-threaded: for each thread's own step.
-  void multiply_into(const torch::Tensor& a, torch::Tensor& c) const;
+  // c = a B, or c += a B when `accumulate`: a [M, K] bf16 with unit column stride (rows may lie
+  // apart), c [M, N] fp32 with unit column stride; any M >= 1. Column blocks are shared among
+  // LibTorch's threads where a product has at least about 2 M multiply-adds per thread; inside a
+  // parallel region (a GRU direction's own thread) it runs on the calling thread.
+  void multiply_into(const torch::Tensor& a, torch::Tensor& c, bool accumulate = false) const;
 
  private:
   int64_t k_ = 0, n_ = 0;

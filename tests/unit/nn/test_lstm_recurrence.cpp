@@ -12,6 +12,7 @@
 
 #include "gradient_check.h"
 #include "mixseq/nn/bf16_matmul.h"
+#include "mixseq/nn/packed_bf16_matrix.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -105,10 +106,11 @@ TEST(LstmRecurrence, UnderBf16AutocastMatchesTorchLstmUnderIt) {
 // the weights, to bf16) and of x W_ihᵀ's result (LibTorch's bf16 at::mm): h_{t-1} W_hhᵀ is summed
 // in fp32 straight into the gates (nn/bf16_matmul.h), the cell is fp32. The reference below makes
 // the same roundings step by step with LibTorch's ops.
-TEST(LstmRecurrence, UnderBf16AutocastRoundsOnlyTheProductsOperands) {
-  if (!bf16_matmul_is_direct()) GTEST_SKIP() << "the fallback rounds h_{t-1} W_hhᵀ to bf16 as well";
+// H 40: the steps' products through oneDNN's bf16 GEMM; 64: on AMX tiles where the CPU has them
+// (nn/packed_bf16_matrix.h takes W_hhᵀ [64, 256] and W_hh [256, 64], not [40, 160]).
+void expect_only_the_products_operands_rounded(int64_t H) {
   at::manual_seed(4);
-  const int64_t B = 5, T = 7, Din = 24, H = 40;
+  const int64_t B = 5, T = 7, Din = 24;
   torch::nn::LSTM lstm(torch::nn::LSTMOptions(Din, H).batch_first(true));
   const auto weights = weights_of(lstm);
   const auto x = at::randn({B, T, Din}), h0 = at::randn({B, H}), c0 = at::randn({B, H});
@@ -133,6 +135,16 @@ TEST(LstmRecurrence, UnderBf16AutocastRoundsOnlyTheProductsOperands) {
   const auto y_ref = at::stack(outputs, 1);
   EXPECT_TRUE(at::allclose(y, y_ref, 1e-4, 1e-5)) << (y - y_ref).abs().max();
   EXPECT_TRUE(at::allclose(c_last, c, 1e-4, 1e-5)) << (c_last - c).abs().max();
+}
+
+TEST(LstmRecurrence, UnderBf16AutocastRoundsOnlyTheProductsOperands) {
+  if (!bf16_matmul_is_direct()) GTEST_SKIP() << "the fallback rounds h_{t-1} W_hhᵀ to bf16 as well";
+  expect_only_the_products_operands_rounded(40);
+}
+
+TEST(LstmRecurrence, OnAmxTilesTooWhereTheShapeFits) {
+  if (!PackedBf16Matrix::available()) GTEST_SKIP() << "this CPU (or process) cannot run AMX tiles";
+  expect_only_the_products_operands_rounded(64);
 }
 
 // The gradients under bf16 autocast, whose products take dgates rounded to bf16 (written by the

@@ -1,6 +1,7 @@
 #include "mixseq/nn/packed_bf16_matrix.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -31,6 +32,31 @@ TEST(PackedBf16Matrix, ProductsEqualTheExactSumsOfTheBf16Operands) {
     EXPECT_LT(error, 1e-5 * expected.abs().max().item<double>()) << m << " x " << k << " x " << n;
     EXPECT_TRUE(at::equal(storage.slice(1, n, n + 5), torch::full({m, 5}, 7.0f)));  // nothing past c written
   }
+}
+
+TEST(PackedBf16Matrix, AccumulatesIntoCAndSplitsLargeProductsAcrossThreads) {
+  if (!PackedBf16Matrix::available()) GTEST_SKIP() << "this CPU (or process) cannot run AMX tiles";
+  torch::manual_seed(12);
+  // [64, 512] x [512, 2048]: 67 M multiply-adds, shared by LibTorch's threads (32 column groups);
+  // c a step of a [B, T, 4H] tensor as the LSTM's gates are.
+  const auto b = torch::randn({512, 2048}).to(at::kBFloat16);
+  const PackedBf16Matrix packed(b);
+  const auto a = torch::randn({64, 512}).to(at::kBFloat16);
+  const auto gates = torch::randn({64, 3, 2048});
+  auto c = gates.select(1, 1);
+  const auto before = c.clone();
+  packed.multiply_into(a, c, /*accumulate=*/true);
+  const auto expected = before.to(at::kDouble) + exact(a, b);
+  EXPECT_LT((c.to(at::kDouble) - expected).abs().max().item<double>(), 1e-5 * expected.abs().max().item<double>());
+  EXPECT_TRUE(at::equal(gates.select(1, 0), gates.select(1, 0).clone()));
+  const int threads = at::get_num_threads();
+  at::set_num_threads(1);
+  auto one = torch::empty({64, 2048});
+  packed.multiply_into(a, one);
+  at::set_num_threads(threads);
+  auto many = torch::empty({64, 2048});
+  packed.multiply_into(a, many);
+  EXPECT_TRUE(at::equal(one, many));  // each column block's sums in the same order
 }
 
 TEST(PackedBf16Matrix, ATransposedViewPacksAsItsValues) {
