@@ -135,15 +135,6 @@ struct Forward {
   at::Tensor out_products;  // [T, B, D, H]: out in bf16 under bf16 products, else undefined
 };
 
-// W_hhᵀ (forward) or W_hh (backward) of one direction packed for AMX tiles (nn/packed_bf16_matrix.h)
-// under bf16 products where the CPU has them and the shape fits; else an empty matrix.
-PackedBf16Matrix pack_if_possible(const at::Tensor& w_products) {
-  if (w_products.scalar_type() != at::kBFloat16 || !PackedBf16Matrix::available() ||
-      !PackedBf16Matrix::fits(w_products.size(0), w_products.size(1)))
-    return {};
-  return PackedBf16Matrix(w_products);
-}
-
 // h_{t-1} W_hhᵀ (forward) or dgh_t W_hh (backward) of one direction at one step, into c [B, ·]:
 // from the bf16 copies (`a_products` defined) with W_hh in bf16 (packed for AMX where `packed`
 // holds it), else from a in the cell's dtype.
@@ -178,7 +169,7 @@ void recurrence_forward(const at::Tensor& inputs, const std::vector<int64_t>& le
   at::parallel_for(0, D, 1, [&](int64_t begin, int64_t end) {
     for (int64_t d = begin; d < end; ++d) {
       const at::Tensor w_hh_t = w_hh[d].t(), w_hh_products_t = w_hh_products[d].t();  // [H, 3H]
-      const auto packed = low ? pack_if_possible(w_hh_products_t) : PackedBf16Matrix();
+      const auto packed = PackedBf16Matrix::where_possible(w_hh_products_t);  // bf16 products only
       const at::Tensor out_d = f.out.select(2, d);                                     // [T, B, H]
       const at::Tensor out_products_d = low ? f.out_products.select(2, d) : at::Tensor();
       const scalar_t* pb = b_hn[d].data_ptr<scalar_t>();
@@ -268,7 +259,7 @@ void recurrence_backward(const Forward& f, const at::Tensor& dout, const std::ve
     for (int64_t d = begin; d < end; ++d) {
       const at::Tensor dgh_d = dgh.select(2, d);  // [T, B, 3H]
       const at::Tensor dgh_products_d = low ? dgh_products.select(2, d) : at::Tensor();
-      const auto packed = low ? pack_if_possible(w_hh_products[d]) : PackedBf16Matrix();  // [3H, H]
+      const auto packed = PackedBf16Matrix::where_possible(w_hh_products[d]);  // [3H, H], bf16 products only
       at::Tensor rec = at::zeros({B, H}, f.out.options());  // dgh_{t+1} W_hh
       scalar_t* prec = rec.data_ptr<scalar_t>();
       std::vector<scalar_t> carry(B * H, scalar_t(0)), zeros(H, scalar_t(0));

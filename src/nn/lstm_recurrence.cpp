@@ -107,15 +107,6 @@ void step_product(at::Tensor& c, const at::Tensor& a, const at::Tensor& b) {
   }
 }
 
-// W_hhᵀ (forward) or W_hh (backward) in bf16, packed for AMX tiles where the CPU has them and the
-// shape fits (nn/packed_bf16_matrix.h); else an empty matrix.
-PackedBf16Matrix pack_for_tiles(const at::Tensor& w_products) {
-  if (w_products.scalar_type() != at::kBFloat16 || !PackedBf16Matrix::available() ||
-      !PackedBf16Matrix::fits(w_products.size(0), w_products.size(1)))
-    return {};
-  return PackedBf16Matrix(w_products);
-}
-
 // A step's product under bf16 products: c (+)= a b from bf16 operands into fp32, on the tiles
 // where `packed` holds b, else through oneDNN's bf16 GEMM (nn/bf16_matmul.h).
 void step_product_bf16(const at::Tensor& a, const at::Tensor& b, const PackedBf16Matrix& packed, at::Tensor& c,
@@ -148,7 +139,7 @@ void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Te
   const scalar_t* c_first = c0.data_ptr<scalar_t>();
   const scalar_t* hg = bf16_products ? nullptr : hidden_gates.data_ptr<scalar_t>();
   const auto w_hh_t = w_hh.t();
-  const auto packed = bf16_products ? pack_for_tiles(w_hh_t) : PackedBf16Matrix();  // [H, 4H]
+  const auto packed = PackedBf16Matrix::where_possible(w_hh_t);  // [H, 4H], bf16 products only
   for (int64_t t = 0; t < T; ++t) {
     if (bf16_products) {
       auto step_gates = gates.select(1, t);  // [B, 4H]
@@ -217,7 +208,7 @@ std::pair<at::Tensor, at::Tensor> recurrence_backward(const Forward& f, const at
   c10::BFloat16* dg_low_all = dgates_products.defined() ? dgates_products.data_ptr<c10::BFloat16>() : nullptr;
   scalar_t* dh_next = dh.data_ptr<scalar_t>();  // dL/dh_t through h_{t+1}: dgates_{t+1} W_hh
   scalar_t* dc_next = dc.data_ptr<scalar_t>();  // dL/dc_t through c_{t+1}
-  const auto packed = dg_low_all ? pack_for_tiles(w_hh) : PackedBf16Matrix();  // [4H, H]
+  const auto packed = PackedBf16Matrix::where_possible(w_hh);  // [4H, H], bf16 products only
   for (int64_t t = T - 1; t >= 0; --t) {
     at::parallel_for(0, B, rows_per_task(n), [&](int64_t begin, int64_t end) {
       for (int64_t b = begin; b < end; ++b) {

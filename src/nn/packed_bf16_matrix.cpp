@@ -122,6 +122,13 @@ bool PackedBf16Matrix::available() {
 #endif
 }
 
+PackedBf16Matrix PackedBf16Matrix::where_possible(const torch::Tensor& b) {
+  if (b.dim() != 2 || b.scalar_type() != at::kBFloat16 || !b.device().is_cpu() || !available() ||
+      !fits(b.size(0), b.size(1)))
+    return {};
+  return PackedBf16Matrix(b);
+}
+
 PackedBf16Matrix::PackedBf16Matrix(const torch::Tensor& b) {
   MIXSEQ_CHECK(b.dim() == 2 && b.scalar_type() == at::kBFloat16 && b.device().is_cpu(),
                "PackedBf16Matrix: needs a 2-D bf16 CPU matrix, not ", b.sizes(), " ", b.scalar_type());

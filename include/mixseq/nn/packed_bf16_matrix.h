@@ -28,6 +28,10 @@ class PackedBf16Matrix {
   // nn/bf16_matmul.h).
   static bool fits(int64_t k, int64_t n) { return k > 0 && n > 0 && k % 32 == 0 && n % 16 == 0; }
 
+  // b packed where it is bf16 and available() and fits() allow it; else an empty matrix (rows()
+  // 0), for which the caller keeps its own product (the recurrences: nn/bf16_matmul.h).
+  static PackedBf16Matrix where_possible(const torch::Tensor& b);
+
   PackedBf16Matrix() = default;
   // b [K, N] bf16 on the CPU, any strides; requires available() and fits(K, N).
   explicit PackedBf16Matrix(const torch::Tensor& b);

@@ -18,7 +18,7 @@ TEST(PackedBf16Matrix, ProductsEqualTheExactSumsOfTheBf16Operands) {
   torch::manual_seed(11);
   // DeepSpeech2's step shapes both ways; rows below, at and above one tile (16), and column
   // blocks that are not a multiple of the kernel's four.
-  for (const auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{8, 256, 768}, {8, 768, 256}, {1, 32, 16},
+  for (const auto& [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{8, 256, 768}, {8, 768, 256}, {1, 32, 16},
                                {16, 64, 48}, {21, 96, 80}, {40, 32, 112}}) {
     const auto b = torch::randn({k, n}).to(at::kBFloat16);
     const PackedBf16Matrix packed(b);
@@ -74,7 +74,10 @@ TEST(PackedBf16Matrix, ShapesItCannotTakeAreErrors) {
   EXPECT_FALSE(PackedBf16Matrix::fits(32, 24));
   EXPECT_TRUE(PackedBf16Matrix::fits(800, 2400));  // DeepSpeech2's large preset, hidden 800
   EXPECT_THROW(PackedBf16Matrix(torch::randn({32, 16})), Error);  // fp32
+  EXPECT_EQ(PackedBf16Matrix::where_possible(torch::randn({32, 16})).rows(), 0);  // fp32: the caller's product
+  EXPECT_EQ(PackedBf16Matrix::where_possible(torch::randn({30, 16}).to(at::kBFloat16)).rows(), 0);
   if (!PackedBf16Matrix::available()) GTEST_SKIP() << "this CPU (or process) cannot run AMX tiles";
+  EXPECT_EQ(PackedBf16Matrix::where_possible(torch::randn({32, 16}).to(at::kBFloat16)).rows(), 32);
   const PackedBf16Matrix packed(torch::randn({32, 16}).to(at::kBFloat16));
   auto c = torch::empty({2, 16});
   EXPECT_THROW(packed.multiply_into(torch::randn({2, 64}).to(at::kBFloat16), c), Error);  // K 64, not 32
