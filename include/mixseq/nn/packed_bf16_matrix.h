@@ -4,10 +4,10 @@
 //
 // Why: at DeepSpeech2's bench shape a step's [8, 256] x [256, 768] product took 20 us through
 // oneDNN's dnnl_gemm_bf16bf16f32 on one core of the AMX Xeon (family 6 model 207), no faster than
-// its fp32 sgemm (19 us), though the same library's bf16 products of 1024^3 ran at 5-6x its fp32
-// rate there (bench/matmul_precision_bench, one thread): each call lays the weight matrix out for
-// the tiles again (393 KB) to multiply 8 rows by it. Packed once per sequence, a step only loads
-// the tiles: 9 us, and 5 us for the backward's [8, 768] x [768, 256] (docs/benchmarks.md).
+// its fp32 sgemm (19 us), though bf16 products of 1024^3 ran at 2.6-6.4x fp32's rate there
+// (bench/matmul_precision_bench, one thread, three runs): each call lays the weight matrix out
+// for the tiles again (393 KB) to multiply 8 rows by it. Packed once per sequence, a step only
+// loads the tiles: 9 us, and 5 us for the backward's [8, 768] x [768, 256] (docs/benchmarks.md).
 //
 // Layout: B's rows in pairs (AMX's VNNI order), cut into tiles of 32 rows by 16 columns, 1 KB each,
 // K-block by K-block. The products sum in fp32 in the tiles (the same sums as oneDNN's bf16 GEMM,
