@@ -40,7 +40,7 @@ class Conv2dFloatWeightGradient : public torch::autograd::Function<Conv2dFloatWe
   }
 };
 
-bool applies(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+bool float_weight_gradient_applies(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
   if (!x.device().is_cpu() || !compat::is_autocast_enabled(c10::kCPU) ||
       compat::autocast_dtype(c10::kCPU) != at::kBFloat16)
     return false;
@@ -54,7 +54,7 @@ bool applies(const torch::Tensor& x, const torch::Tensor& weight, const torch::T
 torch::Tensor conv2d_float_weight_gradient(const torch::Tensor& x, const torch::Tensor& weight,
                                            const torch::Tensor& bias, torch::IntArrayRef stride,
                                            torch::IntArrayRef padding) {
-  if (!applies(x, weight, bias)) return at::conv2d(x, weight, bias, stride, padding);
+  if (!float_weight_gradient_applies(x, weight, bias)) return at::conv2d(x, weight, bias, stride, padding);
   return Conv2dFloatWeightGradient::apply(x, weight, bias, stride.vec(), padding.vec());
 }
 

@@ -43,7 +43,7 @@ struct alignas(64) TileConfig {
 
 // Tiles 0-3: four 16-column blocks of c (m rows); 4: a's 32 columns of one K-block (m rows);
 // 5-7: B's tiles (16 row pairs).
-TileConfig config_for(int m) {
+TileConfig tile_config_for(int m) {
   TileConfig config;
   for (int t = 0; t < 5; ++t) config.colsb[t] = 64, config.rows[t] = static_cast<uint8_t>(m);
   for (int t = 5; t < 8; ++t) config.colsb[t] = 64, config.rows[t] = 16;
@@ -51,7 +51,7 @@ TileConfig config_for(int m) {
 }
 
 // c[0:m, 16 j : 16 (j + blocks)] (+)= a[0:m, :] B over `blocks` (1-4) column blocks starting at j.
-__attribute__((target("amx-tile,amx-bf16"))) void multiply_blocks(const uint16_t* a, int64_t a_stride,
+__attribute__((target("amx-tile,amx-bf16"))) void multiply_tile_blocks(const uint16_t* a, int64_t a_stride,
                                                                     const uint16_t* tiles, int64_t k_blocks,
                                                                     int64_t n_blocks, int64_t j, int blocks,
                                                                     float* c, int64_t c_stride, bool accumulate) {
@@ -92,18 +92,18 @@ __attribute__((target("amx-tile,amx-bf16"))) void multiply_blocks(const uint16_t
 }
 
 // Column groups [group_begin, group_end) of four blocks each, every row, on the calling thread.
-__attribute__((target("amx-tile,amx-bf16"))) void multiply(const uint16_t* a, int64_t a_stride, int64_t m,
+__attribute__((target("amx-tile,amx-bf16"))) void multiply_on_tiles(const uint16_t* a, int64_t a_stride, int64_t m,
                                                              const uint16_t* tiles, int64_t k, int64_t n, float* c,
                                                              int64_t c_stride, bool accumulate, int64_t group_begin,
                                                              int64_t group_end) {
   const int64_t k_blocks = k / 32, n_blocks = n / 16;
   for (int64_t r = 0; r < m; r += 16) {
     const int rows = static_cast<int>(m - r < 16 ? m - r : 16);
-    const TileConfig config = config_for(rows);
+    const TileConfig config = tile_config_for(rows);
     _tile_loadconfig(&config);
     for (int64_t group = group_begin; group < group_end; ++group) {
       const int64_t j = group * 4;
-      multiply_blocks(a + r * a_stride, a_stride, tiles, k_blocks, n_blocks, j,
+      multiply_tile_blocks(a + r * a_stride, a_stride, tiles, k_blocks, n_blocks, j,
                       static_cast<int>(n_blocks - j < 4 ? n_blocks - j : 4), c + r * c_stride, c_stride, accumulate);
     }
   }
@@ -167,7 +167,7 @@ void PackedBf16Matrix::multiply_into(const torch::Tensor& a, torch::Tensor& c, b
   // inside one, e.g. a GRU direction's own thread, at::parallel_for runs it inline).
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(1, m * k_ * 64));
   at::parallel_for(0, groups, grain, [&](int64_t begin, int64_t end) {
-    multiply(pa, a.stride(0), m, tiles_.data(), k_, n_, pc, c.stride(0), accumulate, begin, end);
+    multiply_on_tiles(pa, a.stride(0), m, tiles_.data(), k_, n_, pc, c.stride(0), accumulate, begin, end);
   });
 #endif
 }

@@ -12,12 +12,12 @@
 namespace mixseq {
 namespace {
 
-struct Pass {
+struct ReluPass {
   at::Tensor y, grad;
 };
 
 template <typename Activation>
-Pass run(const Activation& activation, const at::Tensor& x, const at::Tensor& g) {
+ReluPass run_activation(const Activation& activation, const at::Tensor& x, const at::Tensor& g) {
   auto input = x.detach().clone().requires_grad_();
   auto y = activation(input);
   y.backward(g);
@@ -25,7 +25,7 @@ Pass run(const Activation& activation, const at::Tensor& x, const at::Tensor& g)
 }
 
 // Hardtanh's gradient written out: g where 0 < x < 20.
-at::Tensor expected_gradient(const at::Tensor& x, const at::Tensor& g) {
+at::Tensor hardtanh_gradient(const at::Tensor& x, const at::Tensor& g) {
   return at::where(at::logical_and(x > 0, x < 20), g, at::zeros_like(g));
 }
 
@@ -36,12 +36,12 @@ TEST(ClippedRelu, ValuesAndGradientAreHardtanhsInFp32AndBf16) {
   const auto g = torch::randn(x.sizes());
   for (const auto dtype : {at::kFloat, at::kBFloat16}) {
     const auto xd = x.to(dtype), gd = g.to(dtype);
-    const auto ours = run([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, xd, gd);
+    const auto ours = run_activation([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, xd, gd);
     EXPECT_TRUE(at::equal(ours.y, at::clamp(xd, 0.0, 20.0))) << dtype;
     ASSERT_EQ(ours.grad.scalar_type(), dtype);
-    EXPECT_TRUE(at::equal(ours.grad, expected_gradient(xd, gd))) << dtype;
+    EXPECT_TRUE(at::equal(ours.grad, hardtanh_gradient(xd, gd))) << dtype;
     if (dtype == at::kFloat) {  // LibTorch's own Hardtanh (no bf16 backward in 1.13)
-      const auto theirs = run([](const at::Tensor& t) { return torch::hardtanh(t, 0.0, 20.0); }, xd, gd);
+      const auto theirs = run_activation([](const at::Tensor& t) { return torch::hardtanh(t, 0.0, 20.0); }, xd, gd);
       EXPECT_TRUE(at::equal(ours.grad, theirs.grad));
     }
   }
@@ -51,14 +51,14 @@ TEST(ClippedRelu, NonContiguousInputsOtherDtypesAndOneThread) {
   torch::manual_seed(4);
   const auto x = (torch::randn({40, 30}) * 15).t();  // a transposed view
   const auto g = torch::randn({40, 30}).t();
-  const auto ours = run([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, x, g);
-  EXPECT_TRUE(at::equal(ours.grad, expected_gradient(x, g)));
+  const auto ours = run_activation([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, x, g);
+  EXPECT_TRUE(at::equal(ours.grad, hardtanh_gradient(x, g)));
   const auto xd = x.to(at::kDouble), gd = g.to(at::kDouble);  // the ATen composition
-  EXPECT_TRUE(at::equal(run([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, xd, gd).grad,
-                        expected_gradient(xd, gd)));
+  EXPECT_TRUE(at::equal(run_activation([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, xd, gd).grad,
+                        hardtanh_gradient(xd, gd)));
   const int before = at::get_num_threads();
   at::set_num_threads(1);
-  const auto one = run([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, x, g);
+  const auto one = run_activation([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, x, g);
   at::set_num_threads(before);
   EXPECT_TRUE(at::equal(one.grad, ours.grad));
 }
@@ -67,14 +67,14 @@ TEST(ClippedRelu, ACeilingBetweenTwoBf16ValuesInBf16) {
   // 1.01 lies between the bf16 values 1.0078125 and 1.015625: the first is below it, inside.
   const auto x = torch::tensor({1.0f, 1.0078125f, 1.015625f, 3.0f, -0.0f, 0.0f}).to(at::kBFloat16);
   const auto g = torch::full({6}, 2.0f).to(at::kBFloat16);
-  const auto ours = run([](const at::Tensor& t) { return clipped_relu(t, 1.01); }, x, g);
+  const auto ours = run_activation([](const at::Tensor& t) { return clipped_relu(t, 1.01); }, x, g);
   EXPECT_EQ(ours.grad.to(at::kFloat).sum().item<float>(), 4.0f) << ours.grad;  // 1.0 and 1.0078125
   EXPECT_TRUE(at::equal(ours.grad, at::where(at::logical_and(x > 0, x.to(at::kFloat) < 1.01f), g, at::zeros_like(g))));
 }
 
 TEST(ClippedRelu, NaNGetsNoGradientAndABadCeilingIsAnError) {
   auto x = torch::tensor({std::numeric_limits<float>::quiet_NaN(), 5.0f});
-  const auto ours = run([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, x, torch::ones({2}));
+  const auto ours = run_activation([](const at::Tensor& t) { return clipped_relu(t, 20.0); }, x, torch::ones({2}));
   EXPECT_EQ(ours.grad[0].item<float>(), 0.0f);
   EXPECT_EQ(ours.grad[1].item<float>(), 1.0f);
   EXPECT_THROW(clipped_relu(x, 0.0), Error);

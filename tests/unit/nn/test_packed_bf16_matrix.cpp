@@ -11,7 +11,9 @@ namespace mixseq {
 namespace {
 
 // The bf16 operands' product summed exactly (fp64).
-at::Tensor exact(const at::Tensor& a, const at::Tensor& b) { return at::mm(a.to(at::kDouble), b.to(at::kDouble)); }
+at::Tensor exact_bf16_product(const at::Tensor& a, const at::Tensor& b) {
+  return at::mm(a.to(at::kDouble), b.to(at::kDouble));
+}
 
 TEST(PackedBf16Matrix, ProductsEqualTheExactSumsOfTheBf16Operands) {
   if (!PackedBf16Matrix::available()) GTEST_SKIP() << "this CPU (or process) cannot run AMX tiles";
@@ -27,7 +29,7 @@ TEST(PackedBf16Matrix, ProductsEqualTheExactSumsOfTheBf16Operands) {
     auto storage = torch::full({m, n + 5}, 7.0f);
     auto c = storage.slice(1, 0, n);
     packed.multiply_into(a, c);
-    const auto expected = exact(a, b);
+    const auto expected = exact_bf16_product(a, b);
     const double error = (c.to(at::kDouble) - expected).abs().max().item<double>();
     EXPECT_LT(error, 1e-5 * expected.abs().max().item<double>()) << m << " x " << k << " x " << n;
     EXPECT_TRUE(at::equal(storage.slice(1, n, n + 5), torch::full({m, 5}, 7.0f)));  // nothing past c written
@@ -46,7 +48,7 @@ TEST(PackedBf16Matrix, AccumulatesIntoCAndSplitsLargeProductsAcrossThreads) {
   auto c = gates.select(1, 1);
   const auto before = c.clone();
   packed.multiply_into(a, c, /*accumulate=*/true);
-  const auto expected = before.to(at::kDouble) + exact(a, b);
+  const auto expected = before.to(at::kDouble) + exact_bf16_product(a, b);
   EXPECT_LT((c.to(at::kDouble) - expected).abs().max().item<double>(), 1e-5 * expected.abs().max().item<double>());
   EXPECT_TRUE(at::equal(gates.select(1, 0), gates.select(1, 0).clone()));
   const int threads = at::get_num_threads();
@@ -66,7 +68,7 @@ TEST(PackedBf16Matrix, ATransposedViewPacksAsItsValues) {
   const auto a = torch::randn({8, 256}).to(at::kBFloat16);
   auto c = torch::empty({8, 768});
   packed.multiply_into(a, c);
-  EXPECT_TRUE(at::allclose(c.to(at::kDouble), exact(a, w.t()), 1e-5, 1e-4));
+  EXPECT_TRUE(at::allclose(c.to(at::kDouble), exact_bf16_product(a, w.t()), 1e-5, 1e-4));
 }
 
 TEST(PackedBf16Matrix, ShapesItCannotTakeAreErrors) {
