@@ -31,7 +31,7 @@ std::vector<GruWeights> weights_of(torch::nn::GRU& gru, bool bidirectional) {
   return result;
 }
 
-double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
+double gru_relative_error(const torch::Tensor& a, const torch::Tensor& b) {
   return (a - b).abs().max().item<double>() / std::max(1e-30, b.abs().max().item<double>());
 }
 
@@ -50,10 +50,10 @@ TEST(GruRecurrence, InferenceEqualsLibTorchsGruOverPackedInput) {
     ASSERT_TRUE(gru_recurrence_applies(x, weights));
     const auto y = gru_recurrence(x, lengths, weights);
     ASSERT_EQ(y.sizes(), expected.sizes());
-    EXPECT_LT(relative_error(y, expected), 1e-5) << bidirectional;
+    EXPECT_LT(gru_relative_error(y, expected), 1e-5) << bidirectional;
     // equal lengths: the unpacked run
     const auto full = gru_recurrence(x, torch::full({batch}, steps, torch::kLong), weights);
-    EXPECT_LT(relative_error(full, std::get<0>(gru->forward(x))), 1e-5) << bidirectional;
+    EXPECT_LT(gru_relative_error(full, std::get<0>(gru->forward(x))), 1e-5) << bidirectional;
   }
 }
 
@@ -87,11 +87,11 @@ TEST(GruRecurrence, GradientsEqualLibTorchsOverPackedInput) {
     const auto y_ref = packed_gru(gru, x, lengths);
     const auto theirs = torch::autograd::grad({(y_ref * probe).sum()}, inputs);
 
-    EXPECT_LT(relative_error(y, y_ref), 1e-5) << bidirectional;
+    EXPECT_LT(gru_relative_error(y, y_ref), 1e-5) << bidirectional;
     const char* names[] = {"x", "w_ih", "w_hh", "b_ih", "b_hh"};
     for (size_t i = 0; i < ours.size(); ++i) {
       ASSERT_TRUE(ours[i].defined()) << i;
-      EXPECT_LT(relative_error(ours[i], theirs[i]), 1e-5) << bidirectional << " " << names[i == 0 ? 0 : 1 + (i - 1) % 4]
+      EXPECT_LT(gru_relative_error(ours[i], theirs[i]), 1e-5) << bidirectional << " " << names[i == 0 ? 0 : 1 + (i - 1) % 4]
                                                         << " of direction " << (i == 0 ? 0 : (i - 1) / 4);
     }
     // Frames past a length get no gradient.
@@ -193,7 +193,7 @@ void expect_bf16_products(int64_t hidden) {
   EXPECT_FALSE(double_applies);
   EXPECT_TRUE(still_on);
   ASSERT_EQ(y.scalar_type(), torch::kFloat);
-  const double error = relative_error(y, expected), from_fp32 = relative_error(y, y_fp32.detach());
+  const double error = gru_relative_error(y, expected), from_fp32 = gru_relative_error(y, y_fp32.detach());
   // Here 1.3e-7 and 7.2e-4. The sums' order differs from the reference's (oneDNN's kernel against
   // LibTorch's mv, and per machine), so an h_t near a bf16 rounding boundary may round the other
   // way in one of them; each such flip moves the output by about 1/sqrt(H T) of what rounding
@@ -204,11 +204,11 @@ void expect_bf16_products(int64_t hidden) {
   const auto ours = torch::autograd::grad({(y * probe).sum()}, inputs);
   ASSERT_EQ(ours[0].scalar_type(), torch::kBFloat16);
   EXPECT_GT(ours[0].abs().max().item<float>(), 0.0f);
-  EXPECT_LT(relative_error(ours[0].to(torch::kFloat), theirs[0]), 2e-2) << "x";
+  EXPECT_LT(gru_relative_error(ours[0].to(torch::kFloat), theirs[0]), 2e-2) << "x";
   const char* names[] = {"w_ih", "w_hh", "b_ih", "b_hh"};
   for (size_t i = 1; i < ours.size(); ++i) {
     ASSERT_EQ(ours[i].scalar_type(), torch::kFloat) << i;
-    EXPECT_LT(relative_error(ours[i], theirs[i]), 2e-2) << names[(i - 1) % 4] << " of direction " << (i - 1) / 4;
+    EXPECT_LT(gru_relative_error(ours[i], theirs[i]), 2e-2) << names[(i - 1) % 4] << " of direction " << (i - 1) / 4;
   }
   // Frames past a length get no gradient.
   EXPECT_EQ(ours[0].select(0, 8).select(0, 1).abs().max().item<float>(), 0.0f);
