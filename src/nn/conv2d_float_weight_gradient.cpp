@@ -5,7 +5,6 @@
 
 #include <vector>
 
-#include "mixseq/util/mixed_precision.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -30,10 +29,11 @@ class Conv2dFloatWeightGradient : public torch::autograd::Function<Conv2dFloatWe
     const auto stride = context->saved_data["stride"].toIntVector();
     const auto padding = context->saved_data["padding"].toIntVector();
     const bool has_bias = context->saved_data["bias"].toBool();
-    const auto grad = gradients[0].to(x.scalar_type());
+    const auto dtype = weight.scalar_type();  // fp32: every operand widened to it
+    const auto grad = gradients[0].to(dtype);
     const std::vector<int64_t> bias_sizes{weight.size(0)};
     auto [dx, dw, db] = at::convolution_backward(
-        grad, x.to(weight.scalar_type()), weight, bias_sizes, stride, padding, /*dilation=*/{1, 1},
+        grad, x.to(dtype), weight, bias_sizes, stride, padding, /*dilation=*/{1, 1},
         /*transposed=*/false, /*output_padding=*/{0, 0}, /*groups=*/1,
         {context->needs_input_grad(0), context->needs_input_grad(1), has_bias && context->needs_input_grad(2)});
     return {dx.defined() ? dx.to(x.scalar_type()) : dx, dw, db, at::Tensor(), at::Tensor()};
