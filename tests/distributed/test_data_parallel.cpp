@@ -312,6 +312,16 @@ std::vector<UpdateStats> read_stats(const std::string& path) {
 
 double max_difference(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
+// How far apart two trainings that add the same gradients in another order may end, after 3 Adam
+// updates at lr 1e-2 (each moves a parameter by up to 1e-2; a lost or doubled gradient moves many
+// by 1e-3 and more). Ranks that accumulate 2 micro-batches each, then all-reduce, sum in another
+// order than one process over 4, and Adam's m / sqrt(v) magnifies the rounding of gradients near
+// 0. Measured at update_freq 2 over 11 thread and kernel settings (OMP_NUM_THREADS 1-4, OpenBLAS
+// Haswell, Zen, SkylakeX, Cooperlake, ATEN_CPU_CAPABILITY default, avx2, avx512) on a 2-core AMD
+// EPYC (family 26, 2026-12-01): 6.2e-7 to 2.25e-6, the default the largest (docs/reliability.md);
+// the bound was 2e-6 until then.
+constexpr double kReorderedSumsBound = 1e-5;
+
 class DataParallel : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -328,7 +338,9 @@ TEST_F(DataParallel, TwoRanksTrainLikeOneProcessOnTheConcatenatedBatches) {
     const auto distributed = read_floats(dir.path("parameters"));
     const auto alone = train_alone(3, 2 * update_freq);
     ASSERT_EQ(distributed.numel(), alone.numel());
-    EXPECT_LT(max_difference(distributed, alone), 2e-6);
+    const double difference = max_difference(distributed, alone);
+    std::cout << "[ INFO ] update_freq " << update_freq << ": largest parameter difference " << difference << "\n";
+    EXPECT_LT(difference, kReorderedSumsBound);
     EXPECT_GT(max_difference(alone, TinyTraining().flat_parameters()), 1e-2);  // it did train
     // One all-reduce per bucket and update: none for the micro-batches before the last.
     for (const auto& update : read_stats(dir.path("stats.0"))) EXPECT_EQ(update.collectives, update.buckets);
@@ -338,7 +350,7 @@ TEST_F(DataParallel, TwoRanksTrainLikeOneProcessOnTheConcatenatedBatches) {
 TEST_F(DataParallel, OneRankUnderALauncherTrainsAsAProcessAlone) {
   test::TempDir dir;
   expect_clean_exits(run_ranks(1, "TrainSteps", dir, train_settings(2, true, 25), std::chrono::seconds(120)));
-  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), 2e-6);
+  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), kReorderedSumsBound);
 }
 
 TEST_F(DataParallel, BucketsAreAllReducedWhileBackwardRuns) {
@@ -353,7 +365,7 @@ TEST_F(DataParallel, BucketsAreAllReducedWhileBackwardRuns) {
     EXPECT_GT(update.pending_at_first_start, 0);  // ... the first while other gradients were still to come
     EXPECT_EQ(update.bytes, static_cast<int64_t>(TinyTraining().flat_parameters().numel() * sizeof(float)));
   }
-  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), 2e-6);
+  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), kReorderedSumsBound);
 }
 
 TEST_F(DataParallel, WithoutOverlapEveryBucketStartsAfterBackward) {
@@ -365,7 +377,7 @@ TEST_F(DataParallel, WithoutOverlapEveryBucketStartsAfterBackward) {
     EXPECT_GE(update.buckets, 3);
     EXPECT_EQ(update.started_during_backward, 0);
   }
-  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), 2e-6);
+  EXPECT_LT(max_difference(read_floats(dir.path("parameters")), train_alone(3, 2)), kReorderedSumsBound);
 }
 
 TEST_F(DataParallel, AKilledRankEndsTheOtherWithAClearError) {
