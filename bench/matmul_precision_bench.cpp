@@ -33,7 +33,7 @@ const Shape kShapes[] = {{"square_1024", 1024, 1024, 1024},
 
 // The best of 5 rounds of `repeats` products, after at least 0.3 s of warm-up. The first products
 // of a process run at half speed or less (measured on a 2-core AMD EPYC, family 26: 95-107 GFLOP/s
-// for fp32 1024^3 after two warm-up calls, 185-192 after this warm-up, OpenBLAS Haswell both times):
+// for fp32 1024^3 after two warm-up calls, 196-197 after this warm-up, OpenBLAS Haswell both times):
 // the BLAS's thread pool and buffers start, and a virtual CPU wakes up. A mean over the first ten
 // calls measured that start-up, not the product.
 double seconds_per_product(const at::Tensor& a, const at::Tensor& b, int repeats) {
