@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "mixseq/distributed/launch_environment.h"
 #include "mixseq/util/allocator.h"
+#include "mixseq/util/tensor_memory.h"
 #include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
@@ -129,7 +130,7 @@ std::string version_text() {
   const char* devices = "CPU";
 #endif
   return std::string("mixseq ") + MIXSEQ_VERSION + " (LibTorch " + TORCH_VERSION + ", " + devices + "; " +
-         describe_cpu_kernels(choose_cpu_kernels()) + ")";
+         describe_cpu_kernels(choose_cpu_kernels()) + "; tensor memory: " + describe_tensor_memory() + ")";
 }
 
 // The commands whose speed the CPU's kernels decide: they name them in their first log line.
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
   // Before any product: OpenBLAS's kernels where it picked weaker ones than this CPU runs.
   mixseq::choose_cpu_kernels();
   mixseq::keep_freed_memory_for_reuse();
+  mixseq::use_huge_pages_for_tensors();
   CLI::App app{"mixseq: train, translate and score sequence models with mixed precision", "mixseq"};
   app.set_version_flag("--version", version_text(), "print mixseq's version and the LibTorch it was built with");
   app.require_subcommand(1);
@@ -178,7 +180,8 @@ int main(int argc, char** argv) {
     const auto launch = mixseq::detect_launch_environment();
     mixseq::configure_threads(threads, static_cast<int>(launch.local_world_size));
     if (runs_models(app))
-      mixseq::log_info("mixseq: CPU kernels: ", mixseq::describe_cpu_kernels(mixseq::choose_cpu_kernels()));
+      mixseq::log_info("mixseq: CPU kernels: ", mixseq::describe_cpu_kernels(mixseq::choose_cpu_kernels()),
+                       "; tensor memory: ", mixseq::describe_tensor_memory());
     return exit_after_flushing_stdout(table.run_chosen());
   } catch (const c10::Error& e) {
     // LibTorch's what() carries a page of C++ stack frames; the message alone says what went wrong.

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "mixseq/util/allocator.h"
+#include "mixseq/util/tensor_memory.h"
 #include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/threads.h"
@@ -17,6 +18,7 @@ void configure_process_threads(int threads, const std::string& option) {
     std::call_once(configured, [threads] {
       choose_cpu_kernels();
       keep_freed_memory_for_reuse();
+      use_huge_pages_for_tensors();
       configure_threads(threads);
     });
 }

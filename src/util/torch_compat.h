@@ -4,6 +4,7 @@
 
 #include <ATen/autocast_mode.h>
 #include <ATen/core/Tensor.h>
+#include <c10/core/Allocator.h>
 #include <torch/version.h>
 
 #if TORCH_VERSION_MAJOR >= 2
@@ -126,6 +127,41 @@ void shut_down(Group& group) noexcept {
     } catch (...) {  // the program is leaving the group either way
     }
   }
+}
+
+// LibTorch's CPU allocator replaced by `allocate` (whose DataPtrs carry their data pointer as
+// context and `deleter` as deleter, as c10's own do, so raw_allocate works too) for every CPU
+// tensor made afterwards. True where done: LibTorch 1.x, whose c10::Allocator has the one pure
+// virtual `allocate(size_t) const`. PyTorch 2.x changed that interface (allocate lost its const
+// and copy_data came in 2.3), and mixseq cannot build against it here: there nothing is replaced
+// and the answer is false.
+using CpuAllocateFn = c10::DataPtr (*)(size_t bytes);
+
+#if TORCH_VERSION_MAJOR < 2
+namespace detail {
+class ForwardingCpuAllocator final : public c10::Allocator {
+ public:
+  ForwardingCpuAllocator(CpuAllocateFn allocate, c10::DeleterFnPtr deleter) : allocate_(allocate), deleter_(deleter) {}
+  c10::DataPtr allocate(size_t bytes) const override { return allocate_(bytes); }
+  c10::DeleterFnPtr raw_deleter() const override { return deleter_; }
+
+ private:
+  CpuAllocateFn allocate_;
+  c10::DeleterFnPtr deleter_;
+};
+}  // namespace detail
+#endif
+
+inline bool set_cpu_allocator(CpuAllocateFn allocate, c10::DeleterFnPtr deleter) {
+#if TORCH_VERSION_MAJOR < 2
+  static detail::ForwardingCpuAllocator allocator(allocate, deleter);  // lives as long as the process: c10 keeps it
+  c10::SetAllocator(c10::DeviceType::CPU, &allocator, /*priority=*/1);
+  return true;
+#else
+  (void)allocate;
+  (void)deleter;
+  return false;
+#endif
 }
 
 }  // namespace mixseq::compat

@@ -40,5 +40,10 @@ version=$("$mixseq" --version) || { echo "FAIL: --version exited non-zero"; fail
 version=$(OPENBLAS_CORETYPE=Haswell "$mixseq" --version)
 [[ "$version" == *"OpenBLAS Haswell (OPENBLAS_CORETYPE)"* ]] ||
   { echo "FAIL: OPENBLAS_CORETYPE=Haswell gave '$version'"; failures=$((failures + 1)); }
+# It names how tensors' memory is held (util/tensor_memory.h), and MIXSEQ_HUGE_PAGES=0 is obeyed.
+[[ "$version" == *"; tensor memory: "* ]] || { echo "FAIL: --version names no tensor memory: '$version'"; failures=$((failures + 1)); }
+version=$(MIXSEQ_HUGE_PAGES=0 "$mixseq" --version)
+[[ "$version" == *"tensor memory: 4 KiB pages (MIXSEQ_HUGE_PAGES=0)"* ]] ||
+  { echo "FAIL: MIXSEQ_HUGE_PAGES=0 gave '$version'"; failures=$((failures + 1)); }
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: typos get the nearest command, directories and devices are named; --version"
