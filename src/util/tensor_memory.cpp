@@ -112,13 +112,13 @@ class TensorMemory {
   // Advises what glibc's heap has grown by since the last call (it grows by M_TOP_PAD, 64 MiB).
   void advise_heap_growth() {
     const uintptr_t end = heap_end();
-    if (end <= advised_hint_.load(std::memory_order_relaxed)) return;
+    if (end <= advised_end_.load(std::memory_order_relaxed)) return;
     std::lock_guard<std::mutex> lock(mutex_);
-    if (end > advised_end_) {
-      madvise(reinterpret_cast<void*>(advised_end_), end - advised_end_, MADV_HUGEPAGE);
-      advised_end_ = end;
+    const uintptr_t from = advised_end_.load(std::memory_order_relaxed);
+    if (end > from) {
+      madvise(reinterpret_cast<void*>(from), end - from, MADV_HUGEPAGE);
+      advised_end_.store(end, std::memory_order_relaxed);
     }
-    advised_hint_.store(advised_end_, std::memory_order_relaxed);
   }
 
   void release_kept() {
@@ -146,8 +146,7 @@ class TensorMemory {
   std::unordered_map<void*, size_t> live_;      // block -> its length
   std::vector<std::pair<void*, size_t>> kept_;  // oldest first
   size_t kept_bytes_ = 0;
-  uintptr_t advised_end_;                  // the heap is advised up to here
-  std::atomic<uintptr_t> advised_hint_{0};  // advised_end_, read without the lock
+  std::atomic<uintptr_t> advised_end_;  // the heap is advised up to here; written under the lock
 };
 
 TensorMemory* g_memory = nullptr;  // set once, before any tensor; never destroyed
