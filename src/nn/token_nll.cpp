@@ -49,10 +49,11 @@ void softmax_of(const double* z, int64_t n, double log_sum_exp, double* p) {
 // Rows per parallel task: a few hundred thousand logits each.
 int64_t rows_per_task(int64_t vocab) { return std::max<int64_t>(1, 262144 / vocab); }
 
-// logits [N, V], targets [N] -> log Σ exp(z) [N] and -log p_target [N] (both 0 where the target is <pad>).
+// logits [N, V], targets [N] -> log Σ exp(z) [N] and -log p_target [N] (both 0 where the target is
+// ignore_index).
 template <typename scalar_t>
-void forward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Tensor& targets, at::Tensor& log_sum_exp,
-                  at::Tensor& nll) {
+void forward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Tensor& targets, int64_t ignore_index,
+                  at::Tensor& log_sum_exp, at::Tensor& nll) {
   using acc_t = RowArithmetic<scalar_t>;
   const int64_t V = logits.size(1);
   const scalar_t* z_all = logits.data_ptr<scalar_t>();
@@ -63,7 +64,7 @@ void forward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Te
   at::parallel_for(0, logits.size(0), rows_per_task(V), [&](int64_t begin, int64_t end) {
     std::vector<acc_t> buffer(V), scratch(V);
     for (int64_t i = begin; i < end; ++i) {
-      if (target[i] == kPadId) {
+      if (target[i] == ignore_index) {
         lse[i] = 0, out[i] = 0;
         continue;
       }
@@ -74,12 +75,13 @@ void forward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Te
   });
 }
 
-// d nll_i / d z_iv = g_i (p_iv - [v = target_i]); 0 in rows whose target is <pad>. With a bias,
+// d nll_i / d z_iv = g_i (p_iv - [v = target_i]); 0 in rows whose target is ignore_index. With a bias,
 // its gradient Σ_i d nll_i / d z_iv too (grad_bias defined, zeroed, in the arithmetic's dtype):
 // each task sums its rows, then adds its sums under a lock.
 template <typename scalar_t>
 void backward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Tensor& targets,
-                   const at::Tensor& log_sum_exp, const at::Tensor& grad_nll, at::Tensor& grad_logits,
+                   int64_t ignore_index, const at::Tensor& log_sum_exp, const at::Tensor& grad_nll,
+                   at::Tensor& grad_logits,
                    at::Tensor& grad_bias) {
   using acc_t = RowArithmetic<scalar_t>;
   const int64_t V = logits.size(1);
@@ -95,7 +97,7 @@ void backward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::T
     std::vector<acc_t> buffer(V), task_db(db != nullptr ? V : 0, acc_t(0));
     for (int64_t i = begin; i < end; ++i) {
       scalar_t* dz = dz_all + i * V;
-      if (target[i] == kPadId || g[i] == 0) {
+      if (target[i] == ignore_index || g[i] == 0) {
         std::fill(dz, dz + V, scalar_t(0));
         continue;
       }
@@ -118,7 +120,7 @@ class FusedTokenNll : public torch::autograd::Function<FusedTokenNll> {
  public:
   // bias: [V], or empty for none (an undefined input would break Function::apply in LibTorch 1.13).
   static at::Tensor forward(torch::autograd::AutogradContext* context, const at::Tensor& logits,
-                            const at::Tensor& bias, const at::Tensor& targets) {
+                            const at::Tensor& bias, const at::Tensor& targets, int64_t ignore_index) {
     const auto rows = logits.contiguous();          // [N, V]
     const auto row_targets = targets.contiguous();  // [N]
     const auto arithmetic = rows.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
@@ -126,10 +128,11 @@ class FusedTokenNll : public torch::autograd::Function<FusedTokenNll> {
     auto log_sum_exp = at::empty({rows.size(0)}, rows.options().dtype(arithmetic));
     auto nll = at::empty_like(log_sum_exp);
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, rows.scalar_type(), "mixseq::token_nll", [&] {
-      forward_rows<scalar_t>(rows, row_bias, row_targets, log_sum_exp, nll);
+      forward_rows<scalar_t>(rows, row_bias, row_targets, ignore_index, log_sum_exp, nll);
     });
     context->save_for_backward({rows, row_bias, row_targets, log_sum_exp});
     context->saved_data["bias_dtype"] = bias.scalar_type();
+    context->saved_data["ignore_index"] = ignore_index;
     return nll;
   }
 
@@ -141,16 +144,18 @@ class FusedTokenNll : public torch::autograd::Function<FusedTokenNll> {
     auto grad_rows = at::empty_like(rows);
     auto grad_bias = row_bias.numel() > 0 ? at::zeros_like(row_bias) : at::Tensor();  // [V]
     AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, rows.scalar_type(), "mixseq::token_nll_backward", [&] {
-      backward_rows<scalar_t>(rows, row_bias, row_targets, log_sum_exp, grad_nll, grad_rows, grad_bias);
+      backward_rows<scalar_t>(rows, row_bias, row_targets, context->saved_data["ignore_index"].toInt(), log_sum_exp,
+                              grad_nll, grad_rows, grad_bias);
     });
     if (grad_bias.defined()) grad_bias = grad_bias.to(context->saved_data["bias_dtype"].toScalarType());
-    return {grad_rows, grad_bias, at::Tensor()};
+    return {grad_rows, grad_bias, at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
-torch::Tensor token_nll(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& bias) {
+torch::Tensor token_nll(const torch::Tensor& logits, const torch::Tensor& targets, const torch::Tensor& bias,
+                        int64_t ignore_index) {
   MIXSEQ_CHECK(logits.dim() == 2 && targets.dim() == 1 && logits.size(0) == targets.size(0),
                "token_nll: logits must be [N, V] and targets [N]; got logits ", logits.sizes(), " and targets ",
                targets.sizes());
@@ -163,13 +168,13 @@ torch::Tensor token_nll(const torch::Tensor& logits, const torch::Tensor& target
   const auto arithmetic = logits.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   if (!logits.device().is_cpu() || logits.numel() == 0) {
     const auto log_probs = at::log_softmax(bias.defined() ? logits + bias : logits, -1, arithmetic);  // [N, V]
-    return at::nll_loss(log_probs, targets, {}, at::Reduction::None, kPadId);
+    return at::nll_loss(log_probs, targets, {}, at::Reduction::None, ignore_index);
   }
   const int64_t V = logits.size(1);
   MIXSEQ_CHECK(targets.ge(0).logical_and(targets.lt(V)).all().item<bool>(), "token_nll: targets must lie in [0, ", V,
                "), the vocabulary of the logits");
   const auto no_bias = [&] { return at::empty({0}, logits.options().dtype(arithmetic)); };
-  return FusedTokenNll::apply(logits, bias.defined() ? bias : no_bias(), targets);
+  return FusedTokenNll::apply(logits, bias.defined() ? bias : no_bias(), targets, ignore_index);
 }
 
 }  // namespace mixseq

@@ -16,17 +16,21 @@
 
 #include <torch/types.h>
 
+#include "mixseq/text/vocabulary.h"
+
 namespace mixseq {
 
 // logits [N, V] of any floating dtype, targets [N] int64 in [0, V) -> [N] fp32 (fp64 for fp64
-// logits): -log p(targets[n]), 0 where targets[n] is kPadId (text/vocabulary.h), with p the
-// softmax of logits + bias when a bias [V] is given. Differentiable in logits and bias.
+// logits): -log p(targets[n]), 0 where targets[n] is ignore_index (by default kPadId,
+// text/vocabulary.h; a negative one ignores nothing, for columns that are not token ids, as an
+// adaptive softmax's), with p the softmax of logits + bias when a bias [V] is given.
+// Differentiable in logits and bias.
 //
 // Why the bias here and not in the product before (at::linear): addmm first copies the bias into
 // every row of its [N, V] output, a fifth of an LSTM LM's evaluation segment at vocabulary
 // 10,000; here it is added to each row while the row is read anyway, in fp32 (the arithmetic's
 // dtype) even when the logits are bf16, and its gradient is summed in the same backward pass.
 torch::Tensor token_nll(const torch::Tensor& logits, const torch::Tensor& targets,
-                        const torch::Tensor& bias = torch::Tensor());
+                        const torch::Tensor& bias = torch::Tensor(), int64_t ignore_index = kPadId);
 
 }  // namespace mixseq

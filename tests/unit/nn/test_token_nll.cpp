@@ -74,6 +74,29 @@ TEST(TokenNll, AddsTheBiasAndSumsItsGradient) {
   }
 }
 
+// ignore_index: the default skips <pad> (0); another index skips that one instead; a negative
+// one skips nothing, so column 0 is scored as any other (an adaptive softmax's tail clusters,
+// whose word 0 is a real word).
+TEST(TokenNll, IgnoresTheGivenIndexOrNone) {
+  torch::manual_seed(9);
+  const auto logits = at::randn({4, 6}).requires_grad_(true);
+  const auto targets = at::tensor(std::vector<int64_t>{0, 3, 0, 5});
+  const auto full = -at::log_softmax(logits.detach(), -1).gather(1, targets.unsqueeze(1)).squeeze(1);  // [4]
+  const auto pad_rows = targets == kPadId;
+  EXPECT_TRUE(at::allclose(token_nll(logits, targets), full.masked_fill(pad_rows, 0.0), 1e-6, 1e-6));
+  EXPECT_TRUE(at::allclose(token_nll(logits, targets, {}, 3), full.masked_fill(targets == 3, 0.0), 1e-6, 1e-6));
+  const auto all = token_nll(logits, targets, {}, /*ignore_index=*/-1);
+  EXPECT_TRUE(at::allclose(all, full, 1e-6, 1e-6));
+  EXPECT_GT(all[0].item<float>(), 0.0f);
+  // The gradient of a row with target 0 is p - onehot(0), not zero, when nothing is ignored.
+  all.sum().backward();
+  auto expected_grad = at::softmax(logits.detach(), -1);
+  expected_grad.scatter_add_(1, targets.unsqueeze(1), -at::ones({4, 1}));
+  EXPECT_TRUE(at::allclose(logits.grad(), expected_grad, 1e-5, 1e-6));
+  // LibTorch's path (off the CPU, and for empty inputs) takes the same index.
+  EXPECT_EQ(token_nll(at::empty({0, 6}), at::empty({0}, at::kLong), {}, -1).numel(), 0);
+}
+
 TEST(TokenNll, RefusesTargetsOutsideTheVocabulary) {
   const auto logits = at::randn({2, 5});
   EXPECT_THROW(token_nll(logits, at::tensor({1, 5}, at::kLong)), std::exception);
