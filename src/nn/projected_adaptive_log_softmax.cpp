@@ -102,6 +102,11 @@ std::vector<std::pair<torch::Tensor, torch::Tensor>> ProjectedAdaptiveLogSoftmax
   return layers;
 }
 
+torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::cluster_logits(int64_t cluster, const torch::Tensor& weight,
+                                                              const torch::Tensor& hidden) const {
+  return linear_product(project_hidden(projection(cluster), hidden), weight);  // [N, rows], no bias
+}
+
 torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::cluster_log_probs(int64_t cluster,
                                                                  const std::pair<torch::Tensor, torch::Tensor>& layer,
                                                                  const torch::Tensor& hidden) const {
@@ -117,21 +122,26 @@ torch::Tensor ProjectedAdaptiveLogSoftmaxImpl::nll(const torch::Tensor& hidden, 
   const auto& clusters = options_.clusters;
   const auto layers = cluster_layers();
   if (clusters.count() == 1) {  // one softmax: the NLL straight from the logits (nn/token_nll.h)
-    return token_nll(linear_product(project_hidden(projection(0), hidden), layers[0].first), targets,
-                     layers[0].second);  // [N]
+    return token_nll(cluster_logits(0, layers[0].first, hidden), targets, layers[0].second);  // [N]
   }
-  const auto head = cluster_log_probs(0, layers[0], hidden);  // [N, S + C]
-  // Each target's cluster (0 = head) and its column in the head: its own, or head_size - i for cluster i.
+  // Each target's cluster (0 = head) and its column in the head: its own, or head_size - i for
+  // cluster i. -log p(target) = -log p_head(column) - log p_i(target | cluster i), each term
+  // straight from its logits and bias in one pass (nn/token_nll.h): no [N, S + C] or [N_i, size_i]
+  // log-probabilities, and under bf16 autocast no widened copies of the logits. Columns are not
+  // token ids, so nothing is ignored there; rows whose target is <pad> are zeroed at the end.
+  const int64_t head_width = layers[0].first.size(0);  // S + C
   const auto cutoffs = at::tensor(clusters.cutoffs, targets.options());
   const auto cluster = at::bucketize(targets, cutoffs, /*out_int32=*/false, /*right=*/true);  // [N]
-  const auto column = at::where(cluster == 0, targets, head.size(1) - cluster);              // [N]
-  auto nll = -head.gather(1, column.unsqueeze(1)).squeeze(1);                                 // [N]
+  const auto column = at::where(cluster == 0, targets, head_width - cluster);                 // [N]
+  auto nll = token_nll(cluster_logits(0, layers[0].first, hidden), column, layers[0].second,
+                       /*ignore_index=*/-1);  // [N]
   for (int64_t i = 1; i < clusters.count(); ++i) {
     const auto rows = (cluster == i).nonzero().squeeze(1);  // [N_i]
     if (rows.numel() == 0) continue;
-    const auto tail = cluster_log_probs(i, layers[i], hidden.index_select(0, rows));  // [N_i, size_i]
-    const auto words = (targets.index_select(0, rows) - clusters.begin(i)).unsqueeze(1);
-    nll = nll.index_add(0, rows, -tail.gather(1, words).squeeze(1));
+    const auto words = targets.index_select(0, rows) - clusters.begin(i);  // [N_i]
+    const auto tail = token_nll(cluster_logits(i, layers[i].first, hidden.index_select(0, rows)), words,
+                                layers[i].second, /*ignore_index=*/-1);  // [N_i]
+    nll = nll.index_add(0, rows, tail.to(nll.scalar_type()));
   }
   return nll.masked_fill(targets == kPadId, 0.0);  // [N], as token_nll's
 }

@@ -51,9 +51,10 @@ class ProjectedAdaptiveLogSoftmaxImpl : public torch::nn::Module {
 
   // hidden [N, D], targets [N] int64 in [0, V) -> -log p(targets[n] | hidden[n]) [N] fp32, in the
   // targets' order (the reference's keep_order=True; its default returns them grouped by cluster),
-  // 0 where a target is kPadId (text/vocabulary.h), as nn/token_nll.h's. With one cluster it is
-  // token_nll of the logits: no [N, V] log-probabilities (a twentieth of Transformer-XL's
-  // evaluation segment at the bench shape, vocabulary 2,000, went to log_softmax).
+  // 0 where a target is kPadId (text/vocabulary.h), as nn/token_nll.h's. Each cluster's term is
+  // token_nll of its logits: no [N, V] log-probabilities (a twentieth of Transformer-XL's
+  // evaluation segment at the bench shape, vocabulary 2,000, went to log_softmax with one
+  // cluster), and with tail clusters no log-probabilities of the head or the tails either.
   torch::Tensor nll(const torch::Tensor& hidden, const torch::Tensor& targets);
 
   // hidden [N, D] -> log p(v | hidden[n]) for every word [N, V] fp32.
@@ -72,6 +73,9 @@ class ProjectedAdaptiveLogSoftmaxImpl : public torch::nn::Module {
   // instead of a zeroed full-size copy per cluster), cluster_weight and cluster_bias appended for
   // the head.
   std::vector<std::pair<torch::Tensor, torch::Tensor>> cluster_layers() const;
+  // hidden [N, D] through cluster i's projection and output vectors `weight` [rows, width] ->
+  // its logits [N, rows], without the bias (token_nll adds it as it reads them).
+  torch::Tensor cluster_logits(int64_t cluster, const torch::Tensor& weight, const torch::Tensor& hidden) const;
   // hidden [N, D] -> cluster i's log-probabilities [N, rows] fp32 (fp64 for fp64 parameters).
   torch::Tensor cluster_log_probs(int64_t cluster, const std::pair<torch::Tensor, torch::Tensor>& layer,
                                   const torch::Tensor& hidden) const;

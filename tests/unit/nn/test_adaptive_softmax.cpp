@@ -4,6 +4,7 @@
 // head columns for the tail clusters, and tied tensors that are one tensor with one gradient.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cmath>
 #include <string>
@@ -15,6 +16,7 @@
 #include "mixseq/nn/projected_adaptive_log_softmax.h"
 #include "mixseq/text/vocabulary.h"
 #include "test_support.h"
+#include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
@@ -106,9 +108,36 @@ TEST(ProjectedAdaptiveLogSoftmax, LogProbsSumToOneAndTheNllIsMinusTheirValueAtTh
     EXPECT_TRUE(at::allclose(log_probs.exp().sum(-1), at::ones({30}), 1e-5, 1e-5));
     auto targets = at::randint(kVocab, {30}, at::kLong);
     targets[3] = kPadId;  // padding: 0, as token_nll gives it
+    // Each tail cluster's first word: its index in the tail is 0, the id of <pad>, and is scored.
+    for (size_t i = 0; i < split.cutoffs.size(); ++i) targets[4 + static_cast<int64_t>(i)] = split.cutoffs[i];
     const auto expected = -log_probs.gather(1, targets.unsqueeze(1)).squeeze(1).masked_fill(targets == kPadId, 0.0);
     EXPECT_TRUE(at::allclose(softmax->nll(hidden, targets), expected, 1e-5, 1e-6)) << split.cutoffs.size();
     EXPECT_EQ(softmax->nll(hidden, targets)[3].item<float>(), 0.0f);
+    for (size_t i = 0; i < split.cutoffs.size(); ++i)
+      EXPECT_GT(softmax->nll(hidden, targets)[4 + static_cast<int64_t>(i)].item<float>(), 0.0f);
+  }
+}
+
+// Under bf16 autocast (how Transformer-XL trains where bf16 is native) the logits are bf16 and
+// token_nll widens them as it reads them: the NLL and the gradient of the hidden states stay
+// within bf16's rounding of the fp32 ones, with tail clusters and without.
+TEST(ProjectedAdaptiveLogSoftmax, UnderBf16AutocastTheNllFollowsTheFloatOne) {
+  for (const auto& cutoffs : std::vector<std::vector<int64_t>>{{5, 12}, {}}) {
+    at::manual_seed(7);
+    auto softmax = make_softmax(clusters(cutoffs, 1, 8));
+    const auto hidden = at::randn({40, kWidth}).requires_grad_();
+    auto targets = at::randint(kVocab, {40}, at::kLong);
+    for (size_t i = 0; i < cutoffs.size(); ++i) targets[static_cast<int64_t>(i)] = cutoffs[i];
+    const auto expected = softmax->nll(hidden, targets);
+    const auto expected_grad = torch::autograd::grad({expected.sum()}, {hidden})[0];
+    compat::set_autocast(c10::kCPU, true, at::kBFloat16);
+    const auto nll = softmax->nll(hidden, targets);
+    const auto grad = torch::autograd::grad({nll.sum()}, {hidden})[0];
+    compat::set_autocast(c10::kCPU, false, at::kBFloat16);
+    at::autocast::clear_cache();
+    EXPECT_EQ(nll.scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::allclose(nll, expected, 2e-2, 2e-2)) << (nll - expected).abs().max();
+    EXPECT_TRUE(at::allclose(grad.to(at::kFloat), expected_grad, 5e-2, 5e-2)) << (grad - expected_grad).abs().max();
   }
 }
 
