@@ -5,6 +5,10 @@
 #include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -16,6 +20,7 @@
 #include "mixseq/nn/bf16_rows.h"
 #include "mixseq/nn/packed_bf16_matrix.h"
 #include "mixseq/nn/vectorized_tanh.h"
+#include "nn/lstm_hidden_panels.h"
 #include "util/torch_compat.h"
 #include "util/vector_clones.h"
 
@@ -118,6 +123,61 @@ void step_product_bf16(const at::Tensor& a, const at::Tensor& b, const PackedBf1
   }
 }
 
+// Whether the fp32 forward (no autocast) runs on nn/lstm_hidden_panels.h: where the CPU has
+// AVX-512 and oneDNN's sgemm is called directly (not where ATEN_CPU_CAPABILITY=default holds
+// ATen to its baseline kernels for the same bits on every machine: nn/bf16_matmul.h).
+bool panels_apply() { return LstmHiddenPanels::available() && float_matmul_is_direct(); }
+
+// The fp32 forward on panels: the threads share out the hidden units in panels of 16 (at most one
+// thread a panel) and stay in one parallel region over the sequence. At each step a thread adds
+// h_{t-1} W_hhᵀ for its units into gates_t and runs the cell over them (gathered into a row of
+// their own, so that the cell is the same cell_forward as below), then waits for the others: the
+// next step's products read all of h_t. Same tensors and contract as recurrence_forward.
+void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh, const Sizes& n,
+                              at::Tensor& gates, at::Tensor& cells, at::Tensor& cell_tanh, at::Tensor& output) {
+  const int64_t B = n.batch, T = n.steps, H = n.hidden;
+  const auto w = w_hh.stride(1) == 1 ? w_hh : w_hh.contiguous();  // [4H, H]
+  LstmHiddenPanels panels(w.data_ptr<float>(), H, w.stride(0));
+  const int64_t P = panels.panels();
+  const int64_t threads = at::in_parallel_region() ? 1 : std::min<int64_t>(at::get_num_threads(), P);
+  float* g_all = gates.data_ptr<float>();
+  float* c_all = cells.data_ptr<float>();
+  float* tc_all = cell_tanh.data_ptr<float>();
+  float* h_all = output.data_ptr<float>();
+  const float* h_first = h0.data_ptr<float>();
+  const float* c_first = c0.data_ptr<float>();
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+#endif
+  {
+#ifdef _OPENMP
+    const int64_t id = omp_get_thread_num(), count = omp_get_num_threads();
+#else
+    const int64_t id = 0, count = 1;
+#endif
+    const int64_t p_begin = P * id / count, p_end = P * (id + 1) / count;
+    const int64_t u_begin = std::min(H, p_begin * LstmHiddenPanels::kUnits);
+    const int64_t units = std::min(H, p_end * LstmHiddenPanels::kUnits) - u_begin;
+    panels.pack(p_begin, p_end);  // only this thread multiplies by them
+    std::vector<float> row(4 * units);  // one sentence's gates for this thread's units
+    for (int64_t t = 0; t < T; ++t) {
+      const float* h_prev = t == 0 ? h_first : h_all + (t - 1) * H;
+      panels.add_products(h_prev, t == 0 ? H : T * H, B, p_begin, p_end, g_all + t * 4 * H, T * 4 * H);
+      for (int64_t b = 0; b < B && units > 0; ++b) {
+        float* g = g_all + (b * T + t) * 4 * H;
+        for (int64_t q = 0; q < 4; ++q) std::copy_n(g + q * H + u_begin, units, row.data() + q * units);
+        const int64_t here = (b * T + t) * H + u_begin;  // this sentence's step t, this thread's units
+        const float* c_prev = (t == 0 ? c_first + b * H : c_all + (b * T + t - 1) * H) + u_begin;
+        cell_forward(row.data(), nullptr, c_prev, c_all + here, tc_all + here, h_all + here, units);
+        for (int64_t q = 0; q < 4; ++q) std::copy_n(row.data() + q * units, units, g + q * H + u_begin);
+      }
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+    }
+  }
+}
+
 // The raw tensors of one forward pass, batch-first: gates [B, T, 4H] (pre-activations from x on
 // entry, activated i, f, g, o on return), cells and cell_tanh [B, T, H], output [B, T, H]. Under
 // bf16 autocast (`h_products` [B, T, H] bf16 defined, h0_products [B, H] its h_0) h_{t-1} W_hhᵀ
@@ -129,6 +189,9 @@ void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Te
                         at::Tensor& cell_tanh, at::Tensor& output, at::Tensor& h_products) {
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
   const bool bf16_products = h_products.defined();
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    if (!bf16_products && panels_apply()) return panel_recurrence_forward(h0, c0, w_hh, n, gates, cells, cell_tanh, output);
+  }
   // h_{t-1} W_hhᵀ in the cell's dtype, added by the cell's pass (not under bf16 autocast).
   auto hidden_gates = bf16_products ? at::Tensor() : at::empty({B, 4 * H}, gates.options());
   scalar_t* g_all = gates.data_ptr<scalar_t>();

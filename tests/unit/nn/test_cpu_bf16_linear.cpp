@@ -7,18 +7,12 @@
 #include <tuple>
 
 #include "mixseq/util/mixed_precision.h"
+#include "thread_count.h"
 
 namespace mixseq {
 namespace {
 
-class ThreadCount {
- public:
-  explicit ThreadCount(int threads) : before_(at::get_num_threads()) { at::set_num_threads(threads); }
-  ~ThreadCount() { at::set_num_threads(before_); }
-
- private:
-  int before_;
-};
+using test::ThreadCount;
 
 struct Bf16Pass {
   at::Tensor y, grad_x, grad_weight, grad_bias;

@@ -13,20 +13,63 @@
 #include "gradient_check.h"
 #include "mixseq/nn/bf16_matmul.h"
 #include "mixseq/nn/packed_bf16_matrix.h"
+#include "nn/lstm_hidden_panels.h"
+#include "thread_count.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
+
+using test::ThreadCount;
 
 LstmWeights weights_of(torch::nn::LSTM& lstm) {
   auto p = lstm->named_parameters();
   return {p["weight_ih_l0"], p["weight_hh_l0"], p["bias_ih_l0"], p["bias_hh_l0"]};
 }
 
+TEST(LstmHiddenPanels, AddTheProductsOfEachGatesUnits) {
+  if (!LstmHiddenPanels::available()) GTEST_SKIP() << "the CPU has no AVX-512F";
+  at::manual_seed(11);
+  // H 6: one part-filled panel; 33 and 40: full panels and a part-filled one. Rows 1 to 13: blocks
+  // of 6 and every remainder.
+  for (const int64_t H : {6, 33, 40}) {
+    const auto w_hh = at::randn({4 * H, H});
+    LstmHiddenPanels panels(w_hh.data_ptr<float>(), H, H);
+    panels.pack(0, panels.panels());
+    for (int64_t rows = 1; rows <= 13; ++rows) {
+      const auto a = at::randn({rows, H + 3}).slice(1, 0, H);  // rows H + 3 apart
+      const auto out = at::randn({rows, 4 * H + 5}), expected = out.slice(1, 0, 4 * H) + at::mm(a, w_hh.t());
+      const auto untouched = out.slice(1, 4 * H).clone();
+      panels.add_products(a.data_ptr<float>(), H + 3, rows, 0, panels.panels(), out.data_ptr<float>(), 4 * H + 5);
+      EXPECT_TRUE(at::allclose(out.slice(1, 0, 4 * H), expected, 1e-5, 1e-5))
+          << "H " << H << ", rows " << rows << ": " << (out.slice(1, 0, 4 * H) - expected).abs().max();
+      EXPECT_TRUE(at::equal(out.slice(1, 4 * H), untouched)) << "H " << H << ", rows " << rows;
+    }
+    // A range of panels adds to its own units only.
+    if (panels.panels() > 1) {
+      const auto a = at::randn({7, H});
+      const auto out = at::zeros({7, 4 * H});
+      panels.add_products(a.data_ptr<float>(), H, 7, 1, 2, out.data_ptr<float>(), 4 * H);
+      const auto full = at::mm(a, w_hh.t()).view({7, 4, H});
+      const int64_t end = std::min<int64_t>(H, 2 * LstmHiddenPanels::kUnits);
+      const auto got = out.view({7, 4, H});
+      EXPECT_TRUE(at::allclose(got.slice(2, LstmHiddenPanels::kUnits, end), full.slice(2, LstmHiddenPanels::kUnits, end),
+                               1e-5, 1e-5));
+      EXPECT_EQ(got.slice(2, 0, LstmHiddenPanels::kUnits).abs().max().item<float>(), 0.0f);
+      if (end < H) EXPECT_EQ(got.slice(2, end).abs().max().item<float>(), 0.0f);
+    }
+  }
+}
+
 TEST(LstmRecurrence, MatchesTorchLstmWithGradients) {
   at::manual_seed(1);
-  // H 33: gate blocks that are not vector-aligned; T 1: a decoding step.
-  for (const auto& [B, T, Din, H] : {std::tuple{3, 7, 5, 6}, std::tuple{4, 1, 9, 33}, std::tuple{2, 12, 16, 33}}) {
+  // H 33: gate blocks that are not vector-aligned; T 1: a decoding step. B 13 and H 40 (on
+  // AVX-512: row blocks of 6 and a remainder, panels of 16 units and a part-filled one), on one
+  // thread and on two (the panels shared out).
+  for (const auto& [B, T, Din, H, threads] :
+       {std::tuple{3, 7, 5, 6, 1}, std::tuple{4, 1, 9, 33, 2}, std::tuple{2, 12, 16, 33, 1},
+        std::tuple{13, 5, 7, 40, 2}, std::tuple{13, 5, 7, 40, 1}, std::tuple{1, 4, 3, 17, 2}}) {
+    const ThreadCount thread_count(threads);
     torch::nn::LSTM lstm(torch::nn::LSTMOptions(Din, H).batch_first(true));
     {
       torch::NoGradGuard no_grad;
