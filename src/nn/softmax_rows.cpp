@@ -86,7 +86,51 @@ void scale_row(float* z, int64_t n, float factor) {
   for (int64_t v = 0; v < n; ++v) z[v] *= factor;
 }
 
+// max_v (z_v + bias_v) (bias may be null), in 16 lanes as max_and_sum.
+MIXSEQ_VECTOR_CLONES
+float biased_max(const float* __restrict z, const float* __restrict bias, int64_t n) {
+  float max[kLanes];
+  for (int l = 0; l < kLanes; ++l) max[l] = -std::numeric_limits<float>::infinity();
+  const auto at = [&](int64_t v) { return bias != nullptr ? z[v] + bias[v] : z[v]; };
+  int64_t v = 0;
+  for (; v + kLanes <= n; v += kLanes)
+    for (int l = 0; l < kLanes; ++l) max[l] = at(v + l) > max[l] ? at(v + l) : max[l];
+  for (int l = 0; v < n; ++v, ++l) max[l] = at(v) > max[l] ? at(v) : max[l];
+  float m = max[0];
+  for (int l = 0; l < kLanes; ++l) m = max[l] > m ? max[l] : m;
+  return m;
+}
+
+// Σ_v exp(z_v + bias_v - shift), stored nowhere, in 16 lanes as exp_sum.
+template <bool Biased>
+__attribute__((always_inline)) inline float unstored_exp_sum(const float* __restrict z, const float* __restrict bias,
+                                                             int64_t n, float shift) {
+  const auto exp_at = [&](int64_t v) {
+    if constexpr (Biased) return exp_by_range_reduction(z[v] + bias[v] - shift);
+    return exp_by_range_reduction(z[v] - shift);
+  };
+  float sum[kLanes] = {};
+  int64_t v = 0;
+  for (; v + kLanes <= n; v += kLanes)
+    for (int l = 0; l < kLanes; ++l) sum[l] += exp_at(v + l);
+  for (int l = 0; v < n; ++v, ++l) sum[l] += exp_at(v);
+  float s = 0.0f;
+  for (int l = 0; l < kLanes; ++l) s += sum[l];
+  return s;
+}
+
+MIXSEQ_VECTOR_CLONES
+float biased_exp_sum(const float* z, const float* bias, int64_t n, float shift) {
+  return bias != nullptr ? unstored_exp_sum<true>(z, bias, n, shift) : unstored_exp_sum<false>(z, bias, n, shift);
+}
+
 }  // namespace
+
+float biased_log_sum_exp(const float* z, const float* bias, int64_t n) {
+  const float max = biased_max(z, bias, n);
+  if (!std::isfinite(max)) return max + std::log(static_cast<float>(n));  // ±inf or NaN rows stay so
+  return max + std::log(biased_exp_sum(z, bias, n, max));
+}
 
 void masked_softmax_row(float* z, const float* add, const float* mask, int64_t n) {
   add_addends(z, add, mask, n);

@@ -31,9 +31,8 @@ const RowArithmetic<scalar_t>* scores_of(const scalar_t* row, const RowArithmeti
   return buffer;
 }
 
-// log Σ_v exp(z_v): in SIMD registers for fp32 (nn/softmax_rows.h), plainly for fp64.
-float log_sum_exp_of(const float* z, int64_t n, float* scratch) { return softmax_row_stats(z, n, scratch).log_sum_exp; }
-double log_sum_exp_of(const double* z, int64_t n, double*) {
+// log Σ_v exp(z_v) for fp64 rows (fp32 ones: biased_log_sum_exp, nn/softmax_rows.h).
+double log_sum_exp_of(const double* z, int64_t n) {
   double max = -std::numeric_limits<double>::infinity(), total = 0.0;
   for (int64_t v = 0; v < n; ++v) max = std::max(max, z[v]);
   for (int64_t v = 0; v < n; ++v) total += std::exp(z[v] - max);
@@ -62,15 +61,23 @@ void forward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Te
   acc_t* lse = log_sum_exp.data_ptr<acc_t>();
   acc_t* out = nll.data_ptr<acc_t>();
   at::parallel_for(0, logits.size(0), rows_per_task(V), [&](int64_t begin, int64_t end) {
-    std::vector<acc_t> buffer(V), scratch(V);
+    // bf16 and fp16 rows widened, fp64 ones biased, into it; fp32 rows are read in place
+    std::vector<acc_t> buffer(std::is_same_v<scalar_t, float> ? 0 : V);
     for (int64_t i = begin; i < end; ++i) {
       if (target[i] == ignore_index) {
         lse[i] = 0, out[i] = 0;
         continue;
       }
-      const acc_t* z = scores_of(z_all + i * V, b, V, buffer.data());
-      lse[i] = log_sum_exp_of(z, V, scratch.data());
-      out[i] = lse[i] - z[target[i]];
+      if constexpr (std::is_same_v<acc_t, float>) {  // the bias added as the row is read
+        const float* z = widened_row(z_all + i * V, V, buffer.data());
+        const int64_t t = target[i];
+        lse[i] = biased_log_sum_exp(z, b, V);
+        out[i] = lse[i] - (b != nullptr ? z[t] + b[t] : z[t]);
+      } else {
+        const acc_t* z = scores_of(z_all + i * V, b, V, buffer.data());
+        lse[i] = log_sum_exp_of(z, V);
+        out[i] = lse[i] - z[target[i]];
+      }
     }
   });
 }

@@ -21,6 +21,14 @@ struct SoftmaxRowStats {
 // z [n] -> its statistics; `scratch` [n] is overwritten.
 SoftmaxRowStats softmax_row_stats(const float* z, int64_t n, float* scratch);
 
+// log Σ_v exp(z_v + bias_v) for v < n (bias may be null: none), in two sweeps of the row that
+// store nothing: its maximum, then the shifted exponentials' sum. The same value as
+// softmax_row_stats of the biased row, bit for bit. For nn/token_nll.h's forward, which keeps
+// neither the biased row nor its exponentials: at the LSTM language model's evaluation shape a
+// biased copy, a maximum and a stored exponential took three sweeps, about 1.2 ms of a 9 ms
+// segment on the 2-core Zen 5 EPYC.
+float biased_log_sum_exp(const float* z, const float* bias, int64_t n);
+
 // p_v = exp(z_v - log_sum_exp) for v < n (p may be z).
 void softmax_row(const float* z, int64_t n, float log_sum_exp, float* p);
 

@@ -43,6 +43,35 @@ TEST(SoftmaxRows, StatisticsAndSoftmaxMatchDoublePrecision) {
   }
 }
 
+TEST(SoftmaxRows, BiasedLogSumExpMatchesDoublePrecisionAndTheStatisticsOfTheBiasedRowBitForBit) {
+  at::manual_seed(4);
+  for (const int64_t n : {1, 7, 16, 33, 2000}) {
+    for (const double scale : {0.1, 5.0, 40.0}) {
+      const auto z = random_row(n, scale), bias = random_row(n, scale);
+      std::vector<float> biased(n), scratch(n);
+      for (int64_t v = 0; v < n; ++v) biased[v] = z[v] + bias[v];
+      double max = -INFINITY, total = 0.0;
+      for (const float v : biased) max = std::max<double>(max, v);
+      for (const float v : biased) total += std::exp(v - max);
+      const double exact = max + std::log(total);
+      const float ours = biased_log_sum_exp(z.data(), bias.data(), n);
+      EXPECT_NEAR(ours, exact, 2e-6 * std::max(1.0, std::abs(exact))) << n << " " << scale;
+      EXPECT_EQ(ours, softmax_row_stats(biased.data(), n, scratch.data()).log_sum_exp) << n << " " << scale;
+      EXPECT_EQ(biased_log_sum_exp(z.data(), nullptr, n), softmax_row_stats(z.data(), n, scratch.data()).log_sum_exp)
+          << n << " " << scale;
+    }
+  }
+  // Rows that are not finite stay so, as softmax_row_stats has them.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> z{1.0f, 2.0f, 3.0f}, bias{0.0f, 0.0f, 0.0f};
+  bias[1] = inf;
+  EXPECT_EQ(biased_log_sum_exp(z.data(), bias.data(), 3), inf);
+  bias = {-inf, -inf, -inf};
+  EXPECT_EQ(biased_log_sum_exp(z.data(), bias.data(), 3), -inf);
+  bias = {0.0f, std::nanf(""), 0.0f};
+  EXPECT_TRUE(std::isnan(biased_log_sum_exp(z.data(), bias.data(), 3)));
+}
+
 TEST(SoftmaxRows, VeryNegativeExponentsGiveTinyProbabilitiesAndNanPropagates) {
   std::vector<float> z = {0.0f, -200.0f, -1e30f};
   std::vector<float> scratch(3), p(3);
