@@ -177,8 +177,8 @@ LmOutput LstmLmModelImpl::forward(const torch::Tensor& tokens, const torch::Tens
   check_ids(tokens, vocab_size_, "tokens");
   check_ids(targets, vocab_size_, "targets");
   auto [hidden, next] = hidden_states(tokens, memory);                            // [B, T, E or H]
-  // (in fp32 through oneDNN's sgemm, nn/cpu_float_linear.h)
-  const auto products = float_linear_or_aten(hidden.reshape({-1, hidden.size(2)}), output_weight(), {});  // [B T, V]
+  // (in fp32 through oneDNN's sgemm; in evaluation from a kept [H, V] copy: nn/cpu_float_linear.h)
+  const auto products = output_columns_.linear(hidden.reshape({-1, hidden.size(2)}), output_weight());  // [B T, V]
   // -log p(target) in fp32 from products + bias in one pass, 0 where the target is kPadId; no
   // [B T, V] log-probabilities, and the bias added as the rows are read (nn/token_nll.h).
   const auto nll = token_nll(products, targets.reshape({-1}), output_bias_);  // [B T]

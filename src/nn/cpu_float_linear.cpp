@@ -131,4 +131,43 @@ torch::Tensor float_linear_or_aten(const torch::Tensor& x, const torch::Tensor& 
   return takes_cpu_float_linear(x, weight, bias) ? cpu_float_linear(x, weight, bias) : at::linear(x, weight, bias);
 }
 
+TransposedWeight& TransposedWeight::operator=(const TransposedWeight&) {
+  const std::lock_guard<std::mutex> hold(lock_);
+  source_ = columns_ = torch::Tensor();
+  data_ = nullptr;
+  version_ = -1;
+  return *this;
+}
+
+torch::Tensor TransposedWeight::linear(const torch::Tensor& x, const torch::Tensor& weight) {
+  const bool records = at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad());
+  if (records || !takes_cpu_float_linear(x, weight, {})) {
+    if (records) {
+      const std::lock_guard<std::mutex> hold(lock_);
+      source_ = columns_ = torch::Tensor();
+      data_ = nullptr;
+    }
+    return float_linear_or_aten(x, weight, {});
+  }
+  torch::Tensor columns;
+  {
+    const std::lock_guard<std::mutex> hold(lock_);
+    if (!source_.is_same(weight) || data_ != weight.data_ptr() || version_ != weight._version()) {
+      const at::NoGradGuard no_grad;
+      columns_ = weight.t().contiguous();  // [K, N]
+      source_ = weight;
+      data_ = weight.data_ptr();
+      version_ = weight._version();
+    }
+    columns = columns_;
+  }
+  const int64_t K = weight.size(1);
+  const auto rows = x.reshape({-1, K});
+  auto y = at::empty({rows.size(0), weight.size(0)}, rows.options());
+  float_matmul_into(rows.contiguous(), columns, y, /*accumulate=*/false);
+  auto sizes = x.sizes().vec();
+  sizes.back() = weight.size(0);
+  return y.view(sizes);
+}
+
 }  // namespace mixseq

@@ -53,6 +53,7 @@
 
 #include "mixseq/models/language_model.h"
 #include "mixseq/models/model_config.h"
+#include "mixseq/nn/cpu_float_linear.h"
 
 namespace mixseq {
 
@@ -104,6 +105,7 @@ class LstmLmModelImpl : public LanguageModelImpl {
   torch::nn::Linear projection_{nullptr};    // "projection": H -> E, no bias; only tied with H != E
   torch::Tensor output_weight_;              // "output_weight" [V, H]; undefined when tied
   torch::Tensor output_bias_;                // "output_bias" [V]
+  TransposedWeight output_columns_;          // the output matrix as [H, V] for forward() in evaluation
 };
 TORCH_MODULE(LstmLmModel);
 

@@ -16,6 +16,9 @@
 
 #include <torch/types.h>
 
+#include <cstdint>
+#include <mutex>
+
 namespace mixseq {
 
 // Whether x's product with `weight` (and `bias`, if defined) should come here: all fp32 on the
@@ -39,5 +42,33 @@ torch::Tensor cpu_float_linear_relu(const torch::Tensor& x, const torch::Tensor&
 // layers whose bf16 products stay autocast's: ConvS2S's trained 3% slower in bf16 through
 // nn/cpu_bf16_linear.h on a 2-core Zen 4 without AMX (nn/linear_product.h takes both).
 torch::Tensor float_linear_or_aten(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+// x Wᵀ for a layer whose weight W [N, K] meets many inputs between its changes (evaluation,
+// decoding): from a [K, N] copy of W, kept and made again whenever W changes (another tensor, its
+// data moved, or written in place: its version counter), where float_linear_or_aten would take
+// the product through cpu_float_linear and nothing is recorded; else float_linear_or_aten itself
+// (training: the copy is then dropped, not kept beside the weights).
+//
+// Why: oneDNN's sgemm ran the LSTM language model's output layer, [350, 200] x [200, 10,000],
+// in 3.7 ms from a [K, N] matrix and in 4.3 ms from the [N, K] weight's transposed view (the
+// 2-core Zen 5 EPYC, 2 threads; docs/benchmarks.md). The copy took 1.5 ms, so it pays from the
+// third product with the same weight. It costs a second copy of the weight in memory.
+class TransposedWeight {
+ public:
+  TransposedWeight() = default;
+  // Copies start empty (a module that holds one may be copied by its clone()).
+  TransposedWeight(const TransposedWeight&) {}
+  TransposedWeight& operator=(const TransposedWeight&);
+
+  // x [..., K], weight [N, K] -> [..., N]: x Wᵀ, as float_linear_or_aten(x, weight, {}).
+  torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight);
+
+ private:
+  std::mutex lock_;
+  torch::Tensor source_;  // the weight the copy was made from, held: its storage is not reused under it
+  const void* data_ = nullptr;
+  int64_t version_ = -1;
+  torch::Tensor columns_;  // [K, N]
+};
 
 }  // namespace mixseq

@@ -194,5 +194,55 @@ TEST(LinearProduct, PicksThePathByDtype) {
   EXPECT_TRUE(at::equal(low, at::linear(x, w, b)));
 }
 
+TEST(TransposedWeight, IsTheLinearProductAndFollowsEveryChangeOfTheWeight) {
+  at::manual_seed(14);
+  auto weight = at::randn({37, 24}).requires_grad_();  // a parameter, as the models hold them
+  const auto x = at::randn({3, 5, 24});
+  TransposedWeight layer;
+  const auto product = [&](const at::Tensor& w) {
+    const at::NoGradGuard no_grad;
+    return layer.linear(x, w);
+  };
+  const auto expect_linear = [&](const at::Tensor& w, const char* after) {
+    const auto y = product(w);
+    ASSERT_EQ(y.sizes(), (std::vector<int64_t>{3, 5, 37})) << after;
+    EXPECT_TRUE(at::allclose(y, at::linear(x, w.detach()), 1e-5, 1e-5)) << after;
+  };
+  expect_linear(weight, "the first product");
+  expect_linear(weight, "the kept copy");
+  {
+    const at::NoGradGuard no_grad;
+    weight.mul_(-2.0);  // an optimizer step: in place, the version counter moves
+  }
+  expect_linear(weight, "an in-place change");
+  {
+    const at::NoGradGuard no_grad;
+    weight.set_data(at::randn({37, 24}));  // a checkpoint loaded into the parameter: new storage
+  }
+  expect_linear(weight, "new data");
+  expect_linear(at::randn({37, 24}), "another tensor");
+  expect_linear(weight.t().contiguous().t(), "a transposed view");
+  // A copy of the holder starts empty and still gives the product.
+  TransposedWeight copied(layer);
+  {
+    const at::NoGradGuard no_grad;
+    EXPECT_TRUE(at::allclose(copied.linear(x, weight), at::linear(x, weight.detach()), 1e-5, 1e-5));
+  }
+  // Where a gradient is recorded it is float_linear_or_aten's, differentiable in both.
+  const auto input = x.clone().requires_grad_();
+  layer.linear(input, weight).sum().backward();
+  const auto grad_x = input.grad().clone(), grad_w = weight.grad().clone();
+  input.grad().zero_(), weight.grad().zero_();
+  at::linear(input, weight).sum().backward();
+  EXPECT_TRUE(at::allclose(grad_x, input.grad(), 1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(grad_w, weight.grad(), 1e-5, 1e-5));
+  // Other dtypes are float_linear_or_aten's too.
+  {
+    const at::NoGradGuard no_grad;
+    const auto y64 = layer.linear(x.to(at::kDouble), weight.to(at::kDouble));
+    EXPECT_TRUE(at::equal(y64, at::linear(x.to(at::kDouble), weight.to(at::kDouble))));
+  }
+}
+
 }  // namespace
 }  // namespace mixseq
