@@ -125,8 +125,10 @@ void step_product_bf16(const at::Tensor& a, const at::Tensor& b, const PackedBf1
 
 // Whether the fp32 forward (no autocast) runs on nn/lstm_hidden_panels.h: where the CPU has
 // AVX-512 and oneDNN's sgemm is called directly (not where ATEN_CPU_CAPABILITY=default holds
-// ATen to its baseline kernels for the same bits on every machine: nn/bf16_matmul.h).
-bool panels_apply() { return LstmHiddenPanels::available() && float_matmul_is_direct(); }
+// ATen to its baseline kernels for the same bits on every machine: nn/bf16_matmul.h), over
+// sequences of at least 8 steps. Laying W_hh out costs about two steps' products, so a decoder's
+// one step a call (GNMT's beam search: 15% fewer sentences/s on panels) stays with oneDNN.
+bool panels_apply(int64_t steps) { return steps >= 8 && LstmHiddenPanels::available() && float_matmul_is_direct(); }
 
 // The fp32 forward on panels: the threads share out the hidden units in panels of 16 (at most one
 // thread a panel) and stay in one parallel region over the sequence. At each step a thread adds
@@ -190,7 +192,8 @@ void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Te
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
   const bool bf16_products = h_products.defined();
   if constexpr (std::is_same_v<scalar_t, float>) {
-    if (!bf16_products && panels_apply()) return panel_recurrence_forward(h0, c0, w_hh, n, gates, cells, cell_tanh, output);
+    if (!bf16_products && panels_apply(T))
+      return panel_recurrence_forward(h0, c0, w_hh, n, gates, cells, cell_tanh, output);
   }
   // h_{t-1} W_hhᵀ in the cell's dtype, added by the cell's pass (not under bf16 autocast).
   auto hidden_gates = bf16_products ? at::Tensor() : at::empty({B, 4 * H}, gates.options());
