@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "mixseq/nn/bf16_matmul.h"
+#include "mixseq/util/error.h"
 #include "util/torch_compat.h"
 #include "util/vector_clones.h"
 
@@ -132,32 +133,42 @@ torch::Tensor float_linear_or_aten(const torch::Tensor& x, const torch::Tensor& 
 }
 
 TransposedWeight& TransposedWeight::operator=(const TransposedWeight&) {
-  const std::lock_guard<std::mutex> hold(lock_);
-  source_ = columns_ = torch::Tensor();
-  data_ = nullptr;
-  version_ = -1;
+  drop();
   return *this;
 }
 
-torch::Tensor TransposedWeight::linear(const torch::Tensor& x, const torch::Tensor& weight) {
-  const bool records = at::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad());
-  if (records || !takes_cpu_float_linear(x, weight, {})) {
-    if (records) {
-      const std::lock_guard<std::mutex> hold(lock_);
-      source_ = columns_ = torch::Tensor();
-      data_ = nullptr;
-    }
-    return float_linear_or_aten(x, weight, {});
-  }
+void TransposedWeight::drop() {
+  const std::lock_guard<std::mutex> hold(lock_);
+  storage_ = c10::Storage();
+  columns_ = torch::Tensor();
+  data_ = nullptr;
+  version_ = -1;
+}
+
+bool TransposedWeight::applies(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
+  const bool records = at::GradMode::is_enabled() &&
+                       (x.requires_grad() || weight.requires_grad() || (bias.defined() && bias.requires_grad()));
+  return !records && takes_cpu_float_linear(x, weight, bias);
+}
+
+torch::Tensor TransposedWeight::product(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                        bool relu, double weight_scale) {
+  MIXSEQ_CHECK(applies(x, weight, bias), "TransposedWeight: a product that cpu_float_linear would not take ",
+               "or that records a gradient (", x.scalar_type(), " x ", weight.scalar_type(), ")");
   torch::Tensor columns;
   {
     const std::lock_guard<std::mutex> hold(lock_);
-    if (!source_.is_same(weight) || data_ != weight.data_ptr() || version_ != weight._version()) {
+    const bool same = columns_.defined() && data_ == weight.data_ptr() && weight.sizes() == sizes_ &&
+                      weight.strides() == strides_ && version_ == weight._version() && scale_ == weight_scale;
+    if (!same) {
       const at::NoGradGuard no_grad;
-      columns_ = weight.t().contiguous();  // [K, N]
-      source_ = weight;
+      columns_ = (weight_scale == 1.0 ? weight : weight * weight_scale).t().contiguous();  // [K, N]
+      storage_ = weight.storage();
       data_ = weight.data_ptr();
+      sizes_ = weight.sizes().vec();
+      strides_ = weight.strides().vec();
       version_ = weight._version();
+      scale_ = weight_scale;
     }
     columns = columns_;
   }
@@ -165,9 +176,21 @@ torch::Tensor TransposedWeight::linear(const torch::Tensor& x, const torch::Tens
   const auto rows = x.reshape({-1, K});
   auto y = at::empty({rows.size(0), weight.size(0)}, rows.options());
   float_matmul_into(rows.contiguous(), columns, y, /*accumulate=*/false);
+  const auto optional_bias = bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt;
+  if (relu) {
+    add_bias_relu(y, optional_bias);
+  } else if (bias.defined()) {
+    y.add_(bias);
+  }
   auto sizes = x.sizes().vec();
   sizes.back() = weight.size(0);
   return y.view(sizes);
+}
+
+torch::Tensor TransposedWeight::linear(const torch::Tensor& x, const torch::Tensor& weight) {
+  if (applies(x, weight, {})) return product(x, weight, {}, /*relu=*/false);
+  drop();
+  return float_linear_or_aten(x, weight, {});
 }
 
 }  // namespace mixseq

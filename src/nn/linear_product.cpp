@@ -18,4 +18,18 @@ torch::Tensor linear_relu_product(const torch::Tensor& x, const torch::Tensor& w
   return linear_product(x, weight, bias).relu_();
 }
 
+torch::Tensor linear_product(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                             TransposedWeight& kept, double weight_scale) {
+  if (TransposedWeight::applies(x, weight, bias)) return kept.product(x, weight, bias, /*relu=*/false, weight_scale);
+  kept.drop();
+  return linear_product(x, weight_scale == 1.0 ? weight : weight * weight_scale, bias);
+}
+
+torch::Tensor linear_relu_product(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                  TransposedWeight& kept) {
+  if (TransposedWeight::applies(x, weight, bias)) return kept.product(x, weight, bias, /*relu=*/true);
+  kept.drop();
+  return linear_relu_product(x, weight, bias);
+}
+
 }  // namespace mixseq

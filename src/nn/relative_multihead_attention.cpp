@@ -32,7 +32,7 @@ RelativeMultiheadAttentionImpl::RelativeMultiheadAttentionImpl(const RelativeMul
 
 torch::Tensor RelativeMultiheadAttentionImpl::project_key_value(const torch::Tensor& context) {
   const int64_t width = options_.n_head * options_.d_head;
-  return linear_product(context, qkv_net_->weight.narrow(0, width, 2 * width));  // [B, K, 2 H Dh]
+  return linear_product(context, qkv_net_->weight.narrow(0, width, 2 * width), {}, key_value_columns_);  // [B, K, 2 H Dh]
 }
 
 torch::Tensor RelativeMultiheadAttentionImpl::forward(const torch::Tensor& segment, const torch::Tensor& key_value,
@@ -50,11 +50,12 @@ torch::Tensor RelativeMultiheadAttentionImpl::forward(const torch::Tensor& segme
   const auto& weight = qkv_net_->weight;  // [3 H Dh, D]: the rows of q, then k, then v
   // 1/sqrt(Dh) scales the query rows of the weight rather than the [T, K] scores (fewer products).
   const double scale = 1.0 / std::sqrt(static_cast<double>(Dh));
-  const auto q = linear_product(segment, weight.narrow(0, 0, H * Dh) * scale).view({B, T, H, Dh});  // [B, T, H, Dh]
-  const auto r_k = linear_product(r.to(weight.scalar_type()), r_net_->weight).view({K, H, Dh});  // [K, H, Dh]
+  const auto q = linear_product(segment, weight.narrow(0, 0, H * Dh), {}, query_columns_, scale)
+                     .view({B, T, H, Dh});                                                        // [B, T, H, Dh]
+  const auto r_k = linear_product(r.to(weight.scalar_type()), r_net_->weight, {}, r_columns_).view({K, H, Dh});
   const auto heads = relative_attention_core(q + r_w_bias * scale, q + r_r_bias * scale, key_value, r_k, blocked,
                                              options_.dropatt, is_training(), options_.kernel);  // [B, T, H, Dh]
-  return linear_product(heads.reshape({B * T, H * Dh}), o_net_->weight).view({B, T, -1});  // [B, T, D]
+  return linear_product(heads.reshape({B * T, H * Dh}), o_net_->weight, {}, o_columns_).view({B, T, -1});  // [B, T, D]
 }
 
 }  // namespace mixseq

@@ -58,8 +58,8 @@ torch::Tensor TransformerXlLayerImpl::forward(const torch::Tensor& x, const torc
   const auto rows = (pre_lnorm_ ? ff_layer_norm_(y) : y).reshape({-1, y.size(2)});       // [B T, D]
   const auto inner = training && dropout_ > 0.0                                                // [B T, d_inner]
                          ? hashed_relu_dropout(linear_product(rows, fc1_->weight, fc1_->bias), dropout_, true)
-                         : linear_relu_product(rows, fc1_->weight, fc1_->bias);
-  const auto fed = hashed_dropout(linear_product(inner, fc2_->weight, fc2_->bias), dropout_, training)
+                         : linear_relu_product(rows, fc1_->weight, fc1_->bias, fc1_columns_);
+  const auto fed = hashed_dropout(linear_product(inner, fc2_->weight, fc2_->bias, fc2_columns_), dropout_, training)
                        .view(y.sizes());                                                  // [B, T, D]
   return pre_lnorm_ ? y + fed : ff_layer_norm_(y + fed);                                  // [B, T, D]
 }

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 namespace mixseq {
 
@@ -44,15 +45,18 @@ torch::Tensor cpu_float_linear_relu(const torch::Tensor& x, const torch::Tensor&
 torch::Tensor float_linear_or_aten(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
 // x Wᵀ for a layer whose weight W [N, K] meets many inputs between its changes (evaluation,
-// decoding): from a [K, N] copy of W, kept and made again whenever W changes (another tensor, its
-// data moved, or written in place: its version counter), where float_linear_or_aten would take
-// the product through cpu_float_linear and nothing is recorded; else float_linear_or_aten itself
-// (training: the copy is then dropped, not kept beside the weights).
+// decoding): from a [K, N] copy of W, kept and made again whenever W changes (another tensor or
+// view, its data moved, or written in place: its version counter), where cpu_float_linear would
+// take the product and nothing is recorded (`applies`). Elsewhere the caller's own product runs
+// and the copy is dropped (training keeps no copy beside the weights). nn/linear_product.h's
+// overloads that take one are how layers use it.
 //
-// Why: oneDNN's sgemm ran the LSTM language model's output layer, [350, 200] x [200, 10,000],
-// in 3.7 ms from a [K, N] matrix and in 4.3 ms from the [N, K] weight's transposed view (the
-// 2-core Zen 5 EPYC, 2 threads; docs/benchmarks.md). The copy took 1.5 ms, so it pays from the
-// third product with the same weight. It costs a second copy of the weight in memory.
+// Why: oneDNN's sgemm multiplies by a [K, N] matrix faster than by the [N, K] weight's transposed
+// view: the LSTM language model's output layer, [350, 200] x [200, 10,000], in 3.7 ms against
+// 4.3; Transformer-XL's feed-forward's second product, [1024, 1024] x [1024, 256], in 1.28-1.37 ms
+// against 1.64-1.75 (the 2-core Zen 5 EPYC, 2 threads; docs/benchmarks.md). A copy costs about
+// what one product does, so it pays from the third product with the same weight. It costs a
+// second copy of the weight in memory.
 class TransposedWeight {
  public:
   TransposedWeight() = default;
@@ -60,15 +64,35 @@ class TransposedWeight {
   TransposedWeight(const TransposedWeight&) {}
   TransposedWeight& operator=(const TransposedWeight&);
 
-  // x [..., K], weight [N, K] -> [..., N]: x Wᵀ, as float_linear_or_aten(x, weight, {}).
+  // Whether `product` takes x's product with `weight` (and `bias`): nothing recorded (grad mode
+  // off, or no input that needs a gradient) and takes_cpu_float_linear.
+  static bool applies(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
+
+  // x [..., K], weight [N, K], bias [N] or undefined -> [..., N]: x (s W)ᵀ + b, then max(., 0)
+  // where `relu`; s = weight_scale, which the kept copy holds multiplied in (s W rounded as
+  // `weight * s` rounds it). Needs applies(x, weight, bias).
+  torch::Tensor product(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, bool relu,
+                        double weight_scale = 1.0);
+
+  // Forgets the copy (a caller whose product did not come here).
+  void drop();
+
+  // x [..., K], weight [N, K] -> [..., N]: x Wᵀ, as float_linear_or_aten(x, weight, {}), from the
+  // kept copy where applies().
   torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight);
 
  private:
   std::mutex lock_;
-  torch::Tensor source_;  // the weight the copy was made from, held: its storage is not reused under it
+  // What the copy was made from: the weight's storage, held, so that its memory is not reused
+  // under it, and where in it the weight lay. A tensor with the same data pointer, sizes and
+  // strides reads the same elements; views share their base's version counter, so a write
+  // through any of them is seen.
+  c10::Storage storage_;
   const void* data_ = nullptr;
+  std::vector<int64_t> sizes_, strides_;
   int64_t version_ = -1;
-  torch::Tensor columns_;  // [K, N]
+  double scale_ = 1.0;
+  torch::Tensor columns_;  // [K, N]: (s W)ᵀ
 };
 
 }  // namespace mixseq

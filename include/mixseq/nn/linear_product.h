@@ -10,6 +10,8 @@
 
 namespace mixseq {
 
+class TransposedWeight;
+
 // x [..., K], weight [N, K], bias [N] or undefined -> [..., N], differentiable as at::linear.
 torch::Tensor linear_product(const torch::Tensor& x, const torch::Tensor& weight,
                              const torch::Tensor& bias = torch::Tensor());
@@ -19,5 +21,15 @@ torch::Tensor linear_product(const torch::Tensor& x, const torch::Tensor& weight
 // in-place ReLU (autograd's ReLU backward reads its output, so the product's buffer serves).
 torch::Tensor linear_relu_product(const torch::Tensor& x, const torch::Tensor& weight,
                                   const torch::Tensor& bias = torch::Tensor());
+
+// The two above with x (s W)ᵀ (s = weight_scale; W itself where it is 1) for a layer that holds
+// a TransposedWeight for W: from its kept [K, N] copy where nothing is recorded and the product
+// is fp32 through oneDNN's sgemm (TransposedWeight::applies); elsewhere as above, of `weight *
+// weight_scale`, and the copy dropped. Evaluation's feed-forward and attention projections of
+// Transformer-XL (nn/transformer_xl_layer.h).
+torch::Tensor linear_product(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                             TransposedWeight& kept, double weight_scale = 1.0);
+torch::Tensor linear_relu_product(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                  TransposedWeight& kept);
 
 }  // namespace mixseq

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 
+#include "mixseq/nn/cpu_float_linear.h"  // TransposedWeight
 #include "mixseq/nn/scaled_dot_product_attention.h"  // AttentionKernel
 
 namespace mixseq {
@@ -70,6 +71,9 @@ class RelativeMultiheadAttentionImpl : public torch::nn::Module {
   torch::nn::Linear qkv_net_;
   torch::nn::Linear o_net_;
   torch::nn::Linear r_net_;
+  // Evaluation's [K, N] copies of the query rows (scaled), the key and value rows, o_net and r_net
+  // (nn/cpu_float_linear.h).
+  TransposedWeight query_columns_, key_value_columns_, o_columns_, r_columns_;
 };
 TORCH_MODULE(RelativeMultiheadAttention);
 

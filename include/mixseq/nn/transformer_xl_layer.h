@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "mixseq/nn/cpu_float_linear.h"
 #include "mixseq/nn/relative_multihead_attention.h"
 
 namespace mixseq {
@@ -62,6 +63,7 @@ class TransformerXlLayerImpl : public torch::nn::Module {
   torch::nn::Linear fc1_;  // D -> d_inner
   torch::nn::Linear fc2_;  // d_inner -> D
   torch::nn::LayerNorm ff_layer_norm_;
+  TransposedWeight fc1_columns_, fc2_columns_;  // evaluation's [K, N] copies (nn/cpu_float_linear.h)
 };
 TORCH_MODULE(TransformerXlLayer);
 

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <iostream>
 #include <limits>
 #include <functional>
@@ -242,6 +243,61 @@ TEST(TransposedWeight, IsTheLinearProductAndFollowsEveryChangeOfTheWeight) {
     const auto y64 = layer.linear(x.to(at::kDouble), weight.to(at::kDouble));
     EXPECT_TRUE(at::equal(y64, at::linear(x.to(at::kDouble), weight.to(at::kDouble))));
   }
+}
+
+// The products nn/linear_product.h's overloads take from a kept copy: bias, ReLU and a scaled
+// weight, on a fresh view of the same rows at every call (as the attention narrows its weight);
+// where a gradient is recorded or autocast runs, linear_product's own values.
+TEST(TransposedWeight, KeepsBiasReluAndScaledRowsOfAView) {
+  at::manual_seed(15);
+  auto weight = at::randn({40, 24}).requires_grad_();  // a parameter: rows 0-15 and 16-39 used apart
+  const auto bias = at::randn({24}).requires_grad_();
+  const auto x = at::randn({2, 7, 24});
+  TransposedWeight query, rest;
+  const double scale = 1.0 / std::sqrt(8.0);
+  const auto expected_query = [&] { return at::linear(x, weight.detach().narrow(0, 0, 16) * scale); };
+  const auto expected_rest = [&] {
+    return at::relu(at::linear(x, weight.detach().narrow(0, 16, 24), bias.detach()));
+  };
+  const auto products = [&](const char* after) {
+    const at::NoGradGuard no_grad;
+    if (!TransposedWeight::applies(x, weight, bias)) GTEST_SKIP() << "oneDNN's sgemm is not called directly here";
+    const auto q = linear_product(x, weight.narrow(0, 0, 16), {}, query, scale);  // a new view each call
+    const auto r = linear_relu_product(x, weight.narrow(0, 16, 24), bias, rest);
+    ASSERT_EQ(q.sizes(), (std::vector<int64_t>{2, 7, 16})) << after;
+    EXPECT_TRUE(at::allclose(q, expected_query(), 1e-5, 1e-5)) << after;
+    EXPECT_TRUE(at::allclose(r, expected_rest(), 1e-5, 1e-5)) << after;
+    EXPECT_TRUE((r >= 0).all().item<bool>()) << after;
+  };
+  products("the first products");
+  products("the kept copies, through new views");
+  {
+    const at::NoGradGuard no_grad;
+    weight.narrow(0, 0, 16).mul_(3.0);  // written through another view: the shared version counter moves
+  }
+  products("a write through another view");
+  {
+    const at::NoGradGuard no_grad;
+    const auto q = linear_product(x, weight.narrow(0, 0, 16), {}, query, 2.0 * scale);  // another scale
+    EXPECT_TRUE(at::allclose(q, 2.0 * expected_query(), 1e-5, 1e-5));
+    // The same rows' offsets, other rows: a view one row further down is another matrix.
+    const auto shifted = linear_product(x, weight.narrow(0, 1, 16), {}, query, scale);
+    EXPECT_TRUE(at::allclose(shifted, at::linear(x, weight.detach().narrow(0, 1, 16) * scale), 1e-5, 1e-5));
+  }
+  // Recorded: linear_product's values and gradients, of the scaled rows.
+  const auto input = x.clone().requires_grad_();
+  linear_product(input, weight.narrow(0, 0, 16), {}, query, scale).sum().backward();
+  const auto grad_x = input.grad().clone(), grad_w = weight.grad().clone();
+  input.grad().zero_(), weight.grad().zero_();
+  at::linear(input, weight.narrow(0, 0, 16) * scale).sum().backward();
+  EXPECT_TRUE(at::allclose(grad_x, input.grad(), 1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(grad_w, weight.grad(), 1e-5, 1e-5));
+  // Under bf16 autocast: linear_product's bf16 path, as without a kept copy.
+  AutocastScope autocast(Precision::kBf16, torch::Device(torch::kCPU));
+  const at::NoGradGuard no_grad;
+  const auto low = linear_relu_product(x, weight.narrow(0, 16, 24), bias, rest);
+  EXPECT_EQ(low.scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(at::equal(low, linear_relu_product(x, weight.narrow(0, 16, 24), bias)));
 }
 
 }  // namespace
