@@ -5,13 +5,16 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #ifdef MIXSEQ_WITH_CBLAS
 #include <cblas.h>
 #endif
 
+#include "mixseq/nn/bf16_matmul.h"
 #include "mixseq/util/error.h"
+#include "mixseq/util/stop_request.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
@@ -59,8 +62,18 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const double* a, in
               ldb, 0.0, c, ldc);
 }
 
+// From this many multiply-adds a matrix (M N K) its fp32 product goes to oneDNN's sgemm, below it
+// to OpenBLAS's. On the 2-core Zen 5 EPYC, each product on one thread of two: Transformer-XL's
+// position scores [1024, 32] x [32, 128] (M N K = 4M) took 0.18 ms a batch of 8 through oneDNN
+// against 0.43-0.63 through OpenBLAS, and the gradients' [1024, 128] x [128, 32] and
+// [128, 1024] x [1024, 32] 0.18-0.25 against 0.44-0.60; of the per-(head, row) products of
+// 64 x 32 x 128 (262K) OpenBLAS's small-matrix kernels were quicker for three of four
+// (docs/benchmarks.md).
+constexpr int64_t kOneDnnProduct = int64_t{1} << 20;
+
 // c (row-major matrices) = a b, every [p, q] product on one thread of LibTorch's pool. OpenBLAS's
-// OpenMP build runs single-threaded inside a parallel region, so the threads do not nest.
+// OpenMP build runs single-threaded inside a parallel region, and so does oneDNN's sgemm, so the
+// threads do not nest.
 template <typename scalar_t>
 void batched_gemm(torch::Tensor a, torch::Tensor b, const torch::Tensor& c) {
   auto la = blas_layout(a), lb = blas_layout(b);
@@ -71,11 +84,20 @@ void batched_gemm(torch::Tensor a, torch::Tensor b, const torch::Tensor& c) {
   const auto* pb = b.data_ptr<scalar_t>();
   auto* pc = c.data_ptr<scalar_t>();
   const int64_t ldc = M == 1 ? std::max<int64_t>(N, 1) : c.stride(2);
+  const bool onednn = std::is_same<scalar_t, float>::value && M * N * K >= kOneDnnProduct && float_matmul_is_direct();
+  const StopSignalsHeld held;  // for oneDNN's sgemm (nn/bf16_matmul.h)
   at::parallel_for(0, c.size(0) * Q, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t p = i / Q, q = i % Q;
-      gemm(la.transposed, lb.transposed, M, N, K, pa + p * a.stride(0) + q * a.stride(1), la.ld,
-           pb + p * b.stride(0) + q * b.stride(1), lb.ld, pc + p * c.stride(0) + q * c.stride(1), ldc);
+      const scalar_t* a_matrix = pa + p * a.stride(0) + q * a.stride(1);
+      const scalar_t* b_matrix = pb + p * b.stride(0) + q * b.stride(1);
+      scalar_t* c_matrix = pc + p * c.stride(0) + q * c.stride(1);
+      if (!onednn) {
+        gemm(la.transposed, lb.transposed, M, N, K, a_matrix, la.ld, b_matrix, lb.ld, c_matrix, ldc);
+      } else {
+        direct_float_gemm(la.transposed, lb.transposed, M, N, K, reinterpret_cast<const float*>(a_matrix), la.ld,
+                          reinterpret_cast<const float*>(b_matrix), lb.ld, reinterpret_cast<float*>(c_matrix), ldc);
+      }
     }
   });
 }

@@ -127,6 +127,15 @@ void float_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Te
   }
 }
 
+bool direct_float_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float* c, int64_t ldc) {
+  const auto sgemm = dnnl_sgemm();
+  if (sgemm == nullptr) return false;
+  const int status = sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  MIXSEQ_CHECK(status == 0, "dnnl_sgemm failed with oneDNN status ", status);
+  return true;
+}
+
 torch::Tensor float_matmul(const torch::Tensor& a, const torch::Tensor& b) {
   const bool records = at::GradMode::is_enabled() && (a.requires_grad() || b.requires_grad());
   if (records || a.dim() != 2 || b.dim() != 2 || a.scalar_type() != at::kFloat || b.scalar_type() != at::kFloat ||

@@ -33,6 +33,15 @@ bool float_matmul_is_direct();
 // dnnl_sgemm 26 us on a 2-core Zen 4, both on 2 threads (docs/benchmarks.md).
 void float_matmul_into(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& c, bool accumulate);
 
+// c [M, N] = a b for row-major fp32 matrices by pointer (a is [M, K] with rows lda apart, or
+// where `ta` its transpose stored [K, M]; b likewise), through oneDNN's sgemm; false, nothing
+// written, where float_matmul_is_direct() is not. For one thread's products inside a parallel
+// loop (oneDNN's sgemm runs on the calling thread there): nn/batched_matmul.h's attention
+// products. The caller holds util/stop_request.h's StopSignalsHeld around the loop (see
+// float_matmul_into).
+bool direct_float_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float* c, int64_t ldc);
+
 // a [M, K] b [K, N] -> [M, N] as at::matmul. fp32 CPU operands with no gradient to record and
 // autocast off go through float_matmul_into: a language model's output layer in evaluation,
 // [350, 200] x [200, 10,000], took 9.7 ms through at::mm and 7.7 ms through dnnl_sgemm on a

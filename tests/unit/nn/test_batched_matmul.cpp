@@ -6,6 +6,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "gradient_check.h"
 #include "util/torch_compat.h"
 
@@ -36,6 +38,35 @@ TEST(BatchedMatmul, EqualsMatmulOnStridedOperands) {
   const auto row = at::randn({2, 2, 1, 7}, at::kDouble), column = at::randn({2, 2, 7, 1}, at::kDouble);
   EXPECT_TRUE(at::allclose(batched_matmul(row, column), at::matmul(row, column), 1e-12, 1e-12));
   EXPECT_TRUE(at::allclose(batched_matmul(column, row), at::matmul(column, row), 1e-12, 1e-12));
+}
+
+// Matrices of 2^20 multiply-adds and more go to oneDNN's sgemm where the process calls it
+// (smaller ones stay OpenBLAS's): the same values, in every transpose and for strided rows.
+TEST(BatchedMatmul, LargeMatricesEqualMatmulInEveryLayout) {
+  at::manual_seed(3);
+  const int64_t H = 3, M = 300, K = 48, N = 80;  // M K N = 1.15M
+  const auto rows = at::randn({M, H, K}).permute({1, 0, 2}).unsqueeze(1);    // [H, 1, M, K], rows H K apart
+  const auto columns = at::randn({N, H, K}).permute({1, 2, 0}).unsqueeze(1); // [H, 1, K, N], transposed
+  const auto plain = at::randn({H, 1, K, N});
+  const auto stored_transposed = at::randn({H, 1, K, M}).transpose(2, 3);    // [H, 1, M, K], transposed
+  for (const auto& [a, b, what] : {std::tuple{rows, columns, "strided rows x transposed"},
+                                   std::tuple{rows, plain, "strided rows x plain"},
+                                   std::tuple{stored_transposed, plain, "transposed x plain"},
+                                   std::tuple{stored_transposed, columns, "transposed x transposed"}}) {
+    const auto expected = at::matmul(a, b);
+    EXPECT_TRUE(at::allclose(batched_matmul(a, b), expected, 1e-4, 1e-4)) << what;
+    const auto stored = batched_matmul(a, b, {1, 2, 0, 3});                  // written as [1, M, H, N]
+    EXPECT_TRUE(stored.permute({1, 2, 0, 3}).is_contiguous()) << what;
+    EXPECT_TRUE(at::allclose(stored, expected, 1e-4, 1e-4)) << what;
+  }
+  // The gradients' products are as large: against at::matmul's.
+  const auto x = rows.clone().requires_grad_(), y = plain.clone().requires_grad_();
+  const auto weighting = at::randn({H, 1, M, N});
+  (batched_matmul(x, y) * weighting).sum().backward();
+  const auto x2 = rows.clone().requires_grad_(), y2 = plain.clone().requires_grad_();
+  (at::matmul(x2, y2) * weighting).sum().backward();
+  EXPECT_TRUE(at::allclose(x.grad(), x2.grad(), 1e-4, 1e-3));
+  EXPECT_TRUE(at::allclose(y.grad(), y2.grad(), 1e-4, 1e-3));
 }
 
 TEST(BatchedMatmul, TakesItsOwnPathForFp32AndFp64OnTheCpuWithoutAutocast) {
