@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -84,20 +85,21 @@ void batched_gemm(torch::Tensor a, torch::Tensor b, const torch::Tensor& c) {
   const auto* pb = b.data_ptr<scalar_t>();
   auto* pc = c.data_ptr<scalar_t>();
   const int64_t ldc = M == 1 ? std::max<int64_t>(N, 1) : c.stride(2);
-  const bool onednn = std::is_same<scalar_t, float>::value && M * N * K >= kOneDnnProduct && float_matmul_is_direct();
-  const StopSignalsHeld held;  // for oneDNN's sgemm (nn/bf16_matmul.h)
+  const bool onednn = std::is_same_v<scalar_t, float> && M * N * K >= kOneDnnProduct && float_matmul_is_direct();
+  std::optional<StopSignalsHeld> held;  // for oneDNN's sgemm (nn/bf16_matmul.h)
+  if (onednn) held.emplace();
   at::parallel_for(0, c.size(0) * Q, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t p = i / Q, q = i % Q;
       const scalar_t* a_matrix = pa + p * a.stride(0) + q * a.stride(1);
       const scalar_t* b_matrix = pb + p * b.stride(0) + q * b.stride(1);
       scalar_t* c_matrix = pc + p * c.stride(0) + q * c.stride(1);
-      if (!onednn) {
-        gemm(la.transposed, lb.transposed, M, N, K, a_matrix, la.ld, b_matrix, lb.ld, c_matrix, ldc);
-      } else {
-        direct_float_gemm(la.transposed, lb.transposed, M, N, K, reinterpret_cast<const float*>(a_matrix), la.ld,
-                          reinterpret_cast<const float*>(b_matrix), lb.ld, reinterpret_cast<float*>(c_matrix), ldc);
+      if constexpr (std::is_same_v<scalar_t, float>) {
+        if (onednn && direct_float_gemm(la.transposed, lb.transposed, M, N, K, a_matrix, la.ld, b_matrix, lb.ld,
+                                        c_matrix, ldc))
+          continue;
       }
+      gemm(la.transposed, lb.transposed, M, N, K, a_matrix, la.ld, b_matrix, lb.ld, c_matrix, ldc);
     }
   });
 }

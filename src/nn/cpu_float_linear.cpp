@@ -54,6 +54,15 @@ void add_bias_relu(torch::Tensor& y, const c10::optional<torch::Tensor>& bias) {
   });
 }
 
+// y [R, N] += bias (where defined), then ReLU where `relu`: the products' one pass after sgemm.
+void add_bias(torch::Tensor& y, const c10::optional<torch::Tensor>& bias, bool relu) {
+  if (relu) {
+    add_bias_relu(y, bias);
+  } else if (bias) {
+    y.add_(*bias);
+  }
+}
+
 class CpuFloatLinear : public torch::autograd::Function<CpuFloatLinear> {
  public:
   // x [R, K] contiguous, weight [N, K], bias [N] or nullopt -> [R, N], then ReLU where `relu`.
@@ -62,11 +71,10 @@ class CpuFloatLinear : public torch::autograd::Function<CpuFloatLinear> {
                                const torch::Tensor& weight, const c10::optional<torch::Tensor>& bias, bool relu) {
     auto y = at::empty({x.size(0), weight.size(0)}, x.options());
     float_matmul_into(x, weight.t(), y, /*accumulate=*/false);
+    add_bias(y, bias, relu);
     if (relu) {
-      add_bias_relu(y, bias);
       context->save_for_backward({x, weight, y});  // the output: the ReLU's mask, no copy of it
     } else {
-      if (bias) y.add_(*bias);
       context->save_for_backward({x, weight});
     }
     context->saved_data["has_bias"] = bias.has_value();
@@ -176,12 +184,7 @@ torch::Tensor TransposedWeight::product(const torch::Tensor& x, const torch::Ten
   const auto rows = x.reshape({-1, K});
   auto y = at::empty({rows.size(0), weight.size(0)}, rows.options());
   float_matmul_into(rows.contiguous(), columns, y, /*accumulate=*/false);
-  const auto optional_bias = bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt;
-  if (relu) {
-    add_bias_relu(y, optional_bias);
-  } else if (bias.defined()) {
-    y.add_(bias);
-  }
+  add_bias(y, bias.defined() ? c10::optional<torch::Tensor>(bias) : c10::nullopt, relu);
   auto sizes = x.sizes().vec();
   sizes.back() = weight.size(0);
   return y.view(sizes);
