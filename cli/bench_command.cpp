@@ -30,6 +30,7 @@
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <limits>
@@ -485,7 +486,17 @@ int bench_eval(const BenchArguments& arguments, int threads) {
   reset_peak_device_memory(device);
   const auto start = std::chrono::steady_clock::now();
   auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
-  for (int64_t i = 0; i < arguments.steps; ++i) nll += run();
+  // On the CPU each segment's time is kept too (its operators run as they are called): the first
+  // timed segments can pay for memory the process touches for the first time, which a mean of a
+  // few segments hides. A GPU's segments are not synchronised one by one.
+  const bool per_segment = device.is_cpu();
+  std::vector<double> segment_ms;
+  for (int64_t i = 0; i < arguments.steps; ++i) {
+    const auto begun = std::chrono::steady_clock::now();
+    nll += run();
+    if (per_segment)
+      segment_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun).count());
+  }
   wait_for_device(device);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double tokens = static_cast<double>(arguments.steps * arguments.batch * length);
@@ -502,6 +513,11 @@ int bench_eval(const BenchArguments& arguments, int threads) {
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
   record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
+  if (per_segment) {
+    record["segment_ms"] = segment_ms;  // each timed segment, in order
+    std::sort(segment_ms.begin(), segment_ms.end());
+    record["segment_ms_median"] = segment_ms[segment_ms.size() / 2];
+  }
   std::cout << record.dump() << std::endl;
   if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
   return 0;

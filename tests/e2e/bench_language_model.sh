@@ -34,6 +34,11 @@ assert evaluation["eval_tgt_len"] == 5 and evaluation["mem_len"] == 8, evaluatio
 assert evaluation["clamp_len"] == 3 and evaluation["same_length"] is True, evaluation
 assert 3.0 < evaluation["loss"] < 5.0, evaluation  # about log(50) = 3.9 for an untrained model
 assert len(profile) == 3 and all(p["bench"] == "profile" for p in profile), profile
+# Each timed segment's time, in order; together no more than the whole timed span.
+segments = evaluation["segment_ms"]
+assert len(segments) == evaluation["steps"] and min(segments) > 0, evaluation
+assert sum(segments) <= evaluation["ms_per_segment"] * evaluation["steps"] * 1.001, evaluation
+assert evaluation["segment_ms_median"] in segments, evaluation
 PY
 
 # Any key of the training config's model section sets the shape, after the bench's own flags: a
