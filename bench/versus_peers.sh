@@ -68,16 +68,24 @@ round() {
       run "$condition" peer lstm_lm /usr/bin/python3 "$peers/lstm_lm_bench.py" --vocab 10000 --emsize 200 --nhid 200 \
         --nlayers 2 --bptt 35 --batch 20 --train-steps 10 --eval-steps 10 --warmup 1 --json
     elif [ "$model" = transformer_xl ]; then
-      run "$condition" mixseq transformer_xl "$mixseq" bench train --model transformer_xl --vocab 2000 "${txl_shape[@]}" --mem-len 64 --steps 10 --warmup-steps 2
-      run "$condition" mixseq transformer_xl "$mixseq" bench eval --model transformer_xl --vocab 2000 "${txl_shape[@]}" --eval-tgt-len 64 --mem-len 64 --steps 10 --warmup-steps 2
+      # Five untimed steps on both sides (the reference's --warmup, mixseq's --warmup-steps; 2
+      # before 2026-12-02), so that each side is timed at its steady state. mixseq's first segments
+      # touch the process's memory for the first time (oneDNN's and its own buffers, a second set
+      # of them once the memory is full): on a 2-core Zen 5 its segments 1-5 at memory 128 took
+      # 94-105, 42-90, 44-78, 41-44 and 50-52 ms, then 36-37 from the sixth; at memory 64 the
+      # third was the last slow one. The reference's segments were steady from the second (memory
+      # 64) or third (128), its memory touched by the 10 training steps it runs first
+      # (docs/benchmarks.md; `bench eval` prints each timed segment in segment_ms).
+      run "$condition" mixseq transformer_xl "$mixseq" bench train --model transformer_xl --vocab 2000 "${txl_shape[@]}" --mem-len 64 --steps 10 --warmup-steps 5
+      run "$condition" mixseq transformer_xl "$mixseq" bench eval --model transformer_xl --vocab 2000 "${txl_shape[@]}" --eval-tgt-len 64 --mem-len 64 --steps 10 --warmup-steps 5
       run "$condition" peer transformer_xl /usr/bin/python3 "$peers/txl_bench.py" --n-token 2000 "${txl_shape[@]}" --mem-len 64 \
-        --train-steps 10 --eval-steps 10 --json
-      run "$condition" mixseq transformer_xl_mem128 "$mixseq" bench eval --model transformer_xl --vocab 2000 "${txl_shape[@]}" --eval-tgt-len 64 --mem-len 128 --steps 10 --warmup-steps 2
+        --train-steps 10 --eval-steps 10 --warmup 5 --json
+      run "$condition" mixseq transformer_xl_mem128 "$mixseq" bench eval --model transformer_xl --vocab 2000 "${txl_shape[@]}" --eval-tgt-len 64 --mem-len 128 --steps 10 --warmup-steps 5
       # The reference trains 10 steps first here too, as in its memory-64 run: evaluating in a fresh
       # process (--train-steps 0) it ran 2.4x slower at memory 128 (3,296 against 7,802 tok/s on a Zen 5
       # EPYC, 2026-12-01; 9,387 against 10,729 at memory 64), and a ratio against that is no result.
       run "$condition" peer transformer_xl_mem128 /usr/bin/python3 "$peers/txl_bench.py" --n-token 2000 "${txl_shape[@]}" --mem-len 128 \
-        --train-steps 10 --eval-steps 10 --json
+        --train-steps 10 --eval-steps 10 --warmup 5 --json
     else
       run "$condition" mixseq transformer "$mixseq" bench train --model transformer "${transformer_shape[@]}" --batch 32 --seq-len 30 --steps 10 --warmup-steps 2
       run "$condition" mixseq transformer "$mixseq" bench translate --model transformer "${transformer_shape[@]}" --beam 5 --batch 16 --batches 2 --max-len 30
