@@ -35,6 +35,8 @@ void check_options(const SpeechFeatureOptions& o) {
   MIXSEQ_CHECK(o.kind != SpeechFeatureKind::kLogMel || o.n_mels >= 1, "speech features: n_mels must be >= 1, not ",
                o.n_mels);
   MIXSEQ_CHECK(o.dither >= 0.0, "speech features: dither must be >= 0, not ", o.dither);
+  MIXSEQ_CHECK(o.vtlp_warp == 1.0 || o.kind == SpeechFeatureKind::kLogMel,
+               "speech features: vocal tract length perturbation warps mel filters; log_spectrogram has none");
 }
 
 // (x - mean) / (std + eps) over `dim` (all when dim is nullopt), std with Bessel's correction as
@@ -93,8 +95,23 @@ SpeechFeatureOptions SpeechFeatureOptions::deepspeech2() {
   return options;
 }
 
+double vtlp_warp_hz(double hz, double warp, double f_min, double f_max) {
+  MIXSEQ_CHECK(warp >= 0.5 && warp <= 2.0, "vocal tract length perturbation: the warp factor must be in [0.5, 2], not ",
+               warp);
+  if (hz < f_min || hz > f_max) return hz;
+  const double low = f_min + 100.0, high = f_max - 500.0;  // Kaldi's --vtln-low 100 --vtln-high -500
+  const double l = low * std::max(1.0, warp), h = high * std::min(1.0, warp);
+  MIXSEQ_CHECK(l > f_min && h < f_max && l < h, "vocal tract length perturbation: the band ", f_min, "-", f_max,
+               " Hz is too narrow for warp ", warp, " (its straight part would run from ", l, " to ", h, " Hz)");
+  const double scale = 1.0 / warp;
+  if (hz < l) return f_min + (scale * l - f_min) / (l - f_min) * (hz - f_min);
+  if (hz < h) return scale * hz;
+  return f_max + (f_max - scale * h) / (f_max - h) * (hz - f_max);
+}
+
 // librosa.filters.mel (htk=False, norm='slaney'), computed in double as librosa does.
-torch::Tensor mel_filterbank(int64_t sample_rate, int64_t n_fft, int64_t n_mels, double f_min, double f_max) {
+torch::Tensor mel_filterbank(int64_t sample_rate, int64_t n_fft, int64_t n_mels, double f_min, double f_max,
+                             double warp) {
   MIXSEQ_CHECK(sample_rate > 0 && n_fft >= 2 && n_mels >= 1, "mel_filterbank: needs sample_rate > 0, n_fft >= 2",
                " and n_mels >= 1, not ", sample_rate, ", ", n_fft, ", ", n_mels);
   if (f_max <= 0.0) f_max = static_cast<double>(sample_rate) / 2.0;
@@ -109,6 +126,8 @@ torch::Tensor mel_filterbank(int64_t sample_rate, int64_t n_fft, int64_t n_mels,
   for (int64_t i = 0; i < n_mels + 2; ++i)
     band_hz[static_cast<size_t>(i)] =
         mel_to_hz(mel_min + (mel_max - mel_min) * static_cast<double>(i) / static_cast<double>(n_mels + 1));
+  if (warp != 1.0)
+    for (double& edge : band_hz) edge = vtlp_warp_hz(edge, warp, f_min, f_max);
 
   auto weights = torch::zeros({n_mels, n_freqs}, torch::kFloat);  // [n_mels, n_freqs]
   auto w = weights.accessor<float, 2>();
@@ -149,7 +168,8 @@ torch::Tensor speech_features(const std::vector<float>& samples, const SpeechFea
     const auto spectrum = torch::stft(x, options.n_fft, hop, window_length, window, /*center=*/true, "reflect",
                                       /*normalized=*/false, /*onesided=*/true, /*return_complex=*/true);  // [F, T+]
     const auto power = torch::view_as_real(spectrum).pow(2).sum(-1);                                      // [F, T+]
-    const auto filters = mel_filterbank(options.sample_rate, options.n_fft, options.n_mels);              // [M, F]
+    const auto filters = mel_filterbank(options.sample_rate, options.n_fft, options.n_mels, 0.0, 0.0,
+                                        options.vtlp_warp);  // [M, F]
     // features.py: torch.log(x + 1e-20), on the frames seq_len = ceil(samples / hop) keeps.
     auto features = torch::log(torch::matmul(filters, power) + 1e-20).slice(1, 0, frames);  // [M, T]
     if (options.normalize) features = normalize(features, /*dim=*/1, /*eps=*/1e-5);         // per mel bin

@@ -43,6 +43,13 @@ void SpeechInputConfig::check() const {
   MIXSEQ_CHECK(!cache_features || speed_perturbation.empty() || speed_perturbation[0] == speed_perturbation[1],
                "speech.cache_features keeps one rendering of each utterance, but speech.speed_perturbation needs a "
                "new one for every batch; turn one of them off");
+  MIXSEQ_CHECK(vtlp.empty() || (vtlp.size() == 2 && vtlp[0] >= 0.5 && vtlp[0] <= vtlp[1] && vtlp[1] <= 2.0),
+               "speech.vtlp must be [] or [min, max] with 0.5 <= min <= max <= 2");
+  MIXSEQ_CHECK(vtlp.empty() || features == "log_mel", "speech.vtlp warps the mel filters, but speech.features is ",
+               features, ", which has none");
+  MIXSEQ_CHECK(!cache_features || vtlp.empty(),
+               "speech.cache_features keeps one rendering of each utterance, but speech.vtlp needs a new one for every "
+               "batch; turn one of them off");
   MIXSEQ_CHECK(max_frames >= 1 && valid_max_frames >= 1 && max_utterances >= 0, "speech.max_frames (", max_frames,
                ") and speech.valid_max_frames (", valid_max_frames, ") must be positive, speech.max_utterances (",
                max_utterances, ") >= 0");
@@ -95,7 +102,12 @@ SpeechBatch make_speech_batch(const std::vector<std::vector<float>>& audio, cons
         perturbed = change_speed(samples, factor, sample_rate);
         input = &perturbed;
       }
-      f = speech_features(*input, options, *training);
+      SpeechFeatureOptions drawn = options;
+      if (!config.vtlp.empty()) {
+        const double u = config.vtlp[0] == config.vtlp[1] ? 0.0 : torch::rand({1}, *training).item<double>();
+        drawn.vtlp_warp = config.vtlp[0] + u * (config.vtlp[1] - config.vtlp[0]);
+      }
+      f = speech_features(*input, drawn, *training);
       if (augment.enabled()) spec_augment(f, augment, *training);
     } else {
       SpeechFeatureOptions deterministic = options;

@@ -18,7 +18,8 @@
 // dither is > 0); here dither needs a generator, so evaluation is deterministic: pass one to match
 // the reference exactly. tests/data/speech_features/make_fixture.py runs both references' code.
 // Training adds SpecAugment (frequency and time masks, Park et al. 2019; Jasper's settings as
-// defaults) and speed perturbation (resampling by a random factor).
+// defaults), speed perturbation (resampling by a random factor) and vocal tract length perturbation
+// (the mel filters' frequencies warped by a random factor, pitch and tempo left as they are).
 #pragma once
 
 #include <torch/types.h>
@@ -50,6 +51,9 @@ struct SpeechFeatureOptions {
   double dither = 1e-5;         // Gaussian noise of this std added to the samples in training; 0 disables
   bool normalize = true;        // per-utterance normalisation (per bin for log_mel, whole utterance for
                                 // log_spectrogram)
+  double vtlp_warp = 1.0;       // vocal tract length perturbation (log_mel only): the spectrum's frequencies
+                                // scaled by this factor before the mel filters (> 1: as from a shorter vocal
+                                // tract), by warping the filters' edges with vtlp_warp_hz(); 1 leaves them be
   // Feature bins of one frame.
   int64_t bins() const { return kind == SpeechFeatureKind::kLogMel ? n_mels : n_fft / 2 + 1; }
   // Samples per hop and per window (rounded to the nearest sample).
@@ -67,9 +71,20 @@ struct SpeechFeatureOptions {
 
 // [n_mels, n_fft / 2 + 1] mel filterbank as librosa.filters.mel(sr, n_fft, n_mels, fmin, fmax) makes it
 // (htk=False: Slaney's mel scale, linear below 1 kHz; norm='slaney': each triangle's area is 1 per
-// mel band width); f_max 0 means sample_rate / 2.
+// mel band width); f_max 0 means sample_rate / 2. A `warp` other than 1 moves each filter's edges to
+// vtlp_warp_hz(edge, warp, f_min, f_max) (the area normalisation follows the moved edges), so that a
+// filter made for frequency f hears the input's f / warp: vocal tract length perturbation (Jaitly and
+// Hinton 2013), warped as Kaldi's VTLN warps its mel banks.
 torch::Tensor mel_filterbank(int64_t sample_rate, int64_t n_fft, int64_t n_mels, double f_min = 0.0,
-                             double f_max = 0.0);
+                             double f_max = 0.0, double warp = 1.0);
+
+// Kaldi's piecewise-linear VTLN warp (MelBanks::VtlnWarpFreq, feat/mel-computations.cc) of `hz` within
+// [f_min, f_max], with Kaldi's default cut-offs low = f_min + 100 Hz and high = f_max - 500 Hz: hz / warp
+// between l = low * max(1, warp) and h = high * min(1, warp), and straight lines from (f_min, f_min)
+// to (l, l / warp) and from (h, h / warp) to (f_max, f_max), so both ends stay where they are.
+// Frequencies outside [f_min, f_max] are returned as they are. Throws when the band is too narrow for
+// the cut-offs (f_max - f_min must leave l < h) or warp is not in [0.5, 2].
+double vtlp_warp_hz(double hz, double warp, double f_min, double f_max);
 
 // [frames, bins] float features of mono samples. `generator` draws the dither (training); without it
 // no dither is added (validation and transcription are deterministic). Throws mixseq::Error when

@@ -34,12 +34,15 @@ struct SpeechInputConfig {
   int64_t time_masks = 0;             //   time masks per utterance; 0 disables
   int64_t max_time = 75;              //   frames per time mask, at most
   std::vector<double> speed_perturbation;  // [min, max] speed factors drawn uniformly in training; [] = off
+  std::vector<double> vtlp;           // [min, max] vocal tract length perturbation: a warp factor drawn uniformly
+                                      // for each training utterance (log_mel; within [0.5, 2]; Jaitly and
+                                      // Hinton's 0.9-1.1; [a, a] warps every one by a); [] = off
   int64_t max_frames = 12000;         // training batch: utterances x longest utterance's frames
   int64_t max_utterances = 0;         // training batch: utterances; 0 = no limit
   int64_t valid_max_frames = 24000;   // validation batch: utterances x longest utterance's frames
   bool cache_features = false;        // training: compute each utterance's features once, before the first
                                       // update, and keep them in memory (no dither; SpecAugment still drawn
-                                      // afresh); cannot be used with speed_perturbation
+                                      // afresh); cannot be used with speed_perturbation or vtlp
 
   SpeechFeatureOptions feature_options() const;
   SpecAugmentOptions spec_augment() const;
@@ -60,6 +63,7 @@ struct SpeechInputConfig {
     v.field("time_masks", time_masks, "SpecAugment time masks per utterance; 0 disables");
     v.field("max_time", max_time, "frames per time mask, at most");
     v.field("speed_perturbation", speed_perturbation, "[min, max] training speed factors; [] = off");
+    v.field("vtlp", vtlp, "[min, max] training vocal tract length warp factors (log_mel); [] = off");
     v.field("max_frames", max_frames, "training batch budget: utterances x longest frames");
     v.field("max_utterances", max_utterances, "training batch: utterances at most; 0 = no limit");
     v.field("valid_max_frames", valid_max_frames, "validation batch budget: utterances x longest frames");

@@ -220,6 +220,79 @@ double peak_hz(const std::vector<float>& x, int64_t rate) {
   return spectrum.argmax().item<double>() * static_cast<double>(rate) / static_cast<double>(x.size());
 }
 
+// Hand-computed points of Kaldi's three-piece warp on 0-4000 Hz (cut-offs 100 and 3500 Hz).
+TEST(VocalTractLengthPerturbation, WarpsAsKaldisVtlnWarpFreq) {
+  // warp 1.1: l = 110, h = 3500; hz / 1.1 between them; 0 and 4000 fixed.
+  EXPECT_DOUBLE_EQ(vtlp_warp_hz(1000.0, 1.1, 0.0, 4000.0), 1000.0 / 1.1);
+  EXPECT_NEAR(vtlp_warp_hz(50.0, 1.1, 0.0, 4000.0), 50.0 * 100.0 / 110.0, 1e-9);
+  EXPECT_NEAR(vtlp_warp_hz(3800.0, 1.1, 0.0, 4000.0), 4000.0 - (4000.0 - 3500.0 / 1.1) / 500.0 * 200.0, 1e-9);
+  // warp 0.9: l = 100, h = 3150.
+  EXPECT_NEAR(vtlp_warp_hz(1000.0, 0.9, 0.0, 4000.0), 1000.0 / 0.9, 1e-9);
+  EXPECT_NEAR(vtlp_warp_hz(3500.0, 0.9, 0.0, 4000.0), 4000.0 - 500.0 / 850.0 * 500.0, 1e-9);
+  for (const double warp : {0.8, 0.9, 1.0, 1.1, 1.25}) {
+    SCOPED_TRACE(warp);
+    EXPECT_DOUBLE_EQ(vtlp_warp_hz(0.0, warp, 0.0, 4000.0), 0.0);
+    EXPECT_NEAR(vtlp_warp_hz(4000.0, warp, 0.0, 4000.0), 4000.0, 1e-9);
+    EXPECT_EQ(vtlp_warp_hz(4100.0, warp, 0.0, 4000.0), 4100.0);  // outside the band: as it is
+    double previous = -1.0;
+    // Increasing, and with no jump at the cut-offs: no piece is steeper than the top one, whose
+    // slope (4000 - 3500 min(1, warp) / warp) / (4000 - 3500 min(1, warp)) is at most 2.4 here.
+    for (double hz = 0.0; hz <= 4000.0; hz += 7.0) {
+      const double warped = vtlp_warp_hz(hz, warp, 0.0, 4000.0);
+      EXPECT_GT(warped, previous);
+      EXPECT_LT(warped - previous, 7.0 * 2.4 + 1e-9);
+      previous = warped;
+    }
+  }
+  EXPECT_DOUBLE_EQ(vtlp_warp_hz(1234.5, 1.0, 0.0, 4000.0), 1234.5);
+  EXPECT_NE(test::error_of([] { vtlp_warp_hz(100.0, 2.5, 0.0, 4000.0); }).find("[0.5, 2]"), std::string::npos);
+  EXPECT_NE(test::error_of([] { vtlp_warp_hz(100.0, 1.1, 0.0, 600.0); }).find("too narrow"), std::string::npos);
+}
+
+// A filter whose edges all lie in the straight part is the unwarped one squeezed by the warp:
+// W_warp[m](f) = warp * W[m](warp * f) (Slaney's area normalisation follows the narrower triangle).
+// With warp 1.25 and bins 15.625 Hz apart, 1.25 f lands on a bin for every 4th bin.
+TEST(VocalTractLengthPerturbation, WarpedFiltersHearTheScaledSpectrum) {
+  const double warp = 1.25;
+  const auto plain = mel_filterbank(8000, 512, 64);
+  const auto warped = mel_filterbank(8000, 512, 64, 0.0, 0.0, warp);
+  EXPECT_TRUE(torch::equal(mel_filterbank(8000, 512, 64, 0.0, 0.0, 1.0), plain));
+  ASSERT_EQ(warped.sizes(), plain.sizes());
+  const double bin_hz = 8000.0 / 512.0;
+  int checked = 0;
+  for (int64_t m = 0; m < 64; ++m) {
+    const auto nonzero = plain[m].nonzero();
+    const double lo = (nonzero.min().item<double>() - 1) * bin_hz, hi = (nonzero.max().item<double>() + 1) * bin_hz;
+    if (lo < 125.0 || hi >= 3500.0) continue;  // l = 100 * 1.25, h = 3500
+    for (int64_t k = 0; 5 * k / 4 < 257; k += 4) {
+      EXPECT_NEAR(warped[m][k].item<double>(), warp * plain[m][5 * k / 4].item<double>(), 1e-6)
+          << "filter " << m << ", bin " << k;
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 40);
+  // Every warped filter still passes something and the band's ends stay put.
+  EXPECT_TRUE((warped.sum(1) > 0).all().item<bool>());
+  // And through the features: a 1 kHz tone through filters warped by 1.25 peaks where an 1.25 kHz
+  // tone peaks without the warp.
+  std::vector<float> tone(8000), higher(8000);
+  for (int64_t t = 0; t < 8000; ++t) {
+    tone[static_cast<size_t>(t)] = static_cast<float>(0.5 * std::sin(2 * kPiFeatures * 1000 * t / 8000.0));
+    higher[static_cast<size_t>(t)] = static_cast<float>(0.5 * std::sin(2 * kPiFeatures * 1250 * t / 8000.0));
+  }
+  SpeechFeatureOptions options;
+  options.sample_rate = 8000;
+  options.normalize = false;
+  const auto unwarped_peak = speech_features(higher, options).mean(0).argmax().item<int64_t>();
+  options.vtlp_warp = warp;
+  EXPECT_EQ(speech_features(tone, options).mean(0).argmax().item<int64_t>(), unwarped_peak);
+  options.vtlp_warp = 1.0;
+  EXPECT_NE(speech_features(tone, options).mean(0).argmax().item<int64_t>(), unwarped_peak);
+  SpeechFeatureOptions spectrogram = SpeechFeatureOptions::deepspeech2();
+  spectrogram.vtlp_warp = 1.1;
+  EXPECT_NE(test::error_of([&] { speech_features(tone, spectrogram); }).find("log_spectrogram"), std::string::npos);
+}
+
 TEST(SpeedPerturbation, PlaysFasterAndHigher) {
   std::vector<float> x(16000);
   for (int64_t t = 0; t < 16000; ++t)

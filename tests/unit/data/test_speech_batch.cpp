@@ -88,6 +88,57 @@ TEST(SpeechFeatureCache, IsRefusedWithSpeedPerturbation) {
   }
   config.speed_perturbation = {1.0, 1.0};  // no perturbation at all
   EXPECT_NO_THROW(config.check());
+  config.vtlp = {0.9, 1.1};
+  EXPECT_NE(test::error_of([&] { config.check(); }).find("speech.vtlp"), std::string::npos);
+}
+
+TEST(SpeechInputConfig, VtlpRangesAreChecked) {
+  SpeechInputConfig config;
+  for (const std::vector<double>& bad : std::vector<std::vector<double>>{{1.1, 0.9}, {0.4, 1.0}, {0.9, 2.5}, {1.0}}) {
+    config.vtlp = bad;
+    EXPECT_NE(test::error_of([&] { config.check(); }).find("speech.vtlp must be"), std::string::npos);
+  }
+  config.vtlp = {0.9, 1.1};
+  EXPECT_NO_THROW(config.check());
+  config.features = "log_spectrogram";
+  config.n_fft = 320;
+  EXPECT_NE(test::error_of([&] { config.check(); }).find("log_spectrogram"), std::string::npos);
+}
+
+// A warp drawn for each training utterance: the batch changes, follows the generator's seed, leaves
+// the frames alone, and [1, 1] draws nothing and warps nothing.
+TEST(SpeechBatch, VtlpWarpsTrainingUtterancesOnly) {
+  test::TempDir dir;
+  const SpeechData data(prepare_split(dir));
+  const SpeechSplit& split = data.split("train");
+  const std::vector<int64_t> indices = {0, 1, 2};
+  SpeechInputConfig config;
+  config.dither = 0;
+  auto seeded = [](uint64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(seed); };
+  auto g0 = seeded(5);
+  const auto plain = make_speech_batch(split, indices, config, &g0);
+  config.vtlp = {1.0, 1.0};
+  auto g1 = seeded(5);
+  EXPECT_TRUE(torch::equal(make_speech_batch(split, indices, config, &g1).features, plain.features));
+  config.vtlp = {0.8, 1.2};
+  auto g2 = seeded(5), g3 = seeded(5), g4 = seeded(6);
+  const auto warped = make_speech_batch(split, indices, config, &g2);
+  EXPECT_TRUE(torch::equal(warped.lengths, plain.lengths));
+  EXPECT_FALSE(torch::allclose(warped.features, plain.features));
+  EXPECT_TRUE(torch::equal(make_speech_batch(split, indices, config, &g3).features, warped.features));
+  EXPECT_FALSE(torch::equal(make_speech_batch(split, indices, config, &g4).features, warped.features));
+  // Each utterance is warped by its own factor, min + u (max - min) with u the generator's next draw
+  // (no other draws here: no speed perturbation, dither or SpecAugment).
+  auto replay = seeded(5);
+  for (int64_t b = 0; b < 3; ++b) {
+    SpeechFeatureOptions options = config.feature_options();
+    options.vtlp_warp = 0.8 + torch::rand({1}, replay).item<double>() * 0.4;
+    const auto expected = speech_features(split.audio(indices[static_cast<size_t>(b)]), options);
+    EXPECT_TRUE(torch::equal(warped.features[b].narrow(0, 0, expected.size(0)), expected)) << "utterance " << b;
+  }
+  const auto validation = make_speech_batch(split, indices, config, nullptr);
+  config.vtlp = {};
+  EXPECT_TRUE(torch::equal(make_speech_batch(split, indices, config, nullptr).features, validation.features));
 }
 
 }  // namespace
