@@ -100,6 +100,23 @@ TEST(SpeechInputConfig, VtlpRangesAreChecked) {
   }
   config.vtlp = {0.9, 1.1};
   EXPECT_NO_THROW(config.check());
+  // The band's cut-offs (100 Hz and sample_rate / 2 - 500 Hz) leave no straight part at 1.2 kHz for
+  // warp 1.1 (110 to 100 Hz) nor for 0.9 (100 to 90 Hz); at 2 kHz it runs 110-500 and 100-450 Hz.
+  for (const int64_t rate : {1200, 2000}) {
+    config.sample_rate = rate;
+    config.n_fft = 64;
+    config.n_mels = 8;
+    config.window_ms = 20;
+    config.hop_ms = 10;
+    const std::string error = test::error_of([&] { config.check(); });
+    if (rate == 1200)
+      EXPECT_NE(error.find("speech.vtlp: warp 0.9 needs a wider band than speech.sample_rate 1200"), std::string::npos)
+          << error;
+    else
+      EXPECT_EQ(error, "") << error;
+  }
+  config = SpeechInputConfig{};
+  config.vtlp = {0.9, 1.1};
   config.features = "log_spectrogram";
   config.n_fft = 320;
   EXPECT_NE(test::error_of([&] { config.check(); }).find("log_spectrogram"), std::string::npos);
