@@ -12,7 +12,9 @@
 # theo, yweweler for the per-speaker figures of docs/benchmarks.md. SYNTHETIC=0 leaves the
 # synthetic voices out; FLITE (default awb,rms,slt,kal16) names the flite voices that read a share of
 # the synthetic utterances beside espeak-ng's (one voice in 12 each; FLITE= for espeak-ng's alone, as
-# before 2026-11-28); SEED changes the utterances drawn. Prints the greedy WER and CER, then those of
+# before 2026-11-28); VOICES=wide draws espeak-ng's voices from its 8 English accents times 31
+# variants (248) instead of the 8 of the tests; SYNTHETIC_TRAIN (default 1500) is how many synthetic
+# utterances there are; SEED changes the utterances drawn. Prints the greedy WER and CER, then those of
 # CTC prefix beam search (BEAM=16) fused with a word bigram of the training transcripts (irstlm,
 # Witten-Bell; ALPHA=0.5, BETA=1.0): the digits are drawn at random, so what the word model adds
 # is the lexicon, the ten digit words. AVERAGE=N keeps the last N epochs' checkpoints and decodes
@@ -35,8 +37,8 @@ python3 "$here/scripts/recipes/tools/fsdd_connected.py" "$recordings" "$data/fsd
   --train 2000 --valid 300 --seed "$seed"
 train_manifest=$data/fsdd/train.tsv
 if [ "${SYNTHETIC:-1}" != 0 ]; then
-  python3 "$here/tests/e2e/tools/spoken_numbers.py" "$data/espeak" --train 1500 --valid 0 --max-digits 7 --seed "$seed" \
-    --flite "${FLITE-awb,rms,slt,kal16}"
+  python3 "$here/tests/e2e/tools/spoken_numbers.py" "$data/espeak" --train "${SYNTHETIC_TRAIN:-1500}" --valid 0 \
+    --max-digits 7 --seed "$seed" --flite "${FLITE-awb,rms,slt,kal16}" --voices "${VOICES:-default}"
   { cat "$data/fsdd/train.tsv" | sed "s|^|fsdd/|"; sed "s|^|espeak/|" "$data/espeak/train.tsv"; } >"$data/train_all.tsv"
   train_manifest=$data/train_all.tsv
 fi

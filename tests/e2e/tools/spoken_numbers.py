@@ -4,7 +4,7 @@ four") synthesised with Debian's espeak-ng in several voices (variants), speakin
 that no downloaded data is needed.
 
   spoken_numbers.py OUT_DIR [--train N] [--valid N] [--seed S] [--max-digits K] [--voice V]
-                    [--flite VOICE,...]
+                    [--flite VOICE,...] [--voices default|wide] [--list-voices]
 
 writes OUT_DIR/audio/*.wav (22.05 kHz, espeak-ng's rate) and the manifests OUT_DIR/train.tsv and
 OUT_DIR/valid.tsv (`audio<TAB>transcript`, paths relative to the manifest). The validation
@@ -13,7 +13,12 @@ voice, not memorisation. With --voice, every utterance of both splits is that on
 and pitch: data for speech synthesis, which learns one voice. With --flite (e.g. awb,rms,slt,kal16),
 Debian's flite voices read training utterances too, each utterance's voice drawn evenly from the
 espeak-ng voices and these, flite's at random durations and (where the voice follows it) pitches:
-more kinds of voice than one engine has.
+more kinds of voice than one engine has. With --voices wide, each espeak-ng training utterance is
+read by one of espeak-ng's eight English accents with one of 30 voice variants (or none) drawn at
+random (m2-m8, f1-f5, the Klatt synthesiser's klatt-klatt5, croak and twelve named ones; m1 and
+klatt6 sound as none and klatt): 248 voices where the default has 8, with flite's share (--flite)
+as by default; the validation voices stay those of the default. --list-voices prints the espeak-ng
+training voices, one a line, and writes nothing.
 """
 import argparse
 import os
@@ -24,6 +29,13 @@ import sys
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 TRAIN_VOICES = ["en-us", "en-gb", "en-us+m3", "en-gb+f2", "en-us+f3", "en-gb-x-rp", "en-us+m7", "en-gb-scotland+f4"]
 VALID_VOICES = ["en-us+f1", "en-gb+m2", "en-gb-x-gbclan"]
+# --voices wide: every English accent of espeak-ng with every one of these variants (or none).
+# ("en", not "en-gb": espeak-ng 1.51 drops the variant of "en-gb+f2" and reads it as plain "en-gb").
+WIDE_ACCENTS = ["en-us", "en", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x-rp", "en-gb-x-gbcwmd", "en-029",
+                "en-us-nyc"]
+WIDE_VARIANTS = ["", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "f1", "f2", "f3", "f4", "f5", "klatt", "klatt2",
+                 "klatt3", "klatt4", "klatt5", "croak", "Andy", "Denis", "Gene", "Lee", "Mike", "adam",
+                 "anika", "belinda", "benjamin", "grandma", "grandpa", "linda"]
 # flite's voices and the range of mean pitch (Hz) each is read at; rms keeps its own (it ignores it).
 FLITE_PITCH = {"awb": (85, 140), "kal": (85, 140), "kal16": (85, 140), "rms": None, "slt": (140, 220)}
 
@@ -50,19 +62,30 @@ def main():
     ap.add_argument("--max-digits", type=int, default=4)
     ap.add_argument("--voice", help="one espeak-ng voice for everything, at rate 160 and pitch 50")
     ap.add_argument("--flite", default="", help="flite voices that read training utterances too (VOICE,...)")
+    ap.add_argument("--voices", choices=["default", "wide"], default="default",
+                    help="espeak-ng training voices: the default 8, or every accent with every variant")
+    ap.add_argument("--list-voices", action="store_true", help="print the espeak-ng training voices and stop")
     args = ap.parse_args()
+    train_voices = TRAIN_VOICES
+    if args.voices == "wide":
+        train_voices = [a + ("+" + v if v else "") for a in WIDE_ACCENTS for v in WIDE_VARIANTS]
+    if args.list_voices:
+        print("\n".join(train_voices))
+        return
     flite_voices = [v for v in args.flite.split(",") if v]
     unknown = [v for v in flite_voices if v not in FLITE_PITCH]
     if unknown or (flite_voices and args.voice):
         sys.exit(f"spoken_numbers.py: --flite {args.flite!r}: "
                  + (f"unknown voice(s) {unknown} (known: {sorted(FLITE_PITCH)})" if unknown else "not with --voice"))
+    if args.voices != "default" and args.voice:
+        sys.exit(f"spoken_numbers.py: --voices {args.voices} is not with --voice (one voice for everything)")
     if flite_voices and subprocess.run(["sh", "-c", "command -v flite"], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("spoken_numbers.py: --flite needs flite (scripts/setup.sh installs it)")
     if subprocess.run(["sh", "-c", "command -v espeak-ng"], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("spoken_numbers.py: espeak-ng is not installed (scripts/setup.sh installs it)")
     rng = random.Random(args.seed)
     os.makedirs(os.path.join(args.out_dir, "audio"), exist_ok=True)
-    for split, count, voices in (("train", args.train, TRAIN_VOICES), ("valid", args.valid, VALID_VOICES)):
+    for split, count, voices in (("train", args.train, train_voices), ("valid", args.valid, VALID_VOICES)):
         lines = []
         for i in range(count):
             text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, args.max_digits)))
@@ -70,7 +93,8 @@ def main():
             path = os.path.join(args.out_dir, name)
             if args.voice:
                 synthesise(path, text, args.voice, 160, 50)
-            elif split == "train" and flite_voices and rng.randrange(len(voices) + len(flite_voices)) >= len(voices):
+            elif (split == "train" and flite_voices
+                  and rng.randrange(len(TRAIN_VOICES) + len(flite_voices)) >= len(TRAIN_VOICES)):
                 flite(path, text, rng.choice(flite_voices), rng)
             else:
                 synthesise(path, text, rng.choice(voices), rng.randint(130, 210),
