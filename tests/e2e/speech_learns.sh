@@ -25,10 +25,12 @@ checkpoint=$work/run/checkpoint_best.pt
 best=$(grep ' valid |' "$work/train.log" | grep '(best)' | tail -1)
 echo "best validation: $best"
 cer=$(sed -n 's/.*| cer \([0-9.]*\).*/\1/p' <<<"$best")
-# An untrained model scores CER 85-100 here. After the 20 epochs, runs have reached 18.95 to 43.33
-# (the thread count follows the machine's load, docs/threads.md, and with it the sums' rounding):
-# the bound proves learning with room for that spread.
-awk -v c="$cer" 'BEGIN { exit !(c < 60) }' || { echo "FAIL: validation CER $cer is not below 60%"; exit 1; }
+# An untrained model scores CER 85-100 here. After the 20 epochs, runs reached 18.95 to 43.33 while
+# one of the three validation voices was in fact a training one (espeak-ng read "en-gb+m2" as
+# "en-gb"); with three voices never heard, 49.47 and 51.40 (2026-12-03). The thread count follows
+# the machine's load, docs/threads.md, and with it the sums' rounding: the bound proves learning
+# with room for the 24 points of spread seen before.
+awk -v c="$cer" 'BEGIN { exit !(c < 70) }' || { echo "FAIL: validation CER $cer is not below 70%"; exit 1; }
 
 # transcribe: the same CER as the training validation logged for the best checkpoint.
 "$mixseq" transcribe -c "$checkpoint" -i "$work/digits/valid.tsv" -o "$work/valid.hyp" 2>"$work/transcribe.log"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The synthetic training voices of tests/e2e/tools/spoken_numbers.py (the built-in speech task and
-# the FSDD recipe's synthetic share): the same seed writes the same files; `--voices wide` names 248
-# voices (8 accents x 31 variants), each of which sounds different from every other (espeak-ng reads
-# an unknown variant, or any variant of "en-gb", as the plain accent without a word), and the data
-# it writes differs from the default voices' but keeps the manifest's form; `--voices` with
-# `--voice` is refused.
+# the FSDD recipe's synthetic share): the same seed writes the same files; the default's 8 training
+# and 3 validation voices, and `--voices wide`'s 245 training voices (8 accents x 31 variants less
+# the validation voices), each sound different from every other (espeak-ng reads an unknown variant,
+# or any variant of "en-gb", as the plain accent without a word), so that no validation voice is
+# heard in training; the data `--voices wide` writes differs from the default voices' but keeps the
+# manifests' form; `--voices` with `--voice` is refused.
 #   synthetic_voices.sh <work dir>
 set -euo pipefail
 work=$1
@@ -20,14 +21,19 @@ diff -r "$work/a" "$work/b" >/dev/null || fail "the same seed wrote different da
 python3 "$tool" "$work/x" --list-voices >"$work/default.txt"
 python3 "$tool" "$work/x" --list-voices --voices wide >"$work/wide.txt"
 [ ! -e "$work/x" ] || fail "--list-voices wrote $work/x"
-[ "$(wc -l <"$work/default.txt")" -eq 8 ] || fail "the default lists $(wc -l <"$work/default.txt") voices, not 8"
-[ "$(sort -u "$work/wide.txt" | wc -l)" -eq 248 ] || fail "--voices wide lists $(sort -u "$work/wide.txt" | wc -l) distinct voices, not 248"
-mkdir -p "$work/voices"
-while read -r voice; do
-  espeak-ng -v "$voice" -s 170 -p 50 -w "$work/voices/$voice.wav" "two six" || fail "espeak-ng does not know $voice"
-done <"$work/wide.txt"
-same=$(cd "$work/voices" && md5sum -- *.wav | sort | uniq -w32 -D)
-[ -z "$same" ] || fail "voices that sound the same: $(echo "$same" | cut -c35- | tr '\n' ' ')"
+count() { grep -c "^$1	" "$2" || true; }
+[ "$(count train "$work/default.txt")" -eq 8 ] && [ "$(count valid "$work/default.txt")" -eq 3 ] ||
+  fail "the default lists $(count train "$work/default.txt") training and $(count valid "$work/default.txt") validation voices, not 8 and 3"
+[ "$(count train "$work/wide.txt")" -eq 245 ] || fail "--voices wide lists $(count train "$work/wide.txt") training voices, not 245"
+cmp -s <(grep "^valid" "$work/default.txt") <(grep "^valid" "$work/wide.txt") || fail "--voices wide changed the validation voices"
+for list in default wide; do
+  rm -rf "$work/voices" && mkdir -p "$work/voices"
+  while IFS=$'\t' read -r split voice; do
+    espeak-ng -v "$voice" -s 170 -p 50 -w "$work/voices/$split:$voice.wav" "two six" || fail "espeak-ng does not know $voice"
+  done <"$work/$list.txt"
+  same=$(cd "$work/voices" && md5sum -- *.wav | sort | uniq -w32 -D)
+  [ -z "$same" ] || fail "$list: voices that sound the same: $(echo "$same" | cut -c35- | tr '\n' ' ')"
+done
 
 python3 "$tool" "$work/w" --train 12 --valid 2 --seed 3 --voices wide
 [ "$(wc -l <"$work/w/train.tsv")" -eq 12 ] && [ "$(wc -l <"$work/w/valid.tsv")" -eq 2 ] || fail "--voices wide: manifests"
