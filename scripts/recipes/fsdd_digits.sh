@@ -13,8 +13,9 @@
 # synthetic voices out; FLITE (default awb,rms,slt,kal16) names the flite voices that read a share of
 # the synthetic utterances beside espeak-ng's (one voice in 12 each; FLITE= for espeak-ng's alone, as
 # before 2026-11-28); VOICES=wide draws espeak-ng's voices from its 8 English accents times 31
-# variants less the 3 validation voices (245) instead of the 8 of the tests; SYNTHETIC_TRAIN (default 1500) is how many synthetic
-# utterances there are; SEED changes the utterances drawn. Prints the greedy WER and CER, then those of
+# variants less the 3 validation voices (245) instead of the 8 of the tests; SYNTHETIC_TRAIN
+# (default 1500) is how many synthetic utterances there are; SEED changes the utterances drawn.
+# Prints the greedy WER and CER, then those of
 # CTC prefix beam search (BEAM=16) fused with a word bigram of the training transcripts (irstlm,
 # Witten-Bell; ALPHA=0.5, BETA=1.0): the digits are drawn at random, so what the word model adds
 # is the lexicon, the ten digit words. AVERAGE=N keeps the last N epochs' checkpoints and decodes
