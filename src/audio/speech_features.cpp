@@ -95,12 +95,16 @@ SpeechFeatureOptions SpeechFeatureOptions::deepspeech2() {
   return options;
 }
 
+std::pair<double, double> vtlp_straight_part(double warp, double f_min, double f_max) {
+  const double low = f_min + 100.0, high = f_max - 500.0;  // Kaldi's --vtln-low 100 --vtln-high -500
+  return {low * std::max(1.0, warp), high * std::min(1.0, warp)};
+}
+
 double vtlp_warp_hz(double hz, double warp, double f_min, double f_max) {
   MIXSEQ_CHECK(warp >= 0.5 && warp <= 2.0, "vocal tract length perturbation: the warp factor must be in [0.5, 2], not ",
                warp);
   if (hz < f_min || hz > f_max) return hz;
-  const double low = f_min + 100.0, high = f_max - 500.0;  // Kaldi's --vtln-low 100 --vtln-high -500
-  const double l = low * std::max(1.0, warp), h = high * std::min(1.0, warp);
+  const auto [l, h] = vtlp_straight_part(warp, f_min, f_max);
   MIXSEQ_CHECK(l > f_min && h < f_max && l < h, "vocal tract length perturbation: the band ", f_min, "-", f_max,
                " Hz is too narrow for warp ", warp, " (its straight part would run from ", l, " to ", h, " Hz)");
   const double scale = 1.0 / warp;

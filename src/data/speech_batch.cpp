@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "mixseq/audio/speech_features.h"
 #include "mixseq/util/error.h"
 #include "stft_settings.h"
 
@@ -50,11 +51,11 @@ void SpeechInputConfig::check() const {
   MIXSEQ_CHECK(!cache_features || vtlp.empty(),
                "speech.cache_features keeps one rendering of each utterance, but speech.vtlp needs a new one for every "
                "batch; turn one of them off");
-  for (const double warp : vtlp) {  // vtlp_warp_hz's straight part over the filters' band [0, sample_rate / 2]
-    const double low = 100.0 * std::max(1.0, warp), high = (sample_rate / 2.0 - 500.0) * std::min(1.0, warp);
+  for (const double warp : vtlp) {  // the filters' band is [0, sample_rate / 2]
+    const auto [low, high] = vtlp_straight_part(warp, 0.0, sample_rate / 2.0);
     MIXSEQ_CHECK(low < high, "speech.vtlp: warp ", warp, " needs a wider band than speech.sample_rate ", sample_rate,
                  " Hz gives (its straight part would run from ", low, " to ", high,
-                  " Hz; the warp bends at 100 Hz and at sample_rate / 2 - 500 Hz)");
+                 " Hz; the warp bends at 100 Hz and at sample_rate / 2 - 500 Hz)");
   }
   MIXSEQ_CHECK(max_frames >= 1 && valid_max_frames >= 1 && max_utterances >= 0, "speech.max_frames (", max_frames,
                ") and speech.valid_max_frames (", valid_max_frames, ") must be positive, speech.max_utterances (",

@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mixseq {
@@ -85,6 +86,8 @@ torch::Tensor mel_filterbank(int64_t sample_rate, int64_t n_fft, int64_t n_mels,
 // Frequencies outside [f_min, f_max] are returned as they are. Throws when the band is too narrow for
 // the cut-offs (f_max - f_min must leave l < h) or warp is not in [0.5, 2].
 double vtlp_warp_hz(double hz, double warp, double f_min, double f_max);
+// The [l, h] in Hz over which vtlp_warp_hz is hz / warp (above); the band fits the warp when l < h.
+std::pair<double, double> vtlp_straight_part(double warp, double f_min, double f_max);
 
 // [frames, bins] float features of mono samples. `generator` draws the dither (training); without it
 // no dither is added (validation and transcription are deterministic). Throws mixseq::Error when

@@ -18,7 +18,7 @@ read by one of espeak-ng's eight English accents with one of 30 voice variants (
 random (m2-m8, f1-f5, the Klatt synthesiser's klatt-klatt5, croak and twelve named ones; m1 and
 klatt6 sound as none and klatt), less the three validation voices: 245 where the default has 8,
 with flite's share (--flite) as by default. --list-voices prints the espeak-ng
-training voices, one a line, and writes nothing.
+voices, `split<TAB>voice` a line, and writes nothing.
 """
 import argparse
 import os
