@@ -69,6 +69,7 @@ struct DemoArguments {
   NumberTaskOptions numbers;
   int64_t bpe_merges = 400;
   SpokenDigitsOptions digits;
+  bool list_voices = false;          // --task speech: print the voices of each split and stop
 };
 
 // A small Transformer for the built-in task (configs/transformer_tiny.yaml holds the same
@@ -235,16 +236,27 @@ void synthesise(const std::vector<Utterance>& utterances, const std::string& dir
   posix_spawn_file_actions_destroy(&quiet);
 }
 
+// The espeak-ng voices of the spoken-digits task, as tests/e2e/tools/spoken_numbers.py's default
+// (e2e_synthetic_voices compares the two through `demo --task speech --list-voices`): English
+// voices with variants (+m3, +f2, ...; British English's as "en+f2": espeak-ng 1.51 reads
+// "en-gb+f2" as plain "en-gb"). The validation voices are heard in no training utterance.
+const std::vector<std::string>& spoken_digits_train_voices() {
+  static const std::vector<std::string> voices = {"en-us",    "en-gb",      "en-us+m3", "en+f2",
+                                                  "en-us+f3", "en-gb-x-rp", "en-us+m7", "en-gb-scotland+f4"};
+  return voices;
+}
+const std::vector<std::string>& spoken_digits_valid_voices() {
+  static const std::vector<std::string> voices = {"en-us+f1", "en+m2", "en-gb-x-gbclan"};
+  return voices;
+}
+
 // Draws the spoken-digits task (SpokenDigitsOptions above) and writes `dir`/audio/*.wav and the
 // manifests `dir`/train.tsv and `dir`/valid.tsv (audio<TAB>transcript, paths relative to `dir`).
 void write_spoken_digits(const SpokenDigitsOptions& options, const std::string& dir) {
   static const std::vector<std::string> kWords = {"zero", "one", "two",   "three", "four",
                                                   "five", "six", "seven", "eight", "nine"};
-  // As tests/e2e/tools/spoken_numbers.py: espeak-ng's English voices with variants (+m3, +f2, ...;
-  // British English's as "en+f2": espeak-ng 1.51 reads "en-gb+f2" as plain "en-gb").
-  static const std::vector<std::string> kTrainVoices = {"en-us",    "en-gb",      "en-us+m3", "en+f2",
-                                                        "en-us+f3", "en-gb-x-rp", "en-us+m7", "en-gb-scotland+f4"};
-  static const std::vector<std::string> kValidVoices = {"en-us+f1", "en+m2", "en-gb-x-gbclan"};
+  const auto& kTrainVoices = spoken_digits_train_voices();
+  const auto& kValidVoices = spoken_digits_valid_voices();
   std::mt19937_64 rng(options.seed);  // its outputs are the same on every platform, unlike the distributions'
   const auto draw = [&](int64_t low, int64_t high) {  // uniform in [low, high]
     return low + static_cast<int64_t>(rng() % static_cast<uint64_t>(high - low + 1));
@@ -331,8 +343,16 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
   command->add_option("--max-digits", arguments->digits.max_digits, "--task speech: digits per utterance, at most")
       ->check(at_least(1))
       ->capture_default_str();
+  command->add_flag("--list-voices", arguments->list_voices,
+                    "--task speech: print the espeak-ng voices of each split (split<TAB>voice a line) and stop");
   table.add_with_overrides(command, [=, &table] {
     const bool speech = arguments->task == "speech";
+    MIXSEQ_CHECK(speech || !arguments->list_voices, "demo: --list-voices is an option of the speech demo (--task speech)");
+    if (arguments->list_voices) {
+      for (const auto& voice : spoken_digits_train_voices()) std::cout << "train\t" << voice << '\n';
+      for (const auto& voice : spoken_digits_valid_voices()) std::cout << "valid\t" << voice << '\n';
+      return 0;
+    }
     for (const char* option : speech ? std::vector<const char*>{"--train-size", "--max-numbers", "--max-value",
                                                                  "--bpe-merges"}
                                      : std::vector<const char*>{"--train-utterances", "--valid-utterances",

@@ -5,10 +5,12 @@
 # the validation voices), each sound different from every other (espeak-ng reads an unknown variant,
 # or any variant of "en-gb", as the plain accent without a word), so that no validation voice is
 # heard in training; the data `--voices wide` writes differs from the default voices' but keeps the
-# manifests' form; `--voices` with `--voice` is refused.
-#   synthetic_voices.sh <work dir>
+# manifests' form; `--voices` with `--voice` is refused; and `mixseq demo --task speech` (which
+# draws its own spoken digits in C++) lists the same voices for each split as the default here.
+#   synthetic_voices.sh <mixseq> <work dir>
 set -euo pipefail
-work=$1
+mixseq=$1
+work=$2
 tool=$(dirname "$0")/tools/spoken_numbers.py
 fail() { echo "FAIL: $*"; exit 1; }
 command -v espeak-ng >/dev/null || { echo "SKIP: espeak-ng is not installed"; exit 77; }
@@ -21,6 +23,12 @@ diff -r "$work/a" "$work/b" >/dev/null || fail "the same seed wrote different da
 python3 "$tool" "$work/x" --list-voices >"$work/default.txt"
 python3 "$tool" "$work/x" --list-voices --voices wide >"$work/wide.txt"
 [ ! -e "$work/x" ] || fail "--list-voices wrote $work/x"
+"$mixseq" demo --task speech --list-voices --work-dir "$work/demo" >"$work/demo.txt"
+[ ! -e "$work/demo" ] || fail "demo --list-voices wrote $work/demo"
+cmp -s "$work/demo.txt" "$work/default.txt" ||
+  fail "mixseq demo --task speech and spoken_numbers.py have other voices: $(diff "$work/demo.txt" "$work/default.txt" | tr '\n' ' ')"
+if "$mixseq" demo --list-voices >/dev/null 2>"$work/translation.err"; then fail "demo --list-voices ran for translation"; fi
+grep -q "is an option of the speech demo" "$work/translation.err" || fail "demo --list-voices: $(cat "$work/translation.err")"
 count() { grep -c "^$1	" "$2" || true; }
 [ "$(count train "$work/default.txt")" -eq 8 ] && [ "$(count valid "$work/default.txt")" -eq 3 ] ||
   fail "the default lists $(count train "$work/default.txt") training and $(count valid "$work/default.txt") validation voices, not 8 and 3"
