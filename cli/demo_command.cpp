@@ -476,8 +476,7 @@ int run_speech_demo(const DemoArguments& arguments, const CommandTable& table) {
   const auto device = resolve_device(config.train.device, "--train.device");
   auto recognizer = load_trained_speech_recognizer(best_checkpoint_path(config.train.run_dir), device);
   const SpeechTranscriber transcriber(recognizer, device, resolve_precision(config.train.precision, device));
-  AudioReadOptions reading;
-  reading.sample_rate = recognizer.input.sample_rate;
+  const AudioReadOptions reading = recognizer.input.audio_read_options();
   std::vector<std::vector<float>> audio;
   std::vector<std::string> references;
   double audio_seconds = 0;

@@ -153,8 +153,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     }
     auto recognizer = load_trained_speech_recognizer(arguments->checkpoint, device);
     const SpeechTranscriber transcriber(recognizer, device, precision);
-    AudioReadOptions reading;
-    reading.sample_rate = recognizer.input.sample_rate;
+    const AudioReadOptions reading = recognizer.input.audio_read_options();
 
     OutputFile out(arguments->output);
     double audio_seconds = 0, seconds = 0;

@@ -78,8 +78,7 @@ Recognizer& Recognizer::operator=(Recognizer&&) noexcept = default;
 std::vector<Transcription> Recognizer::transcribe_files(const std::vector<std::string>& paths,
                                                         const TranscriptionOptions& options) const {
   MIXSEQ_CHECK(impl_, "this Recognizer was moved from");
-  AudioReadOptions reading;
-  reading.sample_rate = impl_->recognizer.input.sample_rate;
+  const AudioReadOptions reading = impl_->recognizer.input.audio_read_options();
   std::vector<std::vector<float>> audio;
   audio.reserve(paths.size());
   for (const auto& path : paths) audio.push_back(read_audio(path, reading).samples);

@@ -113,6 +113,19 @@ std::string libsndfile_reason(SNDFILE* file) {
   return reason;
 }
 
+// Throws for a sample that is NaN, infinite or beyond +-kMaxAudioMagnitude, naming its frame (and
+// channel) and time, so that no damaged float file turns into features of NaN and a transcript of
+// nothing in particular.
+[[noreturn]] void refuse_sample(const std::string& name, float sample, size_t frame, int64_t channel,
+                                int64_t channels, const SF_INFO& info) {
+  const double seconds = static_cast<double>(frame) / info.samplerate;
+  const std::string where = str_cat(name, ": damaged audio: frame ", frame, " (", seconds, " s",
+                                    channels > 1 ? str_cat(", channel ", channel + 1) : "", ") holds a sample ");
+  if (std::isnan(sample)) throw Error(str_cat(where, "that is not a number (NaN)"));
+  if (std::isinf(sample)) throw Error(str_cat(where, "that is infinite"));
+  throw Error(str_cat(where, "of ", sample, ", beyond +-", kMaxAudioMagnitude, " (audio is expected within about +-1)"));
+}
+
 Audio decode(const std::string& bytes, const std::string& name, const AudioReadOptions& options) {
   MIXSEQ_CHECK(options.sample_rate >= 0, name, ": the sample rate to read audio at must be >= 0, not ",
                options.sample_rate);
@@ -143,7 +156,11 @@ Audio decode(const std::string& bytes, const std::string& name, const AudioReadO
     for (sf_count_t t = 0; t < got; ++t) {
       // Mixed down as the references do (the mean of the channels).
       float sum = 0.0f;
-      for (int64_t c = 0; c < channels; ++c) sum += block[static_cast<size_t>(t * channels + c)];
+      for (int64_t c = 0; c < channels; ++c) {
+        const float sample = block[static_cast<size_t>(t * channels + c)];
+        if (!(std::abs(sample) <= kMaxAudioMagnitude)) refuse_sample(name, sample, mono.size(), c, channels, info);
+        sum += sample;
+      }
       mono.push_back(channels == 1 ? sum : sum / static_cast<float>(channels));
     }
   }
@@ -167,6 +184,10 @@ Audio decode(const std::string& bytes, const std::string& name, const AudioReadO
                audio.seconds(), " s of audio, less than the minimum of ", options.min_seconds, " s (min_seconds)");
   MIXSEQ_CHECK(!(options.max_seconds > 0.0 && audio.seconds() > options.max_seconds), name, ": too long: ",
                audio.seconds(), " s of audio, more than the maximum of ", options.max_seconds, " s (max_seconds)");
+  const auto samples = static_cast<int64_t>(audio.samples.size());
+  MIXSEQ_CHECK(samples >= options.min_samples, name, ": too short for the model's features: ", samples,
+               " samples (", 1000.0 * audio.seconds(), " ms at ", audio.sample_rate, " Hz), fewer than the ",
+               options.min_samples, " they need");
   return audio;
 }
 

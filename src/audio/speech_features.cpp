@@ -84,6 +84,13 @@ int64_t SpeechFeatureOptions::frames(int64_t samples) const {
   return std::min(stft_frames, (samples + hop - 1) / hop);  // Jasper's get_seq_len: ceil(samples / hop)
 }
 
+int64_t SpeechFeatureOptions::min_samples() const {
+  int64_t n = n_fft / 2 + 1;
+  if (normalize && hop_samples() > 0)
+    while (frames(n) < 2) ++n;  // frames() grows by one every hop samples: at most a hop's steps
+  return n;
+}
+
 SpeechFeatureOptions SpeechFeatureOptions::jasper() { return SpeechFeatureOptions{}; }
 
 SpeechFeatureOptions SpeechFeatureOptions::deepspeech2() {

@@ -22,6 +22,13 @@ SpeechFeatureOptions SpeechInputConfig::feature_options() const {
   return options;
 }
 
+AudioReadOptions SpeechInputConfig::audio_read_options() const {
+  AudioReadOptions options;
+  options.sample_rate = sample_rate;
+  options.min_samples = feature_options().min_samples();
+  return options;
+}
+
 SpecAugmentOptions SpeechInputConfig::spec_augment() const {
   SpecAugmentOptions options;
   options.freq_masks = freq_masks;

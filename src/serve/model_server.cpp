@@ -505,8 +505,7 @@ TranscriptionBatcher::Request ModelServer::Impl::parse_audio(const std::string& 
   if (options_.max_audio_seconds > 0 && announced > options_.max_audio_seconds)
     throw Refusal{400, str_cat("the audio is too long: its header announces ", announced,
                                " s, over the limit of ", options_.max_audio_seconds, " s (--max-audio-seconds)")};
-  AudioReadOptions reading;
-  reading.sample_rate = models_.speech_input.sample_rate;
+  const AudioReadOptions reading = models_.speech_input.audio_read_options();
   Audio audio;
   try {
     audio = decode_audio(body, "the request body", reading);

@@ -4,9 +4,10 @@
 # <speech work>/run/checkpoint_best.pt and the validation audio <speech work>/digits): every
 # validation file gets exactly `mixseq transcribe`'s text and word times; one server serves a
 # translation model beside it; 8 concurrent clients get their own answers, batched together; bad
-# bodies (not audio, empty, truncated, too long or short, too big, another Content-Type) get a
-# 4xx naming what is wrong while the server keeps running; SIGTERM ends it with 0; with
-# --speech-beam-size and --speech-lm, /transcribe gives transcribe's beam-search transcripts.
+# bodies (not audio, empty, truncated, a float WAV holding a NaN, too long or short, too big, another
+# Content-Type) get a 4xx naming what is wrong while the server keeps running; SIGTERM ends it
+# with 0; with --speech-beam-size and --speech-lm, /transcribe gives transcribe's beam-search
+# transcripts.
 #   serve_transcribe.sh <mixseq> <speech_learns work dir> <work dir>
 set -euo pipefail
 mixseq=$1

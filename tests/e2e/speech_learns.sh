@@ -6,8 +6,9 @@
 # logged (the same features and greedy decoding), its JSON lines carry word times; CTC prefix beam
 # search is no worse than greedy decoding (within 3 points of WER), and with a word trigram model
 # that irstlm builds from the training transcripts (skipped without irstlm) no worse at all; bad
-# input (an unreadable audio file, a manifest line without a tab, a text corpus, a bad config key,
-# a malformed ARPA file) gets errors naming the file.
+# input (an unreadable audio file, one too short for the features, a float file holding a NaN, a
+# manifest line without a tab, a text corpus, a bad config key, a malformed ARPA file) gets errors
+# naming the file.
 #   speech_learns.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -99,6 +100,21 @@ source "$here/expect_error.sh"
 printf 'not audio' >"$work/bad.wav"
 printf '%s\n' "$work/digits/$first" "$work/bad.wav" >"$work/bad.tsv"
 expect_error "$work/bad.wav" transcribe -c "$checkpoint" -i "$work/bad.tsv" -o "$work/bad.hyp"
+# A file too short for the model's features, and a float WAV holding a NaN: each named, with what
+# is wrong (the first once failed inside the features without the file's name; the second was
+# transcribed into words from NaN features).
+python3 - "$work" <<'PY'
+import struct, sys, wave
+with wave.open(sys.argv[1] + "/blip.wav", "wb") as w:
+    w.setnchannels(1), w.setsampwidth(2), w.setframerate(16000), w.writeframes(b"\x10\x00" * 100)
+data = struct.pack("<4000f", *([0.1] * 1234 + [float("nan")] + [0.1] * 2765))
+header = b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 3, 1, 16000, 64000, 4, 32)
+open(sys.argv[1] + "/nan.wav", "wb").write(header + b"data" + struct.pack("<I", len(data)) + data)
+PY
+expect_error "$work/blip.wav: too short for the model's features: 100 samples" transcribe -c "$checkpoint" \
+  "$work/blip.wav"
+expect_error "$work/nan.wav: damaged audio: frame 1234 (0.077125 s) holds a sample that is not a number" \
+  transcribe -c "$checkpoint" "$work/nan.wav"
 printf 'no-tab-here\n' >"$work/notab.tsv"
 expect_error "notab.tsv:1" prepare --task speech --train "$work/notab.tsv" -o "$work/p2"
 expect_error "not a speech dataset" train -c "$here/../../configs/speech_tiny.yaml" \

@@ -3,8 +3,9 @@
 // with libsoxr (its "high quality" setting, SOXR_HQ) to the rate the model was trained at. Every
 // failure throws mixseq::Error starting "<file>: ": missing or unreadable, not audio, truncated
 // (fewer frames than its header announces; for WAV, a data chunk shorter than its header says,
-// which libsndfile itself reads as a shorter file), empty (no frames), shorter or longer than the
-// limits. Calls may run on several threads at once (only libsndfile's reason for a failed open is a
+// which libsndfile itself reads as a shorter file), empty (no frames), a sample that is not a finite
+// number or lies beyond +-kMaxAudioMagnitude (a damaged float file: naming its frame), shorter or
+// longer than the limits. Calls may run on several threads at once (only libsndfile's reason for a failed open is a
 // global of its own: two opens failing at the same moment may swap their reasons).
 #pragma once
 
@@ -18,7 +19,15 @@ struct AudioReadOptions {
   int64_t sample_rate = 16000;     // Hz the samples are resampled to; 0 keeps the file's own rate
   double min_seconds = 0.0;        // shorter files are an error (after resampling); 0 disables
   double max_seconds = 0.0;        // longer files are an error; 0 disables
+  int64_t min_samples = 0;         // fewer samples (after resampling) are an error: what a recognizer's
+                                   // features need (SpeechFeatureOptions::min_samples()); 0 disables
 };
+
+// Float files may hold any value; integer ones read within [-1, 1]. A float sample beyond this
+// magnitude is refused as damaged: speech features square and sum the samples in float, which
+// overflows near 1e17 (3.4e38, float's largest, over a 20 ms window's sums), and no recording, even
+// one that stores integer-scaled samples as floats (+-32,768 or +-2^31), comes near it.
+inline constexpr double kMaxAudioMagnitude = 1e12;
 
 struct Audio {
   std::vector<float> samples;      // mono, in [-1, 1] (integer formats; float files and resampling

@@ -63,6 +63,9 @@ struct SpeechFeatureOptions {
   // Frames speech_features() returns for `samples` samples: the centred STFT's 1 + samples / hop for
   // log_spectrogram, Jasper's ceil(samples / hop) for log_mel (see above).
   int64_t frames(int64_t samples) const;
+  // The fewest samples speech_features() takes: more than n_fft / 2 (the centred STFT reflects that
+  // many at each end), and with normalize, enough for 2 frames (a standard deviation needs 2).
+  int64_t min_samples() const;
 
   // Jasper / Wave2Letter+ (configs/jasper10x5dr_speedp-online_speca.yaml): the defaults above.
   static SpeechFeatureOptions jasper();

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/audio/audio_file.h"
 #include "mixseq/audio/speech_features.h"
 #include "mixseq/data/speech_data.h"
 #include "mixseq/util/config.h"
@@ -45,6 +46,9 @@ struct SpeechInputConfig {
                                       // afresh); cannot be used with speed_perturbation or vtlp
 
   SpeechFeatureOptions feature_options() const;
+  // How to read a file for this model: resampled to sample_rate, and refused (naming it) when it
+  // holds fewer samples than feature_options() takes.
+  AudioReadOptions audio_read_options() const;
   SpecAugmentOptions spec_augment() const;
   void check() const;  // throws naming the speech.* key of a bad value
 

@@ -66,6 +66,14 @@ def wav_bytes(path, frames, rate=16000, channels=1):
     return open(path, "rb").read()
 
 
+def float_wav_with_nan(at, frames, rate=16000):
+    """The bytes of a mono 32-bit float WAV of `frames` samples of 0.1, a NaN at frame `at`."""
+    data = struct.pack(f"<{frames}f", *([0.1] * at + [float("nan")] + [0.1] * (frames - at - 1)))
+    fmt = struct.pack("<IHHIIHH", 16, 3, 1, rate, rate * 4, 4, 32)  # format 3: IEEE float
+    riff = b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " + fmt
+    return riff + b"data" + struct.pack("<I", len(data)) + data
+
+
 def silent_flac(path, seconds, rate=16000):
     """A FLAC file of `seconds` of silence written with libsndfile (a few kilobytes a minute); its bytes,
     or None where ctypes cannot find libsndfile."""
@@ -154,6 +162,8 @@ try:
         ("a truncated WAV", valid[:len(valid) // 2], "audio/wav", 400, "truncated"),
         ("too long", wav_bytes(f"{work}/long.wav", 16000 * 4), "audio/wav", 400, "over the limit of 3 s (--max-audio-seconds)"),
         ("too short", wav_bytes(f"{work}/short.wav", 160), "audio/wav", 400, "too short"),
+        ("a float WAV holding a NaN", float_wav_with_nan(1234, 4000), "audio/wav", 400,
+         "damaged audio: frame 1234 (0.077125 s) holds a sample that is not a number (NaN)"),
         ("over --max-audio-bytes", wav_bytes(f"{work}/big.wav", 48000 * 2, 48000, 2), "audio/wav", 413, "--max-audio-bytes"),
         ("JSON", b"{\"audio\": \"a.wav\"}", "application/json", 415, "Content-Type audio/*"),
         ("a form", b"a=1", "multipart/form-data; boundary=x", 415, "Content-Type audio/*"),

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "mixseq/util/error.h"
 #include "test_support.h"
@@ -197,6 +198,54 @@ TEST(AudioFile, BadFilesAreErrorsNamingTheFile) {
   limits.sample_rate = 8000;
   limits.max_seconds = 0.99;
   expect_error([&] { read_audio(whole, limits); }, whole, "too long");
+}
+
+// A float file may hold anything: a NaN, an infinity or an absurd value is refused, naming the
+// file, the frame and its time (and the channel), where it once became features of NaN and a
+// transcript of nothing in particular; integer-scaled floats (+-30,000) are read as they are.
+TEST(AudioFile, DamagedSamplesAreErrorsNamingTheFrame) {
+  test::TempDir dir;
+  const int float_wav = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+  auto samples = sine(440.0, 0.5, 16000, 16000);
+  samples[5000] = std::nanf("");
+  const std::string nan_file = dir.path("nan.wav");
+  write_with_libsndfile(nan_file, float_wav, 1, 16000, samples);
+  expect_error([&] { read_audio(nan_file); }, nan_file,
+               "damaged audio: frame 5000 (0.3125 s) holds a sample that is not a number (NaN)");
+  expect_error([&] { decode_audio(test::read_file(nan_file), "upload.wav"); }, "upload.wav", "frame 5000");
+
+  std::vector<float> stereo(2 * 1600, 0.25f);
+  stereo[2 * 100 + 1] = std::numeric_limits<float>::infinity();  // frame 100, the second channel
+  const std::string inf_file = dir.path("inf.wav");
+  write_with_libsndfile(inf_file, float_wav, 2, 16000, stereo);
+  expect_error([&] { read_audio(inf_file); }, inf_file,
+               "frame 100 (0.00625 s, channel 2) holds a sample that is infinite");
+
+  samples = sine(440.0, 0.5, 16000, 16000);
+  samples[7] = 1e30f;
+  const std::string huge_file = dir.path("huge.wav");
+  write_with_libsndfile(huge_file, float_wav, 1, 16000, samples);
+  expect_error([&] { read_audio(huge_file); }, huge_file,
+               "frame 7 (0.0004375 s) holds a sample of 1e+30, beyond +-1e+12");
+
+  const auto scaled = sine(440.0, 30000.0, 16000, 16000);
+  const std::string scaled_file = dir.path("scaled.wav");
+  write_with_libsndfile(scaled_file, float_wav, 1, 16000, scaled);
+  const Audio read = read_audio(scaled_file);
+  EXPECT_EQ(read.samples, scaled);
+}
+
+// min_samples (what a recognizer's features need) is checked after resampling, naming the file.
+TEST(AudioFile, FilesTooShortForTheFeaturesAreErrorsNamingTheFile) {
+  test::TempDir dir;
+  const std::string path = dir.path("blip.wav");
+  write_wav(path, sine(440.0, 0.5, 16000, 400), 16000);
+  AudioReadOptions options;
+  options.min_samples = 257;
+  EXPECT_EQ(read_audio(path, options).samples.size(), 400u);
+  options.sample_rate = 8000;  // 400 samples at 16 kHz are 200 at 8 kHz
+  expect_error([&] { read_audio(path, options); }, path,
+               "too short for the model's features: 200 samples (25 ms at 8000 Hz), fewer than the 257 they need");
 }
 
 }  // namespace

@@ -147,6 +147,29 @@ TEST(SpeechFeatures, ErrorsSayWhatIsWrong) {
             std::string::npos);
 }
 
+// min_samples() is the boundary of speech_features()'s own checks: it takes that many samples and
+// refuses one fewer. Jasper's 512-point FFT needs 257 (which make 2 frames); DeepSpeech2's 320-point
+// 161; a 64-point FFT with a 160-sample hop 33, or 161 when normalising (2 frames: ceil(n / 160) >= 2).
+TEST(SpeechFeatures, MinSamplesIsTheFewestTheyTake) {
+  auto short_fft = SpeechFeatureOptions::jasper();
+  short_fft.n_fft = 64;
+  short_fft.window_ms = 4.0;
+  auto short_fft_plain = short_fft;
+  short_fft_plain.normalize = false;
+  auto narrowband = SpeechFeatureOptions::jasper();
+  narrowband.sample_rate = 8000;
+  narrowband.n_fft = 256;
+  const std::vector<std::pair<SpeechFeatureOptions, int64_t>> cases = {
+      {SpeechFeatureOptions::jasper(), 257}, {SpeechFeatureOptions::deepspeech2(), 161},
+      {short_fft, 161}, {short_fft_plain, 33}, {narrowband, 129}};
+  for (const auto& [options, expected] : cases) {
+    EXPECT_EQ(options.min_samples(), expected);
+    const auto n = static_cast<size_t>(options.min_samples());
+    EXPECT_NO_THROW(speech_features(std::vector<float>(n, 0.1f), options)) << n;
+    EXPECT_FALSE(test::error_of([&] { speech_features(std::vector<float>(n - 1, 0.1f), options); }).empty()) << n;
+  }
+}
+
 TEST(SpecAugment, MasksWhereJaspersSpecAugmentMasksForTheSameSeed) {
   const auto& reference = fixture()["spec_augment"];
   SpecAugmentOptions options;

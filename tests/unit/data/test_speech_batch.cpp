@@ -8,6 +8,8 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <cstdint>
+#include <map>
 
 #include "mixseq/audio/audio_file.h"
 #include "mixseq/util/error.h"
@@ -36,6 +38,50 @@ std::string prepare_split(const test::TempDir& dir) {
   options.out_dir = dir.path("data");
   prepare_speech_data(options);
   return options.out_dir;
+}
+
+// Each skipped utterance is counted under its own reason: too short, too long, unreadable (a text
+// file, a float file holding a NaN). Until 2026-12-06 the length limits' messages lacked the words
+// prepare looked for, and every skip was counted as unreadable audio.
+TEST(SpeechPrepare, CountsEachSkipUnderItsReason) {
+  test::TempDir dir;
+  const auto tone = [](int64_t n) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = 0.3f * static_cast<float>(std::sin(0.05 * i));
+    return x;
+  };
+  write_wav(dir.path("ok.wav"), tone(8000), 16000);      // 0.5 s
+  write_wav(dir.path("short.wav"), tone(800), 16000);    // 0.05 s
+  write_wav(dir.path("long.wav"), tone(48000), 16000);   // 3 s
+  dir.write("text.wav", "not audio\n");
+  auto damaged = tone(8000);
+  damaged[100] = std::nanf("");
+  write_audio(dir.path("nan.flac"), tone(8000), 16000);   // a readable FLAC beside the damaged WAV below
+  {  // a 32-bit float WAV, written byte by byte: RIFF header, fmt chunk (format 3: IEEE float), data
+    std::string bytes;
+    const auto u32 = [&](uint32_t v) { for (int k = 0; k < 4; ++k) bytes += static_cast<char>((v >> (8 * k)) & 0xFF); };
+    const auto u16 = [&](uint16_t v) { for (int k = 0; k < 2; ++k) bytes += static_cast<char>((v >> (8 * k)) & 0xFF); };
+    const auto data_bytes = static_cast<uint32_t>(4 * damaged.size());
+    bytes += "RIFF";
+    u32(36 + data_bytes);
+    bytes += "WAVEfmt ";
+    u32(16), u16(3), u16(1), u32(16000), u32(16000 * 4), u16(4), u16(32);
+    bytes += "data";
+    u32(data_bytes);
+    bytes.append(reinterpret_cast<const char*>(damaged.data()), data_bytes);
+    dir.write("nan.wav", bytes);
+  }
+  SpeechPrepareOptions options;
+  options.manifests["train"] = dir.write(
+      "train.tsv", "ok.wav\tone\nshort.wav\ttwo\nlong.wav\tthree\ntext.wav\tfour\nnan.wav\tfive\nnan.flac\tsix\n");
+  options.out_dir = dir.path("data");
+  options.min_seconds = 0.1;
+  options.max_seconds = 2.0;
+  const auto report = prepare_speech_data(options).at("train");
+  EXPECT_EQ(report.utterances, 2);
+  const std::map<std::string, int64_t> expected = {
+      {"shorter than min_seconds", 1}, {"longer than max_seconds", 1}, {"unreadable audio", 2}};
+  EXPECT_EQ(report.skipped, expected);
 }
 
 SpeechInputConfig augmented_config() {
