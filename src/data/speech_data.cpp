@@ -43,10 +43,15 @@ struct ReadUtterance {
   std::string skip_reason;  // empty: kept
 };
 
+// 16-bit samples; an utterance that peaks beyond +-1 is scaled by its peak (as_stored_samples in
+// speech_data.h says why).
 std::vector<int16_t> to_pcm16(const std::vector<float>& samples) {
+  float peak = 0.0f;
+  for (const float x : samples) peak = std::max(peak, std::abs(x));
+  const float scale = peak > 1.0f ? 32767.0f / peak : 32767.0f;
   std::vector<int16_t> pcm(samples.size());
   for (size_t i = 0; i < samples.size(); ++i)
-    pcm[i] = static_cast<int16_t>(std::lround(std::clamp(samples[i], -1.0f, 1.0f) * 32767.0f));
+    pcm[i] = static_cast<int16_t>(std::clamp(std::lround(samples[i] * scale), -32767L, 32767L));
   return pcm;
 }
 

@@ -105,7 +105,10 @@ class SpeechData {
 };
 
 // The samples as a prepared dataset holds them (16-bit, read back in [-1, 1)): transcription passes
-// audio through it so that a model sees exactly what it saw at validation.
+// audio through it so that a model sees exactly what it saw at validation. An utterance whose peak
+// lies beyond +-1 (a float file, often one of integer-scaled samples, +-32,768) is scaled down by
+// its peak first rather than clipped: clipping made a square wave of it, and the features, which
+// are normalised per utterance, do not depend on the level.
 std::vector<float> as_stored_samples(const std::vector<float>& samples);
 
 // True when `dir`'s dataset.json says "kind": "speech".

@@ -84,6 +84,24 @@ TEST(SpeechPrepare, CountsEachSkipUnderItsReason) {
   EXPECT_EQ(report.skipped, expected);
 }
 
+// Stored samples are 16-bit: audio within +-1 is rounded to the nearest step, as always; an
+// utterance that peaks beyond (integer-scaled float samples) is scaled down by its peak, where it
+// used to be clipped into a square wave.
+TEST(SpeechStoredSamples, ScaleAnUtteranceThatPeaksBeyondOneInsteadOfClippingIt) {
+  std::vector<float> quiet(1000), loud(1000);
+  for (size_t i = 0; i < quiet.size(); ++i) {
+    quiet[i] = 0.5f * static_cast<float>(std::sin(0.03 * static_cast<double>(i)));
+    loud[i] = 60000.0f * quiet[i];  // peaks near 30,000
+  }
+  float peak = 0.0f;
+  for (const float x : loud) peak = std::max(peak, std::abs(x));
+  const auto stored_quiet = as_stored_samples(quiet), stored_loud = as_stored_samples(loud);
+  for (size_t i = 0; i < quiet.size(); ++i) {
+    EXPECT_NEAR(stored_quiet[i], quiet[i] * 32767.0f / 32768.0f, 0.6f / 32768.0f) << i;
+    EXPECT_NEAR(stored_loud[i], loud[i] / peak * 32767.0f / 32768.0f, 0.6f / 32768.0f) << i;
+  }
+}
+
 SpeechInputConfig augmented_config() {
   SpeechInputConfig config;
   config.dither = 0;  // the cache has none; on the fly it would be drawn
