@@ -347,7 +347,8 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
                     "--task speech: print the espeak-ng voices of each split (split<TAB>voice a line) and stop");
   table.add_with_overrides(command, [=, &table] {
     const bool speech = arguments->task == "speech";
-    MIXSEQ_CHECK(speech || !arguments->list_voices, "demo: --list-voices is an option of the speech demo (--task speech)");
+    MIXSEQ_CHECK(speech || !arguments->list_voices,
+                 "demo: --list-voices is an option of the speech demo (--task speech)");
     if (arguments->list_voices) {
       for (const auto& voice : spoken_digits_train_voices()) std::cout << "train\t" << voice << '\n';
       for (const auto& voice : spoken_digits_valid_voices()) std::cout << "valid\t" << voice << '\n';

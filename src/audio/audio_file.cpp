@@ -123,7 +123,8 @@ std::string libsndfile_reason(SNDFILE* file) {
                                     channels > 1 ? str_cat(", channel ", channel + 1) : "", ") holds a sample ");
   if (std::isnan(sample)) throw Error(str_cat(where, "that is not a number (NaN)"));
   if (std::isinf(sample)) throw Error(str_cat(where, "that is infinite"));
-  throw Error(str_cat(where, "of ", sample, ", beyond +-", kMaxAudioMagnitude, " (audio is expected within about +-1)"));
+  throw Error(
+      str_cat(where, "of ", sample, ", beyond +-", kMaxAudioMagnitude, " (audio is expected within about +-1)"));
 }
 
 Audio decode(const std::string& bytes, const std::string& name, const AudioReadOptions& options) {

@@ -5,8 +5,8 @@
 // (fewer frames than its header announces; for WAV, a data chunk shorter than its header says,
 // which libsndfile itself reads as a shorter file), empty (no frames), a sample that is not a finite
 // number or lies beyond +-kMaxAudioMagnitude (a damaged float file: naming its frame), shorter or
-// longer than the limits. Calls may run on several threads at once (only libsndfile's reason for a failed open is a
-// global of its own: two opens failing at the same moment may swap their reasons).
+// longer than the limits. Calls may run on several threads at once (only libsndfile's reason for a
+// failed open is a global of its own: two opens failing at the same moment may swap their reasons).
 #pragma once
 
 #include <cstdint>
