@@ -255,8 +255,6 @@ const std::vector<std::string>& spoken_digits_valid_voices() {
 void write_spoken_digits(const SpokenDigitsOptions& options, const std::string& dir) {
   static const std::vector<std::string> kWords = {"zero", "one", "two",   "three", "four",
                                                   "five", "six", "seven", "eight", "nine"};
-  const auto& kTrainVoices = spoken_digits_train_voices();
-  const auto& kValidVoices = spoken_digits_valid_voices();
   std::mt19937_64 rng(options.seed);  // its outputs are the same on every platform, unlike the distributions'
   const auto draw = [&](int64_t low, int64_t high) {  // uniform in [low, high]
     return low + static_cast<int64_t>(rng() % static_cast<uint64_t>(high - low + 1));
@@ -264,8 +262,8 @@ void write_spoken_digits(const SpokenDigitsOptions& options, const std::string& 
   std::filesystem::create_directories(dir + "/audio");
   std::vector<Utterance> all;
   for (const auto& [split, count, voices] :
-       {std::tuple{std::string("train"), options.train_utterances, &kTrainVoices},
-        std::tuple{std::string("valid"), options.valid_utterances, &kValidVoices}}) {
+       {std::tuple{std::string("train"), options.train_utterances, &spoken_digits_train_voices()},
+        std::tuple{std::string("valid"), options.valid_utterances, &spoken_digits_valid_voices()}}) {
     OutputFile manifest(dir + "/" + split + ".tsv");
     for (int64_t i = 0; i < count; ++i) {
       Utterance u;

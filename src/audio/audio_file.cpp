@@ -117,8 +117,8 @@ std::string libsndfile_reason(SNDFILE* file) {
 // channel) and time, so that no damaged float file turns into features of NaN and a transcript of
 // nothing in particular.
 [[noreturn]] void refuse_sample(const std::string& name, float sample, size_t frame, int64_t channel,
-                                int64_t channels, const SF_INFO& info) {
-  const double seconds = static_cast<double>(frame) / info.samplerate;
+                                int64_t channels, int sample_rate) {
+  const double seconds = static_cast<double>(frame) / sample_rate;
   const std::string where = str_cat(name, ": damaged audio: frame ", frame, " (", seconds, " s",
                                     channels > 1 ? str_cat(", channel ", channel + 1) : "", ") holds a sample ");
   if (std::isnan(sample)) throw Error(str_cat(where, "that is not a number (NaN)"));
@@ -159,7 +159,8 @@ Audio decode(const std::string& bytes, const std::string& name, const AudioReadO
       float sum = 0.0f;
       for (int64_t c = 0; c < channels; ++c) {
         const float sample = block[static_cast<size_t>(t * channels + c)];
-        if (!(std::abs(sample) <= kMaxAudioMagnitude)) refuse_sample(name, sample, mono.size(), c, channels, info);
+        if (!(std::abs(sample) <= static_cast<float>(kMaxAudioMagnitude)))
+          refuse_sample(name, sample, mono.size(), c, channels, info.samplerate);
         sum += sample;
       }
       mono.push_back(channels == 1 ? sum : sum / static_cast<float>(channels));
@@ -181,10 +182,14 @@ Audio decode(const std::string& bytes, const std::string& name, const AudioReadO
   } else {
     audio.samples = std::move(mono);
   }
-  MIXSEQ_CHECK(!(options.min_seconds > 0.0 && audio.seconds() < options.min_seconds), name, ": too short: ",
-               audio.seconds(), " s of audio, less than the minimum of ", options.min_seconds, " s (min_seconds)");
-  MIXSEQ_CHECK(!(options.max_seconds > 0.0 && audio.seconds() > options.max_seconds), name, ": too long: ",
-               audio.seconds(), " s of audio, more than the maximum of ", options.max_seconds, " s (max_seconds)");
+  if (options.min_seconds > 0.0 && audio.seconds() < options.min_seconds)
+    throw AudioLengthError(AudioLengthError::Limit::kMinSeconds,
+                           str_cat(name, ": too short: ", audio.seconds(), " s of audio, less than the minimum of ",
+                                   options.min_seconds, " s (min_seconds)"));
+  if (options.max_seconds > 0.0 && audio.seconds() > options.max_seconds)
+    throw AudioLengthError(AudioLengthError::Limit::kMaxSeconds,
+                           str_cat(name, ": too long: ", audio.seconds(), " s of audio, more than the maximum of ",
+                                   options.max_seconds, " s (max_seconds)"));
   const auto samples = static_cast<int64_t>(audio.samples.size());
   MIXSEQ_CHECK(samples >= options.min_samples, name, ": too short for the model's features: ", samples,
                " samples (", 1000.0 * audio.seconds(), " ms at ", audio.sample_rate, " Hz), fewer than the ",

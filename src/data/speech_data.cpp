@@ -68,25 +68,16 @@ void read_range(const std::vector<ManifestEntry>& entries, size_t begin, size_t 
         continue;
       }
     }
-    // The length limits are checked here rather than by read_audio, so that each skip is counted
-    // under its own reason (until 2026-12-06 they were told apart by words their messages lacked,
-    // and every one was counted as unreadable).
-    AudioReadOptions unlimited = audio;
-    unlimited.min_seconds = unlimited.max_seconds = 0.0;
-    Audio read;
+    // Each skip counted under its own reason (until 2026-12-06 the length limits were told apart
+    // by words their messages lacked, and every skip was counted as unreadable).
     try {
-      read = read_audio(entries[i].audio, unlimited);
+      u.pcm = to_pcm16(read_audio(entries[i].audio, audio).samples);
+    } catch (const AudioLengthError& e) {
+      u.skip_reason = e.limit() == AudioLengthError::Limit::kMinSeconds ? "shorter than min_seconds"
+                                                                        : "longer than max_seconds";
     } catch (const Error& e) {
       u.skip_reason = "unreadable audio";
       log_info("prepare: skipping ", e.what());
-      continue;
-    }
-    if (audio.min_seconds > 0.0 && read.seconds() < audio.min_seconds) {
-      u.skip_reason = "shorter than min_seconds";
-    } else if (audio.max_seconds > 0.0 && read.seconds() > audio.max_seconds) {
-      u.skip_reason = "longer than max_seconds";
-    } else {
-      u.pcm = to_pcm16(read.samples);
     }
   }
 }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/util/error.h"
+
 namespace mixseq {
 
 struct AudioReadOptions {
@@ -21,6 +23,18 @@ struct AudioReadOptions {
   double max_seconds = 0.0;        // longer files are an error; 0 disables
   int64_t min_samples = 0;         // fewer samples (after resampling) are an error: what a recognizer's
                                    // features need (SpeechFeatureOptions::min_samples()); 0 disables
+};
+
+// What read_audio and decode_audio throw for a file outside min_seconds or max_seconds: an Error
+// that says which limit, so that a caller (prepare) counts such a file apart from a damaged one.
+class AudioLengthError : public Error {
+ public:
+  enum class Limit { kMinSeconds, kMaxSeconds };
+  AudioLengthError(Limit limit, const std::string& message) : Error(message), limit_(limit) {}
+  Limit limit() const { return limit_; }
+
+ private:
+  Limit limit_;
 };
 
 // Float files may hold any value; integer ones read within [-1, 1]. A float sample beyond this
