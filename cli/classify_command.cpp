@@ -59,6 +59,10 @@ void add_classify_command(CLI::App& app, CommandTable& table) {
   command->add_option("--max-tokens", arguments->options.max_tokens, "Tokens per batch (texts x longest)")
       ->check(at_least(1))
       ->capture_default_str();
+  command->add_option("--max-source-tokens", arguments->options.max_text_tokens,
+                      "Longest text, in the model's tokens: a longer line is an error naming it (0 = no limit)")
+      ->check(at_least(0))
+      ->capture_default_str();
   add_device_options(command, arguments->device, arguments->precision);
   table.add(command, [=] {
     refuse_output_over_inputs({"--output", arguments->output}, {{"--input", arguments->input},
@@ -79,12 +83,17 @@ void add_classify_command(CLI::App& app, CommandTable& table) {
       try {
         predictions = classify_texts(classifier, texts, arguments->options, precision, device);
       } catch (const Error& e) {
-        // "text K is empty": name the line of the input.
+        // "text K is empty", "text K has N tokens": name the line of the input.
         const std::string what = e.what();
-        int64_t index = 0;
-        if (std::sscanf(what.c_str(), "text %ld is empty", &index) == 1)
-          throw input_error(reader.path(), reader.line_number() - static_cast<int64_t>(texts.size()) + index,
-                            "no words the tokenizer keeps: every line needs words to classify");
+        // (%n: sscanf counts "text 3" as a match of either pattern before the words that differ.)
+        int64_t index = 0, tokens = 0;
+        int matched = 0;
+        const auto line_of = [&] { return reader.line_number() - static_cast<int64_t>(texts.size()) + index; };
+        if (std::sscanf(what.c_str(), "text %ld is empty%n", &index, &matched) == 1 && matched > 0)
+          throw input_error(reader.path(), line_of(), "no words the tokenizer keeps: every line needs words to classify");
+        if (std::sscanf(what.c_str(), "text %ld has %ld tokens%n", &index, &tokens, &matched) == 2 && matched > 0)
+          throw input_error(reader.path(), line_of(), tokens, " tokens, over the limit of ",
+                            arguments->options.max_text_tokens, "; raise --max-source-tokens (0 = no limit)");
         throw;
       }
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -383,12 +383,15 @@ One Classifier may be used from several threads; their calls run one at a time.)
            py::arg("threads") = 0, py::call_guard<py::gil_scoped_release>())
       .def(
           "classify_batch",
-          [](const mixseq::Classifier& classifier, const std::vector<std::string>& texts, int64_t max_tokens) {
+          [](const mixseq::Classifier& classifier, const std::vector<std::string>& texts, int64_t max_tokens,
+             int64_t max_source_tokens) {
             mixseq::ClassifyOptions options;
             options.max_tokens = max_tokens;
+            options.max_source_tokens = max_source_tokens;
             return classifier.classify_batch(texts, options);
           },
-          "One Classification per text, in order", py::arg("texts"), py::kw_only(), py::arg("max_tokens") = 8192,
+          "One Classification per text, in order (a text over max_source_tokens tokens is an error; 0 = no limit)",
+          py::arg("texts"), py::kw_only(), py::arg("max_tokens") = 8192, py::arg("max_source_tokens") = 1024,
           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("labels", &mixseq::Classifier::labels, "the labels, in id order");
 

@@ -35,8 +35,11 @@ std::vector<Classification> Classifier::classify_batch(const std::vector<std::st
   MIXSEQ_CHECK(impl_, "this Classifier was moved from");
   MIXSEQ_CHECK(options.max_tokens >= 1, "ClassifyOptions::max_tokens is ", options.max_tokens,
                "; it must be at least 1");
+  MIXSEQ_CHECK(options.max_source_tokens >= 0, "ClassifyOptions::max_source_tokens is ", options.max_source_tokens,
+               "; it must be 0 (no limit) or more");
   ClassificationOptions classify;
   classify.max_tokens = options.max_tokens;
+  classify.max_text_tokens = options.max_source_tokens;
   std::vector<ClassPrediction> predictions;
   {
     const std::lock_guard<std::mutex> lock(impl_->mutex);

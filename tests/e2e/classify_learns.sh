@@ -129,4 +129,12 @@ printf 'good cat\tpos\nbad dog\tmaybe\n' > odd.tsv
 expect_error "label 'maybe' of example 2 does not occur" "$mixseq" prepare --task classify --train two.tsv --valid odd.tsv -o bad
 printf 'good cat\n\n' > blank.txt
 expect_error "blank.txt:2: empty text" "$mixseq" classify -c scratch/checkpoint_best.pt -i blank.txt
+# A line longer than --max-source-tokens is refused by its line number (the lines before it are
+# answered); 0 lifts the limit.
+{ echo "good cat"; echo "bad dog"; printf 'good %.0s' $(seq 40); echo; } > long.txt
+expect_error "long.txt:3: 40 tokens, over the limit of 39" \
+  "$mixseq" --threads 1 classify -c scratch/checkpoint_best.pt -i long.txt --max-source-tokens 39
+"$mixseq" --threads 1 classify -c scratch/checkpoint_best.pt -i long.txt --max-source-tokens 40 -o long.out 2> /dev/null
+"$mixseq" --threads 1 classify -c scratch/checkpoint_best.pt -i long.txt --max-source-tokens 0 -o long0.out 2> /dev/null
+[ "$(wc -l < long.out)" = 3 ] && cmp -s long.out long0.out || { echo "FAIL: classify within the limit"; exit 1; }
 echo "PASS: from scratch $scratch, fine-tuned $transfer; classify and errors as expected"

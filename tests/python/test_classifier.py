@@ -76,6 +76,13 @@ def test_bad_text_and_arguments_are_errors_with_mixseqs_messages(classifier_task
         classifier.classify_batch(["good dog", "   "])
     with pytest.raises(mixseq.Error, match="max_tokens"):
         classifier.classify_batch(["good dog"], max_tokens=0)
+    long_text = " ".join(["good"] * 30)
+    with pytest.raises(mixseq.Error, match="text 2 has 30 tokens, over the limit of 29"):
+        classifier.classify_batch(["good dog", long_text], max_source_tokens=29)
+    assert len(classifier.classify_batch([long_text], max_source_tokens=30)) == 1
+    assert len(classifier.classify_batch([long_text], max_source_tokens=0)) == 1
+    with pytest.raises(mixseq.Error, match="max_source_tokens"):
+        classifier.classify_batch(["good dog"], max_source_tokens=-1)
     with pytest.raises(TypeError):
         classifier.classify_batch("good dog")
     with pytest.raises(mixseq.Error, match="missing.pt"):

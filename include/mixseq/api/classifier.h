@@ -34,7 +34,8 @@ using ClassifierOptions = ModelOptions;  // device, precision, threads (api/mode
 
 // Set per call: `mixseq classify`'s settings and defaults.
 struct ClassifyOptions {
-  int64_t max_tokens = 8192;  // tokens per batch (texts x longest; --max-tokens)
+  int64_t max_tokens = 8192;         // tokens per batch (texts x longest; --max-tokens)
+  int64_t max_source_tokens = 1024;  // longest text, in the model's tokens: a longer one is an error; 0 = no limit
 };
 
 struct Classification {

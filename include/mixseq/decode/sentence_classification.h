@@ -14,7 +14,8 @@
 namespace mixseq {
 
 struct ClassificationOptions {
-  int64_t max_tokens = 8192;  // per batch: texts x longest (in ids, with the two </s>); at least one text a batch
+  int64_t max_tokens = 8192;         // per batch: texts x longest (in ids, with the two </s>); at least one text a batch
+  int64_t max_text_tokens = 1024;    // longest text, in the model's pieces (without the </s>); 0 = no limit
 };
 
 struct ClassPrediction {
@@ -24,8 +25,9 @@ struct ClassPrediction {
   int64_t unknown_tokens = 0;        // pieces of the text outside the vocabulary
 };
 
-// texts -> one prediction each, in order. A text without pieces (empty or only spaces) throws
-// mixseq::Error naming its index ("text 3 is empty"), so that callers can name the line.
+// texts -> one prediction each, in order. A text without pieces (empty or only spaces), or with more
+// than max_text_tokens, throws mixseq::Error naming its index ("text 3 is empty", "text 3 has 5000
+// tokens, over the limit of 1024"), before any text is classified, so that callers can name the line.
 std::vector<ClassPrediction> classify_texts(const TrainedClassifier& classifier, const std::vector<std::string>& texts,
                                             const ClassificationOptions& options, Precision precision,
                                             const torch::Device& device);
