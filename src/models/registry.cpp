@@ -74,10 +74,8 @@ const Architecture& find_architecture(const std::string& arch) {
 // The architecture as `Family`'s interface, or an error naming both families.
 template <typename Family>
 std::shared_ptr<Family> build_of_family(const ModelConfig& config, int64_t vocab_size, const std::string& family) {
+  check_model_family(config.arch, family);
   const Architecture& architecture = find_architecture(config.arch);
-  MIXSEQ_CHECK(architecture.family == family, "model.arch '", config.arch, "' is a ",
-               model_family_description(architecture.family), ", but a ", model_family_description(family),
-               " is needed here; architectures of that family: ", join(model_architectures(family)));
   auto model = std::dynamic_pointer_cast<Family>(architecture.build(config, vocab_size));
   MIXSEQ_CHECK(model != nullptr, "model.arch '", config.arch, "' does not implement the ",
                model_family_description(family), " interface its registry row promises");
@@ -96,6 +94,13 @@ const std::vector<std::string>& architecture_names() {
 }
 
 std::string model_family(const std::string& arch) { return find_architecture(arch).family; }
+
+void check_model_family(const std::string& arch, const std::string& family) {
+  const Architecture& architecture = find_architecture(arch);
+  MIXSEQ_CHECK(architecture.family == family, "model.arch '", arch, "' is a ",
+               model_family_description(architecture.family), ", but a ", model_family_description(family),
+               " is needed here; architectures of that family: ", join(model_architectures(family)));
+}
 
 std::string model_family_description(const std::string& family) {
   const auto it = kModelFamilies.find(family);

@@ -45,9 +45,24 @@ struct CheckpointedText {
   std::string source_lang, target_lang;
 };
 
-CheckpointedText open_checkpointed_text(const std::string& checkpoint_path) {
-  const auto contents = read_checkpoint_contents(checkpoint_path);
+std::string in_file(const std::string& path, const Error& e) { return str_cat("'", path, "': ", e.what()); }
+
+// The stored config's model section, once it is known to be of `family` (before anything else of
+// the checkpoint is read: another kind's vocabulary or symbols would fail with a stranger message).
+ModelConfig stored_model_config_of(const CheckpointContents& contents, const std::string& checkpoint_path,
+                                   const std::string& family) {
   ModelConfig config = stored_model_config(contents, checkpoint_path);
+  try {
+    check_model_family(config.arch, family);
+  } catch (const Error& e) {
+    throw Error(in_file(checkpoint_path, e));
+  }
+  return config;
+}
+
+CheckpointedText open_checkpointed_text(const std::string& checkpoint_path, const std::string& family) {
+  const auto contents = read_checkpoint_contents(checkpoint_path);
+  ModelConfig config = stored_model_config_of(contents, checkpoint_path, family);
   const ScratchFolder scratch("mixseq-model-");
   auto vocabulary = Vocabulary::load(write_scratch_file(scratch, "vocab.txt", contents.vocabulary_text));
   // The ids the model was trained on must name the same pieces here (0: a version 1 checkpoint).
@@ -75,14 +90,12 @@ std::map<std::string, torch::Tensor> load_for_inference(const std::string& check
   return int8_weight_scales;
 }
 
-std::string in_file(const std::string& path, const Error& e) { return str_cat("'", path, "': ", e.what()); }
-
 }  // namespace
 
 TrainedModel load_trained_model(const std::string& checkpoint_path, const torch::Device& device,
                                 bool accept_quantized) {
   auto [config, config_yaml, vocabulary, tokenizer, quantization, source_lang, target_lang] =
-      open_checkpointed_text(checkpoint_path);
+      open_checkpointed_text(checkpoint_path, kSeq2SeqFamily);
   Seq2SeqModel model;
   try {
     model = build_seq2seq_model(config, vocabulary.size());
@@ -120,7 +133,7 @@ TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_path
 
 TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_path, const torch::Device& device) {
   auto [config, config_yaml, vocabulary, tokenizer, quantization, source_lang, target_lang] =
-      open_checkpointed_text(checkpoint_path);
+      open_checkpointed_text(checkpoint_path, kLanguageModelFamily);
   LanguageModelModule model;
   try {
     model = build_language_model(config, vocabulary.size());
@@ -134,7 +147,7 @@ TrainedLanguageModel load_trained_language_model(const std::string& checkpoint_p
 TrainedSpeechRecognizer load_trained_speech_recognizer(const std::string& checkpoint_path, const torch::Device& device) {
   const auto contents = read_checkpoint_contents(checkpoint_path);
   TrainedSpeechRecognizer trained;
-  trained.config = stored_model_config(contents, checkpoint_path);
+  trained.config = stored_model_config_of(contents, checkpoint_path, kSpeechRecognizerFamily);
   try {
     trained.symbols = CtcSymbols::from_text(contents.vocabulary_text, checkpoint_path + " (stored symbols)");
     MIXSEQ_CHECK(contents.vocabulary_fingerprint == 0 ||
@@ -156,7 +169,7 @@ TrainedSpeechSynthesizer load_trained_speech_synthesizer(const std::string& chec
                                                          const torch::Device& device) {
   const auto contents = read_checkpoint_contents(checkpoint_path);
   TrainedSpeechSynthesizer trained;
-  trained.config = stored_model_config(contents, checkpoint_path);
+  trained.config = stored_model_config_of(contents, checkpoint_path, kSpeechSynthesizerFamily);
   try {
     MIXSEQ_CHECK(contents.vocabulary_text == synthesis_symbols_text(),
                  "its stored input symbols are not this mixseq's synthesis symbols (text/synthesis_symbols.h)");
@@ -177,7 +190,7 @@ TrainedSpeechSynthesizer load_trained_speech_synthesizer(const std::string& chec
 
 TrainedClassifier load_trained_classifier(const std::string& checkpoint_path, const torch::Device& device) {
   auto [config, config_yaml, vocabulary, tokenizer, quantization, source_lang, target_lang] =
-      open_checkpointed_text(checkpoint_path);
+      open_checkpointed_text(checkpoint_path, kSentenceClassifierFamily);
   const auto contents = read_checkpoint_contents(checkpoint_path);
   SentenceClassifier model{nullptr};
   std::vector<std::string> labels;

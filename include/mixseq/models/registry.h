@@ -43,6 +43,12 @@ std::string model_family(const std::string& arch);
 // "sequence-to-sequence (translation) model", "language model", ...: a family's name for messages.
 std::string model_family_description(const std::string& family);
 
+// Throws mixseq::Error unless architecture `arch` belongs to `family`: an unknown arch lists the
+// known ones, another family's names both families and the architectures of this one ("model.arch
+// 'tacotron2' is a speech synthesizer, but a sentence classifier is needed here; ..."). The
+// build_*() functions below check this; checkpoint loaders check it before reading anything else.
+void check_model_family(const std::string& arch, const std::string& family);
+
 // The architectures of `family`, sorted; empty when it has none yet.
 std::vector<std::string> model_architectures(const std::string& family);
 
