@@ -259,7 +259,7 @@ void write_spoken_digits(const SpokenDigitsOptions& options, const std::string& 
   const auto draw = [&](int64_t low, int64_t high) {  // uniform in [low, high]
     return low + static_cast<int64_t>(rng() % static_cast<uint64_t>(high - low + 1));
   };
-  std::filesystem::create_directories(dir + "/audio");
+  create_folder(dir + "/audio");
   std::vector<Utterance> all;
   for (const auto& [split, count, voices] :
        {std::tuple{std::string("train"), options.train_utterances, &spoken_digits_train_voices()},
@@ -360,6 +360,7 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
                    speech ? "the translation demo (--task translation)" : "the speech demo (--task speech)");
     DemoArguments resolved = *arguments;
     if (resolved.work_dir.empty()) resolved.work_dir = speech ? "runs/demo_speech" : "runs/demo";
+    create_folder(resolved.work_dir);  // a file in the way is an error naming it, before anything runs
     return speech ? run_speech_demo(resolved, table) : run_translation_demo(resolved, table);
   });
 }

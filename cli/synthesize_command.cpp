@@ -74,7 +74,7 @@ int copy_synthesis(const SynthesizeArguments& arguments) {
   const auto synthesizer = load_trained_speech_synthesizer(arguments.checkpoint, torch::kCPU);
   const SynthesisInputConfig& input = synthesizer.input;
   const std::filesystem::path folder(arguments.output_dir);
-  std::filesystem::create_directories(folder);
+  create_folder(folder.string());
   std::unique_ptr<OutputFile> manifest;
   std::filesystem::path manifest_folder;
   if (!arguments.manifest.empty()) {
@@ -197,7 +197,7 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
     auto synthesizer = load_trained_speech_synthesizer(arguments->checkpoint, device);
     const TextToSpeech speaker(synthesizer, device, precision);
     const std::filesystem::path folder(arguments->output_dir);
-    std::filesystem::create_directories(folder);
+    create_folder(folder.string());
     std::unique_ptr<OutputFile> manifest;
     std::filesystem::path manifest_folder;
     if (!arguments->manifest.empty()) {

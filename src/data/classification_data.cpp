@@ -136,7 +136,7 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
   std::map<std::string, std::vector<LabelledLine>> splits;
   for (const auto& [split, path] : options.files) splits[split] = read_labelled_file(path);
 
-  fs::create_directories(options.out_dir);
+  create_folder(options.out_dir);
   const std::string out = options.out_dir + "/";
   std::string tokenizer_spec = "none";
   std::unique_ptr<Tokenizer> tokenizer;

@@ -203,7 +203,7 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
                       parallel ? split_path(*prefix, options.target_lang) : "",
                       std::string(name) == "train" ? SplitRole::kTraining : SplitRole::kEvaluation});
   }
-  std::filesystem::create_directories(options.output_dir);
+  create_folder(options.output_dir);
   const auto tokenizer = load_tokenizer(options.tokenizer);
   const SplitPreparer preparer(options, *tokenizer);
 

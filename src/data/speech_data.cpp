@@ -155,7 +155,7 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
   }
   const std::string pieces_model = pieces ? options.symbols.substr(kSpmPrefix.size()) : "";
   if (pieces) symbols = CtcSymbols::from_sentencepiece(pieces_model);
-  fs::create_directories(options.out_dir);
+  create_folder(options.out_dir);
   AudioReadOptions audio;
   audio.sample_rate = options.sample_rate;
   audio.min_seconds = options.min_seconds;

@@ -120,7 +120,7 @@ NumberTaskCorpus make_number_task(const NumberTaskOptions& options) {
 }
 
 void write_number_task(const NumberTaskCorpus& corpus, const std::string& dir) {
-  std::filesystem::create_directories(dir);
+  create_folder(dir);
   const std::pair<const char*, const ParallelText*> splits[] = {
       {"train", &corpus.train}, {"valid", &corpus.valid}, {"test", &corpus.test}};
   for (const auto& [name, text] : splits) {

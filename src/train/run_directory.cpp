@@ -6,6 +6,7 @@
 #include "mixseq/train/checkpoint_average.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
+#include "mixseq/util/output_file.h"
 
 namespace mixseq {
 namespace {
@@ -23,7 +24,7 @@ std::string best_checkpoint_path(const std::string& run_dir) { return run_dir + 
 std::string metrics_path(const std::string& run_dir) { return run_dir + "/metrics.jsonl"; }
 
 FileLock lock_run_directory(const std::string& run_dir) {
-  std::filesystem::create_directories(run_dir);
+  create_folder(run_dir);
   FileLock lock(run_dir + "/train.lock");
   if (lock.held()) return lock;
   const std::string holder = lock.holder_pid() > 0 ? str_cat("pid ", lock.holder_pid()) : "pid not yet written";
@@ -63,7 +64,7 @@ RunDirectoryPlan plan_run_directory(const std::string& run_dir, RunStart start) 
 }
 
 void apply_run_directory_plan(const std::string& run_dir, const RunDirectoryPlan& plan) {
-  std::filesystem::create_directories(run_dir);
+  create_folder(run_dir);
   for (const auto& path : plan.files_to_delete) {
     std::filesystem::remove(path);
     log_info("train: starting over: deleted ", path);

@@ -131,7 +131,7 @@ OutputFile::OutputFile(const std::string& path, const OutputFileOptions& options
   if (destination.replace) {
     target_ = destination.file;
     const auto parent = fs::path(target_).parent_path();
-    if (!parent.empty()) fs::create_directories(parent);
+    if (!parent.empty()) create_folder(parent.string());
     temporary_path_ = target_ + ".tmp";
     fd = ::open(temporary_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     MIXSEQ_CHECK(fd >= 0, "cannot open '", temporary_path_, "' for writing: ", system_reason(errno));
@@ -175,6 +175,21 @@ void OutputFile::commit() {
     MIXSEQ_CHECK(!error, "cannot move '", temporary_path_, "' to '", target_, "': ", error.message(), unchanged);
   }
   committed_ = true;
+}
+
+void create_folder(const std::string& path) {
+  std::error_code error;
+  if (fs::create_directories(path, error) || !error) return;
+  // The first part of the path that exists but is not a folder (a file, a dangling link) says why.
+  fs::path part;
+  for (const auto& name : fs::path(path)) {
+    part /= name;
+    std::error_code ignored;
+    const auto status = fs::status(part, ignored);
+    if (fs::exists(status) && !fs::is_directory(status))
+      throw Error(str_cat("cannot create the folder '", path, "': '", part.string(), "' is not a folder"));
+  }
+  throw Error(str_cat("cannot create the folder '", path, "': ", error.message()));
 }
 
 bool same_regular_file(const std::string& a, const std::string& b) {

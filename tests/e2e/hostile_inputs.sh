@@ -6,7 +6,8 @@
 # an empty calibration file and an empty search set, each naming the file; score refuses -s - -t -
 # and sentences over its length limits (naming file and line, at once); plot refuses a metric that
 # is not a number (naming file and line) and draws a null one as a gap, saying so; generate writes
-# its tokens as they come, so a SIGTERM loses none of them.
+# its tokens as they come, so a SIGTERM loses none of them. An output folder where a file is gets
+# an error naming that file.
 #   hostile_inputs.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -107,6 +108,17 @@ cp run_null/metrics.jsonl metrics_before
 expect "--output 'run_null/metrics.jsonl' is the same file as the metrics of run_null" \
   plot run_null -o run_null/metrics.jsonl
 cmp -s metrics_before run_null/metrics.jsonl || fail "plot replaced the metrics it read"
+
+# An output folder where a file is: an error naming the file in the way, not std::filesystem's
+# "cannot create directories: Not a directory" (found 2026-12-06).
+echo "a file" > in_the_way
+expect "cannot create the folder 'in_the_way': 'in_the_way' is not a folder" synth -o in_the_way
+expect "cannot create the folder 'in_the_way/data': 'in_the_way' is not a folder" \
+  prepare --train raw/train --valid raw/valid -o in_the_way/data
+expect "cannot create the folder 'in_the_way': 'in_the_way' is not a folder" \
+  "${one[@]}" train --data.dir data --train.run_dir in_the_way --train.max_steps 1
+expect "cannot create the folder 'in_the_way': 'in_the_way' is not a folder" demo --work-dir in_the_way
+[ "$(cat in_the_way)" = "a file" ] || fail "the file in the way was changed"
 
 # (12) generate writes each token as it comes: SIGTERM mid-way loses nothing written, exits 143.
 make_small_lm_task "$mixseq" "$work/lm" >/dev/null

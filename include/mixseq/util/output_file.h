@@ -44,6 +44,11 @@ class OutputFile {
   bool committed_ = false;
 };
 
+// Creates the folder `path` and the folders above it that are missing (an existing folder is left
+// as it is); throws mixseq::Error naming it and why not: "cannot create the folder 'out/audio':
+// 'out' is not a folder" where std::filesystem says "cannot create directories: Not a directory".
+void create_folder(const std::string& path);
+
 // A file named on a command line, with the flag that named it, for messages ("--checkpoint").
 struct NamedPath {
   std::string flag;

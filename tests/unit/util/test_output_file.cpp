@@ -47,6 +47,23 @@ TEST(OutputFile, MakesTheFoldersOfANewFile) {
   EXPECT_EQ(dir.read("a/b/out.txt"), "x\n");
 }
 
+// create_folder: missing folders are made, an existing one is left be, and a file in the way is
+// named in the error (std::filesystem says only "cannot create directories: Not a directory").
+TEST(CreateFolder, MakesTheMissingFoldersAndNamesAFileInTheWay) {
+  test::TempDir dir;
+  create_folder(dir.path("a/b/c"));
+  EXPECT_TRUE(fs::is_directory(dir.path("a/b/c")));
+  const std::string kept = dir.write("a/b/c/kept.txt", "x\n");
+  create_folder(dir.path("a/b/c"));
+  EXPECT_EQ(dir.read("a/b/c/kept.txt"), "x\n");
+  dir.write("file", "y\n");
+  for (const std::string& target : {dir.path("file"), dir.path("file/sub/deeper")}) {
+    const auto message = test::error_of([&] { create_folder(target); });
+    EXPECT_EQ(message, "cannot create the folder '" + target + "': '" + dir.path("file") + "' is not a folder");
+  }
+  EXPECT_EQ(dir.read("file"), "y\n");
+}
+
 TEST(OutputFile, ReplacesTheTargetOfASymbolicLinkAndKeepsTheLink) {
   test::TempDir dir;
   fs::create_directories(dir.path("data"));  // TempDir::write makes no folders
