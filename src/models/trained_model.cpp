@@ -117,6 +117,7 @@ TrainedModel load_trained_models(const std::vector<std::string>& checkpoint_path
   for (size_t i = 1; i < checkpoint_paths.size(); ++i) {
     const auto& path = checkpoint_paths[i];
     const auto contents = read_checkpoint_contents(path);
+    stored_model_config_of(contents, path, kSeq2SeqFamily);  // a language model named as a member: say so first
     // Averaging log-probabilities means something only when id k is the same piece in every model.
     MIXSEQ_CHECK(contents.vocabulary_text == first_contents.vocabulary_text, "'", path,
                  "' has another vocabulary than '", checkpoint_paths.front(),

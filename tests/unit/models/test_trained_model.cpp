@@ -100,6 +100,18 @@ TEST(TrainedModel, EveryLoaderRefusesAnotherFamilyByName) {
       EXPECT_NE(message.find(expected), std::string::npos) << kind.arch << " as " << family << ": " << message;
     }
   }
+  // A language model among an ensemble's members is named as such, not as "another vocabulary".
+  TrainConfig lm = config;
+  lm.model.arch = "lstm_lm";
+  CheckpointContents contents;
+  contents.config_yaml = config_to_yaml(lm.fields());
+  contents.tokenizer_kind = "none";
+  contents.vocabulary_text = vocabulary_text("zyxwvuts");
+  save_checkpoint(dir.path("other_lm.pt"), contents, *weights, nullptr);
+  const auto message = error_of([&] { load_trained_models({dir.path("gnmt.pt"), dir.path("other_lm.pt")}, torch::kCPU); });
+  EXPECT_NE(message.find("other_lm.pt': model.arch 'lstm_lm' is a language model, but a sequence-to-sequence"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace
