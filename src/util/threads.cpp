@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/stop_request.h"
@@ -66,6 +67,25 @@ double busy_seconds(const cpu_set_t& cpus) {
   return busy_ticks / ticks_per_second;
 }
 
+// The CPUs this process may run on. The calling thread's affinity mask is that set, except where
+// OpenMP binds threads (OMP_PROC_BIND, OMP_PLACES): then libgomp has bound this, the initial,
+// thread to the first place when it loaded, and its mask holds that place alone (one CPU: mixseq
+// ran one thread, half its speed). The places, made from the process's mask before that, hold
+// every CPU it may use.
+void process_cpus(cpu_set_t& cpus) {
+  CPU_ZERO(&cpus);
+  if (omp_get_proc_bind() != omp_proc_bind_false) {
+    for (int place = 0; place < omp_get_num_places(); ++place) {
+      std::vector<int> ids(static_cast<size_t>(std::max(0, omp_get_place_num_procs(place))));
+      omp_get_place_proc_ids(place, ids.data());
+      for (const int id : ids)
+        if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &cpus);
+    }
+    if (CPU_COUNT(&cpus) > 0) return;
+  }
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_ZERO(&cpus);
+}
+
 double own_cpu_seconds() {
   timespec now{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
@@ -93,9 +113,8 @@ constexpr auto kMeasurementInterval = std::chrono::milliseconds(300);
 
 int usable_cpu_count() {
   cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  int count = 0;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) count = CPU_COUNT(&cpus);
+  process_cpus(cpus);
+  int count = CPU_COUNT(&cpus);
   if (count <= 0) count = static_cast<int>(std::thread::hardware_concurrency());
   const int quota = cgroup_cpu_quota();
   if (quota > 0) count = std::min(count, quota);
@@ -136,8 +155,8 @@ int configure_threads(int requested, int local_ranks) {
   follower.usable_cpus = usable;
   follower.max_threads = follower.threads = threads;
   if (follower.enabled) {
-    CPU_ZERO(&follower.cpus);
-    if (sched_getaffinity(0, sizeof(follower.cpus), &follower.cpus) != 0)
+    process_cpus(follower.cpus);
+    if (CPU_COUNT(&follower.cpus) == 0)
       for (int cpu = 0; cpu < usable; ++cpu) CPU_SET(cpu, &follower.cpus);
     follower.last_wall = std::chrono::steady_clock::now();
     follower.last_busy = busy_seconds(follower.cpus);

@@ -14,6 +14,8 @@
 namespace mixseq {
 
 // The CPUs this process may run on: its affinity mask (taskset, numactl, a launcher's binding),
+// or, where OpenMP binds threads (OMP_PROC_BIND), the CPUs of OpenMP's places (libgomp binds the
+// initial thread to the first place as it loads, so that thread's own mask then names one place);
 // capped by a cgroup v2 CPU quota (containers) rounded up. At least 1.
 int usable_cpu_count();
 

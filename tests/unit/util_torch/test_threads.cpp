@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <string>
 #include <thread>
 
 #include "mixseq/util/error.h"
@@ -86,6 +88,35 @@ TEST(Threads, DefaultFollowsAnotherProcesssLoad) {
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   EXPECT_EQ(adapt_threads_to_load(), 2);
   EXPECT_EQ(at::get_num_threads(), 2);
+}
+
+// Run only by UsableCpusSurviveOpenMpBinding, in a child started with OMP_PROC_BIND=true: prints
+// the calling thread's own mask size and usable_cpu_count().
+TEST(Threads, DISABLED_BoundChildReports) {
+  cpu_set_t own;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(own), &own), 0);
+  std::printf("own %d usable %d\n", CPU_COUNT(&own), usable_cpu_count());
+}
+
+// OMP_PROC_BIND (set by many clusters' environments): libgomp binds the initial thread to the
+// first place as it loads, so that thread's mask names one CPU, and mixseq used to run one thread
+// at half its speed. The usable count must still be the process's CPUs. libgomp reads the variable
+// only when it loads, hence a child process.
+TEST(Threads, UsableCpusSurviveOpenMpBinding) {
+  const int usable = usable_cpu_count();
+  if (usable < 2) GTEST_SKIP() << "needs 2 usable CPUs to tell one place from all of them";
+  char self[4096] = {};
+  ASSERT_GT(readlink("/proc/self/exe", self, sizeof(self) - 1), 0);
+  const std::string command = std::string("OMP_PROC_BIND=true '") + self +
+                              "' --gtest_also_run_disabled_tests --gtest_filter=Threads.DISABLED_BoundChildReports";
+  FILE* child = popen(command.c_str(), "r");
+  ASSERT_NE(child, nullptr);
+  int own = 0, reported = 0;
+  char line[512];
+  while (std::fgets(line, sizeof(line), child) != nullptr) std::sscanf(line, "own %d usable %d", &own, &reported);
+  ASSERT_EQ(pclose(child), 0);
+  EXPECT_EQ(own, 1) << "libgomp did not bind the initial thread: this test no longer sees what it checks";
+  EXPECT_EQ(reported, usable);
 }
 
 }  // namespace
