@@ -176,6 +176,13 @@ void fix_worker_threads(int threads) {
   at::set_num_threads(threads);
   keep_stop_signals_off_the_pool(threads);
   fixed_worker_threads = threads;
+  // After the thread's first parallel region (keep_stop_signals_off_the_pool): libgomp binds a
+  // thread it did not start there, so a mask set before it would not last.
+  if (omp_get_proc_bind() != omp_proc_bind_false) {
+    cpu_set_t cpus;
+    process_cpus(cpus);
+    if (CPU_COUNT(&cpus) > 0) sched_setaffinity(0, sizeof(cpus), &cpus);  // this thread only
+  }
 }
 
 int adapt_threads_to_load() {

@@ -46,7 +46,9 @@ void set_intra_op_threads(int threads);
 
 // For a worker thread (util/worker_threads.h): fixes this thread's intra-op count, which
 // adapt_threads_to_load then returns unchanged. OpenBLAS follows the calling thread's OpenMP
-// count, so its process-wide setting is left as it is.
+// count, so its process-wide setting is left as it is. Where OpenMP binds threads, the worker
+// also gets the process's CPUs back: it inherited the mask of the thread that started it, which
+// libgomp bound to one place, and every worker would have run on that one CPU.
 void fix_worker_threads(int threads);
 
 }  // namespace mixseq

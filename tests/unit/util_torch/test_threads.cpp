@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/threads.h"
+#include "mixseq/util/worker_threads.h"
 #include "test_support.h"
 
 namespace mixseq {
@@ -96,6 +98,15 @@ TEST(Threads, DISABLED_BoundChildReports) {
   cpu_set_t own;
   ASSERT_EQ(sched_getaffinity(0, sizeof(own), &own), 0);
   std::printf("own %d usable %d\n", CPU_COUNT(&own), usable_cpu_count());
+  // Worker threads (translate --workers) start from this thread's one-CPU mask.
+  configure_threads(0);
+  std::vector<int> worker_cpus(4);
+  run_on_workers(4, 2, [&](int64_t i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // both workers take tasks
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) worker_cpus[static_cast<size_t>(i)] = CPU_COUNT(&mask);
+  });
+  for (const int cpus : worker_cpus) std::printf("worker %d\n", cpus);
 }
 
 // OMP_PROC_BIND (set by many clusters' environments): libgomp binds the initial thread to the
@@ -112,11 +123,17 @@ TEST(Threads, UsableCpusSurviveOpenMpBinding) {
   FILE* child = popen(command.c_str(), "r");
   ASSERT_NE(child, nullptr);
   int own = 0, reported = 0;
+  std::vector<int> workers;
   char line[512];
-  while (std::fgets(line, sizeof(line), child) != nullptr) std::sscanf(line, "own %d usable %d", &own, &reported);
+  while (std::fgets(line, sizeof(line), child) != nullptr) {
+    int cpus = 0;
+    std::sscanf(line, "own %d usable %d", &own, &reported);
+    if (std::sscanf(line, "worker %d", &cpus) == 1) workers.push_back(cpus);
+  }
   ASSERT_EQ(pclose(child), 0);
   EXPECT_EQ(own, 1) << "libgomp did not bind the initial thread: this test no longer sees what it checks";
   EXPECT_EQ(reported, usable);
+  EXPECT_EQ(workers, std::vector<int>(4, usable)) << "a worker thread kept the bound thread's one CPU";
 }
 
 }  // namespace
