@@ -360,7 +360,6 @@ void add_demo_command(CLI::App& app, CommandTable& table) {
                    speech ? "the translation demo (--task translation)" : "the speech demo (--task speech)");
     DemoArguments resolved = *arguments;
     if (resolved.work_dir.empty()) resolved.work_dir = speech ? "runs/demo_speech" : "runs/demo";
-    create_folder(resolved.work_dir);  // a file in the way is an error naming it, before anything runs
     return speech ? run_speech_demo(resolved, table) : run_translation_demo(resolved, table);
   });
 }
@@ -371,6 +370,7 @@ int run_translation_demo(const DemoArguments& arguments, const CommandTable& tab
   const auto started = std::chrono::steady_clock::now();
   const std::string& dir = arguments.work_dir;
   const std::string raw = dir + "/raw";
+  create_folder(dir);  // a file in the way is an error naming it, before anything runs
 
   write_number_task(make_number_task(arguments.numbers), raw);
   log_info("demo: 1/5 wrote the number-words task to ", raw);
@@ -444,6 +444,7 @@ int run_speech_demo(const DemoArguments& arguments, const CommandTable& table) {
   const std::string& dir = arguments.work_dir;
   const std::string raw = dir + "/raw";
   find_espeak();  // before anything is written
+  create_folder(dir);  // a file in the way is an error naming it, before anything runs
 
   std::filesystem::remove_all(raw + "/audio");  // an earlier demo's files, perhaps more of them
   write_spoken_digits(arguments.digits, raw);

@@ -131,7 +131,11 @@ OutputFile::OutputFile(const std::string& path, const OutputFileOptions& options
   if (destination.replace) {
     target_ = destination.file;
     const auto parent = fs::path(target_).parent_path();
-    if (!parent.empty()) create_folder(parent.string());
+    try {
+      if (!parent.empty()) create_folder(parent.string());
+    } catch (const Error& e) {
+      throw Error(str_cat("cannot write '", path, "': ", e.what()));
+    }
     temporary_path_ = target_ + ".tmp";
     fd = ::open(temporary_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     MIXSEQ_CHECK(fd >= 0, "cannot open '", temporary_path_, "' for writing: ", system_reason(errno));

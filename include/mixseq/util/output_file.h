@@ -47,6 +47,7 @@ class OutputFile {
 // Creates the folder `path` and the folders above it that are missing (an existing folder is left
 // as it is); throws mixseq::Error naming it and why not: "cannot create the folder 'out/audio':
 // 'out' is not a folder" where std::filesystem says "cannot create directories: Not a directory".
+// (OutputFile makes its file's folders with it, and puts "cannot write '<path>': " before that.)
 void create_folder(const std::string& path);
 
 // A file named on a command line, with the flag that named it, for messages ("--checkpoint").
