@@ -179,6 +179,7 @@ int main(int argc, char** argv) {
     // Ranks of a data-parallel job on one node share its cores (docs/distributed.md).
     const auto launch = mixseq::detect_launch_environment();
     mixseq::configure_threads(threads, static_cast<int>(launch.local_world_size));
+    mixseq::release_initial_thread_binding();  // before any thread is started: they inherit its CPUs
     if (runs_models(app))
       mixseq::log_info("mixseq: CPU kernels: ", mixseq::describe_cpu_kernels(mixseq::choose_cpu_kernels()),
                        "; tensor memory: ", mixseq::describe_tensor_memory());

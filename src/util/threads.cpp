@@ -121,6 +121,13 @@ int usable_cpu_count() {
   return std::max(1, count);
 }
 
+void release_initial_thread_binding() {
+  if (omp_get_proc_bind() == omp_proc_bind_false) return;
+  cpu_set_t cpus;
+  process_cpus(cpus);
+  if (CPU_COUNT(&cpus) > 0) sched_setaffinity(0, sizeof(cpus), &cpus);  // this thread only
+}
+
 int max_thread_count(int usable_cpus) { return 4 * std::max(1, usable_cpus); }
 
 int resolve_thread_count(int requested, int usable_cpus, int local_ranks) {

@@ -19,6 +19,13 @@ namespace mixseq {
 // capped by a cgroup v2 CPU quota (containers) rounded up. At least 1.
 int usable_cpu_count();
 
+// Where OpenMP binds threads (OMP_PROC_BIND, OMP_PLACES): gives the calling thread, the one libgomp
+// bound to the first place as it loaded, every CPU of usable_cpu_count() back, so that the threads
+// it starts (prepare's and BPE's line workers, serve's HTTP threads) are not all confined to that
+// place. OpenMP's own team threads stay bound to their places. Does nothing where nothing binds.
+// `mixseq`'s main() calls it before starting any thread; the library leaves a host's threads be.
+void release_initial_thread_binding();
+
 // The largest --threads accepted: beyond 4 threads per usable CPU only the waiting grows.
 int max_thread_count(int usable_cpus);
 

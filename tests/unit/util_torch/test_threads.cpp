@@ -107,6 +107,17 @@ TEST(Threads, DISABLED_BoundChildReports) {
     if (sched_getaffinity(0, sizeof(mask), &mask) == 0) worker_cpus[static_cast<size_t>(i)] = CPU_COUNT(&mask);
   });
   for (const int cpus : worker_cpus) std::printf("worker %d\n", cpus);
+  // This thread's CPUs back (main() does it), then a thread without OpenMP (prepare's and BPE's
+  // line workers) started from it.
+  release_initial_thread_binding();
+  ASSERT_EQ(sched_getaffinity(0, sizeof(own), &own), 0);
+  int plain_cpus = 0;
+  std::thread plain([&] {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) == 0) plain_cpus = CPU_COUNT(&mask);
+  });
+  plain.join();
+  std::printf("released %d plain %d\n", CPU_COUNT(&own), plain_cpus);
 }
 
 // OMP_PROC_BIND (set by many clusters' environments): libgomp binds the initial thread to the
@@ -122,18 +133,21 @@ TEST(Threads, UsableCpusSurviveOpenMpBinding) {
                               "' --gtest_also_run_disabled_tests --gtest_filter=Threads.DISABLED_BoundChildReports";
   FILE* child = popen(command.c_str(), "r");
   ASSERT_NE(child, nullptr);
-  int own = 0, reported = 0;
+  int own = 0, reported = 0, released = 0, plain = 0;
   std::vector<int> workers;
   char line[512];
   while (std::fgets(line, sizeof(line), child) != nullptr) {
     int cpus = 0;
     std::sscanf(line, "own %d usable %d", &own, &reported);
+    std::sscanf(line, "released %d plain %d", &released, &plain);
     if (std::sscanf(line, "worker %d", &cpus) == 1) workers.push_back(cpus);
   }
   ASSERT_EQ(pclose(child), 0);
   EXPECT_EQ(own, 1) << "libgomp did not bind the initial thread: this test no longer sees what it checks";
   EXPECT_EQ(reported, usable);
   EXPECT_EQ(workers, std::vector<int>(4, usable)) << "a worker thread kept the bound thread's one CPU";
+  EXPECT_EQ(released, usable);
+  EXPECT_EQ(plain, usable) << "a thread started after release_initial_thread_binding kept one CPU";
 }
 
 }  // namespace
