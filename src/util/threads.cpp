@@ -86,6 +86,15 @@ void process_cpus(cpu_set_t& cpus) {
   if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_ZERO(&cpus);
 }
 
+// Where OpenMP binds threads: the calling thread may run on every CPU of process_cpus() again
+// (its own mask only; OpenMP's team threads keep theirs).
+void give_calling_thread_process_cpus() {
+  if (omp_get_proc_bind() == omp_proc_bind_false) return;
+  cpu_set_t cpus;
+  process_cpus(cpus);
+  if (CPU_COUNT(&cpus) > 0) sched_setaffinity(0, sizeof(cpus), &cpus);
+}
+
 double own_cpu_seconds() {
   timespec now{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
@@ -121,12 +130,7 @@ int usable_cpu_count() {
   return std::max(1, count);
 }
 
-void release_initial_thread_binding() {
-  if (omp_get_proc_bind() == omp_proc_bind_false) return;
-  cpu_set_t cpus;
-  process_cpus(cpus);
-  if (CPU_COUNT(&cpus) > 0) sched_setaffinity(0, sizeof(cpus), &cpus);  // this thread only
-}
+void release_initial_thread_binding() { give_calling_thread_process_cpus(); }
 
 int max_thread_count(int usable_cpus) { return 4 * std::max(1, usable_cpus); }
 
@@ -185,11 +189,7 @@ void fix_worker_threads(int threads) {
   fixed_worker_threads = threads;
   // After the thread's first parallel region (keep_stop_signals_off_the_pool): libgomp binds a
   // thread it did not start there, so a mask set before it would not last.
-  if (omp_get_proc_bind() != omp_proc_bind_false) {
-    cpu_set_t cpus;
-    process_cpus(cpus);
-    if (CPU_COUNT(&cpus) > 0) sched_setaffinity(0, sizeof(cpus), &cpus);  // this thread only
-  }
+  give_calling_thread_process_cpus();
 }
 
 int adapt_threads_to_load() {
