@@ -37,8 +37,8 @@ SentenceLmScorer::SentenceLmScorer(TrainedLanguageModel language_model, const to
 
 std::shared_ptr<const SentenceLmScorer> SentenceLmScorer::load(const std::string& checkpoint_path,
                                                                const torch::Device& device, Precision precision) {
-  // The family first: another family's vocabulary (a speech recognizer's symbols) would fail to
-  // read as a language model's with a message about the vocabulary, not about the checkpoint.
+  // The family first, in words of the option (load_trained_language_model checks it too, in
+  // general words: "a language model is needed here").
   const auto config = stored_model_config(read_checkpoint_contents(checkpoint_path), checkpoint_path);
   const auto family = model_family(config.arch);
   MIXSEQ_CHECK(family == kLanguageModelFamily, "'", checkpoint_path, "' is a ", model_family_description(family),
