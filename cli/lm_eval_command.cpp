@@ -103,6 +103,13 @@ void add_lm_eval_command(CLI::App& app, CommandTable& table) {
     if (text.unknown_tokens > 0)
       log_info("lm-eval: ", text.unknown_tokens, " of ", text.tokens.size(), " tokens of ", arguments->input,
                " are not in the model's vocabulary and are read as <unk>");
+    // Each of the --batch-size streams needs 2 tokens at least (an input and its next word).
+    const auto tokens = static_cast<int64_t>(text.tokens.size());
+    MIXSEQ_CHECK(tokens >= 2, "'", arguments->input, "' has ", tokens == 0 ? "no text" : "a single token",
+                 " to evaluate: a perplexity needs 2 tokens at least");
+    MIXSEQ_CHECK(tokens / arguments->evaluation.batch_size >= 2, "'", arguments->input, "' has ", tokens,
+                 " tokens, too few for --batch-size ", arguments->evaluation.batch_size,
+                 " (streams of 2 tokens at least): give --batch-size ", tokens / 2, " or less");
     LmEvaluation result;
     try {
       result = evaluate_language_model(*trained.model, text.tokens, arguments->evaluation, device, precision);

@@ -40,6 +40,12 @@ grep -q '"latency_ms_p99"' "$work/eval.json" || { echo "FAIL: no latency percent
 cd "$work"
 source "$here/expect_error.sh"
 expect "perplexity" --threads 1 lm-eval -c "$checkpoint" -i raw/valid.en --device cpu --target-perplexity 1.0001
+# Text too short for the streams: the flag to change and how far, not the library's "batch_size".
+: > empty.txt
+expect "'empty.txt' has no text to evaluate" --threads 1 lm-eval -c "$checkpoint" -i empty.txt --device cpu
+echo "seven hundred" > short.txt  # 3 tokens with the line's </s>
+expect "'short.txt' has 3 tokens, too few for --batch-size 10 (streams of 2 tokens at least): give --batch-size 1 or less" \
+  --threads 1 lm-eval -c "$checkpoint" -i short.txt --device cpu
 
 generate=("$mixseq" --threads 1 generate -c "$checkpoint" --device cpu --prompt "seven hundred" --max-tokens 30)
 [ "$("${generate[@]}" --greedy)" = "$("${generate[@]}" --greedy)" ] || { echo "FAIL: greedy differs"; failures=$((failures + 1)); }
