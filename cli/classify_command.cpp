@@ -5,7 +5,6 @@
 // probability; with --json, one JSON object per line with every label's probability. Lines are
 // answered as they arrive (a pipe gets each buffer at once). An empty line is an error naming it.
 #include <chrono>
-#include <cstdio>
 #include <iomanip>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -82,19 +81,12 @@ void add_classify_command(CLI::App& app, CommandTable& table) {
       std::vector<ClassPrediction> predictions;
       try {
         predictions = classify_texts(classifier, texts, arguments->options, precision, device);
-      } catch (const Error& e) {
-        // "text K is empty", "text K has N tokens": name the line of the input.
-        const std::string what = e.what();
-        // (%n: sscanf counts "text 3" as a match of either pattern before the words that differ.)
-        int64_t index = 0, tokens = 0;
-        int matched = 0;
-        const auto line_of = [&] { return reader.line_number() - static_cast<int64_t>(texts.size()) + index; };
-        if (std::sscanf(what.c_str(), "text %ld is empty%n", &index, &matched) == 1 && matched > 0)
-          throw input_error(reader.path(), line_of(), "no words the tokenizer keeps: every line needs words to classify");
-        if (std::sscanf(what.c_str(), "text %ld has %ld tokens%n", &index, &tokens, &matched) == 2 && matched > 0)
-          throw input_error(reader.path(), line_of(), tokens, " tokens, over the limit of ",
-                            arguments->options.max_text_tokens, "; raise --max-source-tokens (0 = no limit)");
-        throw;
+      } catch (const ClassificationTextError& e) {  // name the line of the input
+        const int64_t line = reader.line_number() - static_cast<int64_t>(texts.size()) + e.index();
+        if (e.problem() == ClassificationTextError::Problem::kEmpty)
+          throw input_error(reader.path(), line, "no words the tokenizer keeps: every line needs words to classify");
+        throw input_error(reader.path(), line, e.tokens(), " tokens, over the limit of ",
+                          arguments->options.max_text_tokens, "; raise --max-source-tokens (0 = no limit)");
       }
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (size_t i = 0; i < predictions.size(); ++i) {

@@ -19,10 +19,15 @@ std::vector<ClassPrediction> classify_texts(const TrainedClassifier& classifier,
   for (size_t i = 0; i < texts.size(); ++i) {
     examples[i].ids = classification_ids(texts[i], *classifier.tokenizer, classifier.vocabulary, 0,
                                          &predictions[i].unknown_tokens);
-    MIXSEQ_CHECK(!examples[i].ids.empty(), "text ", i + 1, " is empty: a classifier needs words to read");
+    const auto index = static_cast<int64_t>(i) + 1;
     const auto tokens = static_cast<int64_t>(examples[i].ids.size());
-    MIXSEQ_CHECK(options.max_text_tokens <= 0 || tokens <= options.max_text_tokens, "text ", i + 1, " has ", tokens,
-                 " tokens, over the limit of ", options.max_text_tokens);
+    if (tokens == 0)
+      throw ClassificationTextError(index, ClassificationTextError::Problem::kEmpty, 0,
+                                    str_cat("text ", index, " is empty: a classifier needs words to read"));
+    if (options.max_text_tokens > 0 && tokens > options.max_text_tokens)
+      throw ClassificationTextError(index, ClassificationTextError::Problem::kTooLong, tokens,
+                                    str_cat("text ", index, " has ", tokens, " tokens, over the limit of ",
+                                            options.max_text_tokens));
   }
   std::vector<int64_t> order(texts.size());
   std::iota(order.begin(), order.end(), 0);
