@@ -9,7 +9,10 @@
 // An unreadable audio file stops it with an error naming the file. Decoding is greedy unless
 // --beam-size > 1 or --lm is given: CTC prefix beam search (decode/ctc_beam_search.h), whose n-best
 // a mixseq language model may re-rank (--rescore-lm, decode/nbest_rescoring.h). On the CPU
-// a buffer's batches are decoded side by side (--workers, as translate's).
+// a buffer's batches are decoded side by side (--workers, as translate's). --adapt-norms first
+// re-estimates the model's batch-norm statistics on a manifest of unlabelled audio of the speaker or
+// channel to be transcribed (the input manifest itself will do): decode/speech_transcriber.h.
+//   mixseq transcribe -c runs/asr/checkpoint_best.pt -i speaker7.tsv --adapt-norms speaker7.tsv -o speaker7.hyp
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -41,6 +44,7 @@ struct TranscribeArguments {
   bool json = false;
   std::string lm;  // ARPA word model for shallow fusion; "" = none
   std::string rescore_lm;  // mixseq language-model checkpoint that re-ranks the n-best; "" = none
+  std::string adapt_norms;  // manifest of unlabelled audio the batch norms are re-estimated on; "" = none
   TranscribeOptions options;
 };
 
@@ -101,6 +105,9 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
                       "Added per word to the rescored score, against the rescoring model's cost per word")
       ->check(finite_number())
       ->capture_default_str();
+  command->add_option("--adapt-norms", arguments->adapt_norms,
+                      "Manifest (as --input) of unlabelled audio of the speaker or channel to transcribe (--input "
+                      "itself will do): the model's batch-norm statistics are re-estimated on it first (AdaBN)");
   command->add_option("--cutoff-top-n", beam.cutoff_top_n, "Beam search: symbols tried per frame, most likely first; 0 = all")
       ->check(at_least(0))
       ->capture_default_str();
@@ -119,6 +126,14 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     if (!arguments->manifest.empty()) inputs.push_back({"--input", arguments->manifest});
     if (!arguments->lm.empty()) inputs.push_back({"--lm", arguments->lm});
     if (!arguments->rescore_lm.empty()) inputs.push_back({"--rescore-lm", arguments->rescore_lm});
+    std::vector<std::string> adaptation_paths;
+    if (!arguments->adapt_norms.empty()) {
+      inputs.push_back({"--adapt-norms", arguments->adapt_norms});
+      for (const auto& entry : read_speech_manifest(arguments->adapt_norms, false))
+        adaptation_paths.push_back(entry.audio);
+      MIXSEQ_CHECK(!adaptation_paths.empty(), "transcribe: --adapt-norms ", arguments->adapt_norms,
+                   " lists no audio files");
+    }
     for (const auto& path : paths) inputs.push_back({"audio file", path});
     refuse_output_over_inputs({"--output", arguments->output}, inputs);
 
@@ -154,6 +169,23 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     auto recognizer = load_trained_speech_recognizer(arguments->checkpoint, device);
     const SpeechTranscriber transcriber(recognizer, device, precision);
     const AudioReadOptions reading = recognizer.input.audio_read_options();
+    if (!adaptation_paths.empty()) {
+      const auto start = std::chrono::steady_clock::now();
+      double adaptation_seconds = 0;
+      const int64_t norms = adapt_speech_recognizer(
+          recognizer, static_cast<int64_t>(adaptation_paths.size()),
+          [&](int64_t i) {
+            auto samples = as_stored_samples(read_audio(adaptation_paths[static_cast<size_t>(i)], reading).samples);
+            adaptation_seconds += static_cast<double>(samples.size()) / static_cast<double>(reading.sample_rate);
+            return samples;
+          },
+          device);
+      MIXSEQ_CHECK(norms > 0, "transcribe: --adapt-norms: the model of ", arguments->checkpoint, " (",
+                   recognizer.config.arch, ") has no batch norms to adapt");
+      log_info("transcribe: ", norms, " batch norms adapted on ", adaptation_paths.size(), " utterances (",
+               adaptation_seconds, " s of audio) of ", arguments->adapt_norms, " in ",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), " s");
+    }
 
     OutputFile out(arguments->output);
     double audio_seconds = 0, seconds = 0;

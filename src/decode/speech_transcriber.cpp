@@ -127,4 +127,14 @@ std::vector<Transcript> SpeechTranscriber::transcribe(const std::vector<std::vec
   return transcripts;
 }
 
+int64_t adapt_speech_recognizer(TrainedSpeechRecognizer& recognizer, int64_t utterances,
+                                const std::function<std::vector<float>(int64_t)>& audio,
+                                const torch::Device& device) {
+  if (device.is_cpu()) adapt_threads_to_load();
+  return adapt_batch_norms(*recognizer.model, utterances, [&](int64_t i) {
+    const SpeechBatch batch = make_speech_batch({audio(i)}, recognizer.input, nullptr);
+    return std::make_pair(batch.features.to(device), batch.lengths.to(device));
+  });
+}
+
 }  // namespace mixseq

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# `mixseq transcribe --workers` and `--rescore-lm` (issue 25, "Decoding and scoring") on the speech
+# `mixseq transcribe --workers`, `--adapt-norms` and `--rescore-lm` (issue 25, "Decoding and scoring") on the speech
 # model e2e_speech_learns trains (a CTest fixture: that test runs first and leaves
 # <speech work>/run/checkpoint_best.pt and the spoken digits <speech work>/digits):
 # - one worker and two write the same transcripts, greedy and beam search alike, and an unreadable
 #   audio file ends either with an exit status from 1 to 127 and a message naming it;
+# - --adapt-norms (batch norms re-estimated on unlabelled audio) moves the scores, keeps one line
+#   per input and the workers' agreement, and names a bad or empty adaptation manifest;
 # - a tiny Transformer-XL trained here on the training transcripts (number words) re-ranks the
 #   beam search's n-best: the JSON n-best is ordered by search score + W * LM log-probability +
 #   bonus * words, each entry carrying both scores, misspelt words scored as <unk>, and the plain
@@ -46,6 +48,33 @@ for workers in 1 2; do
   expect_error "$work/bad.wav" --threads 2 transcribe -c "$checkpoint" -i "$work/bad.tsv" -o "$work/bad.hyp" \
     --workers "$workers" --buffer-size 2
 done
+
+# --adapt-norms: the batch norms re-estimated on unlabelled audio (here the input itself) before
+# decoding: one line per input, a log line saying what was adapted, other scores than without it
+# (the statistics moved), the same transcripts whatever the worker count; an unreadable or empty
+# adaptation manifest is an error naming it.
+"${transcribe[@]}" --beam-size 8 --nbest 2 --json -o plain.json 2>/dev/null
+"${transcribe[@]}" --beam-size 8 --nbest 2 --json --adapt-norms "$manifest" -o adapted.json 2>adapt.log
+grep -q "batch norms adapted on $lines utterances (.* s of audio) of $manifest" adapt.log ||
+  { echo "FAIL: no adaptation line"; cat adapt.log; exit 1; }
+[ "$(wc -l <adapted.json)" -eq "$lines" ] || { echo "FAIL: --adapt-norms wrote $(wc -l <adapted.json) lines"; exit 1; }
+python3 - plain.json adapted.json <<'PY' || exit 1
+import json, sys
+plain, adapted = ([json.loads(l) for l in open(p)] for p in sys.argv[1:])
+moved = sum(abs(a["nbest"][0]["ctc_log_prob"] - b["nbest"][0]["ctc_log_prob"]) > 1e-3 for a, b in zip(plain, adapted))
+print(f"--adapt-norms: {moved} of {len(plain)} best scores moved")
+sys.exit(0 if moved > len(plain) // 2 else f"FAIL: adapting moved {moved} of {len(plain)} scores")
+PY
+for workers in 1 2; do
+  "${transcribe[@]}" --adapt-norms "$manifest" --workers "$workers" -o "adapted.$workers.hyp" 2>/dev/null
+done
+cmp adapted.1.hyp adapted.2.hyp || { echo "FAIL: --adapt-norms: --workers 2 wrote other transcripts"; exit 1; }
+expect_error "$work/bad.wav" --threads 2 transcribe -c "$checkpoint" -i "$manifest" -o adapted.hyp --adapt-norms bad.tsv
+: >empty.tsv
+expect_error "--adapt-norms $work/empty.tsv lists no audio files" transcribe -c "$checkpoint" -i "$manifest" \
+  -o adapted.hyp --adapt-norms "$work/empty.tsv"
+[ "$failures" -eq 0 ] || exit 1
+echo "PASS: --adapt-norms"
 
 # A tiny Transformer-XL on the training transcripts (tests/e2e/small_task.sh's, words as tokens; a
 # full softmax: the vocabulary is 10 words and the 4 special symbols).

@@ -17,6 +17,8 @@
 
 #include <torch/types.h>
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,5 +73,15 @@ class SpeechTranscriber {
   torch::Device device_;
   Precision precision_;
 };
+
+// Adapts `recognizer` to the speaker or channel of unlabelled audio before transcribing it:
+// models/speech_recognizer.h's adapt_batch_norms over `utterances` utterances, `audio(i)` giving the
+// i-th's mono samples at the recognizer's sample rate (as transcribe() takes them; e.g. the very
+// files to be transcribed, or other recordings of the same speaker), one utterance at a time, with
+// the features transcription computes (no dither, no augmentation). Statistics only: no weight
+// changes and no labels. Returns the number of batch norms adapted (0: the model has none).
+int64_t adapt_speech_recognizer(TrainedSpeechRecognizer& recognizer, int64_t utterances,
+                                const std::function<std::vector<float>(int64_t)>& audio,
+                                const torch::Device& device);
 
 }  // namespace mixseq

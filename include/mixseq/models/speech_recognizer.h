@@ -15,7 +15,9 @@
 #include <torch/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
 
 namespace mixseq {
 
@@ -40,5 +42,19 @@ class SpeechRecognizerImpl : public torch::nn::Module {
 };
 
 using SpeechRecognizer = std::shared_ptr<SpeechRecognizerImpl>;
+
+// Unsupervised adaptation to a new speaker or recording channel (AdaBN, Li et al. 2016): the
+// running mean and variance of every batch norm in `model` are re-estimated from unlabelled
+// utterances, as Kaldi's per-speaker CMVN re-estimates a speaker's feature statistics; no weight
+// changes. `batch(i)` gives the i-th of `batches` (features [B, T, F], lengths [B] int64, on the
+// model's device); one utterance per batch keeps padding out of the statistics. Each batch runs
+// forward with the model in evaluation mode (no dropout) and its batch norms in training mode, so a
+// layer's statistics are measured on what the adapted layers before it output, and each statistic
+// ends as the plain mean over the batches (batch norm's cumulative average: momentum unset). The
+// model is left in the mode it had, its batch norms' momentum as it was. Returns how many batch
+// norms were adapted (0 for a model with none, which is then unchanged). Not thread-safe: nothing
+// else may use the model meanwhile.
+int64_t adapt_batch_norms(SpeechRecognizerImpl& model, int64_t batches,
+                          const std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>& batch);
 
 }  // namespace mixseq

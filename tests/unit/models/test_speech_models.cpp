@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <iostream>
+#include <map>
 
 #include "mixseq/criteria/ctc_loss.h"
 #include "mixseq/models/conv_ctc.h"
@@ -221,6 +222,111 @@ TEST(SpeechModels, DeepSpeech2InferencePathEqualsTheTrainingGraph) {
         EXPECT_LT(valid_frames_error(graph, inferred, b), 1e-5) << sum_directions << " round " << round << " utterance " << b;
     }
   }
+}
+
+// AdaBN: every batch norm's statistics become the mean over the adaptation utterances of each
+// utterance's own statistics, each layer measured on what the adapted layers before it output
+// (normalised by the utterance's statistics, no dropout); no weight moves; the inference path
+// (folded batch norms) then uses the new statistics; momentum and modes are restored.
+TEST(SpeechModels, AdaptBatchNormsMeasuresEachLayerOnTheAdaptationAudio) {
+  torch::manual_seed(11);
+  ConvCtcConfig c = jasper_bench_shape();
+  c.channels = {12};
+  c.kernels = {5};
+  c.dropouts = {0.5};
+  c.repeat = 1;
+  c.residual = "none";
+  c.prologue_channels = 10;
+  c.prologue_dropout = 0.5;
+  c.epilogue_channels = 8;
+  c.enc_feats = 8;
+  c.in_feats = 6;
+  auto model = std::make_shared<ConvCtcModelImpl>(c, 5);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& parameter : model->named_parameters())
+      if (parameter.key().find("norm") != std::string::npos) parameter.value().copy_(torch::randn_like(parameter.value()));
+  }
+  model->eval();
+  // two utterances far from the initial statistics (mean 0, variance 1)
+  const std::vector<torch::Tensor> utterances = {torch::randn({1, 37, 6}) * 3 + 2, torch::randn({1, 50, 6}) * 0.5 - 1};
+  std::map<std::string, torch::Tensor> before;
+  for (const auto& parameter : model->named_parameters()) before[parameter.key()] = parameter.value().clone();
+  const auto adapt = [&] {
+    return adapt_batch_norms(*model, 2, [&](int64_t i) {
+      const auto& x = utterances[static_cast<size_t>(i)];
+      return std::make_pair(x, torch::tensor({x.size(1)}, torch::kLong));
+    });
+  };
+  EXPECT_EQ(adapt(), 4);  // prologue, block0, the two epilogue layers
+
+  auto modules = model->named_modules();
+  const auto conv = [&](const std::string& name) { return modules[name]->as<torch::nn::Conv1dImpl>(); };
+  const auto norm = [&](const std::string& name) { return modules[name]->as<torch::nn::BatchNorm1dImpl>(); };
+  torch::Tensor mean_sum = torch::zeros({10}), var_sum = torch::zeros({10});
+  torch::Tensor block_mean_sum = torch::zeros({12}), block_var_sum = torch::zeros({12});
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& x : utterances) {
+      const auto out = conv("prologue")->forward(x.transpose(1, 2));  // [1, 10, T']
+      const std::vector<int64_t> dims = {0, 2};  // utterance and time: per channel
+      const auto mean = out.mean(dims), var = out.var(dims, /*unbiased=*/true);
+      mean_sum += mean;
+      var_sum += var;
+      // the next layer reads the prologue normalised by this utterance's own (biased) statistics
+      const auto biased = out.var(dims, /*unbiased=*/false);
+      const auto* bn = norm("prologue_norm");
+      const auto normalised = (out - mean.view({1, -1, 1})) / (biased.view({1, -1, 1}) + 1e-3).sqrt() *
+                                  bn->weight.view({1, -1, 1}) + bn->bias.view({1, -1, 1});
+      const auto block = conv("block0_conv0")->forward(torch::relu(normalised));
+      block_mean_sum += block.mean(dims);
+      block_var_sum += block.var(dims, /*unbiased=*/true);
+    }
+  }
+  EXPECT_TRUE(torch::allclose(norm("prologue_norm")->running_mean, mean_sum / 2, 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(norm("prologue_norm")->running_var, var_sum / 2, 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(norm("block0_conv0_norm")->running_mean, block_mean_sum / 2, 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(norm("block0_conv0_norm")->running_var, block_var_sum / 2, 1e-4, 1e-5));
+  for (const auto& parameter : model->named_parameters())
+    EXPECT_TRUE(torch::equal(parameter.value(), before[parameter.key()])) << parameter.key();
+  for (const auto& module : model->modules()) EXPECT_FALSE(module->is_training());
+  EXPECT_EQ(norm("prologue_norm")->options.momentum(), c10::optional<double>(0.1));
+  for (const auto& parameter : model->parameters()) EXPECT_TRUE(parameter.requires_grad());
+
+  // no dropout: adapting again measures the same statistics
+  const auto first = norm("epilogue1_norm")->running_var.clone();
+  adapt();
+  EXPECT_TRUE(torch::allclose(norm("epilogue1_norm")->running_var, first, 1e-5, 1e-6));
+  // the inference path (folded batch norms) follows the new statistics
+  const auto x = torch::randn({2, 40, 6}) * 3 + 2;
+  const auto lengths = torch::tensor({40, 29}, torch::kLong);
+  const auto graph = model->forward(x, lengths);
+  CtcOutput inferred;
+  {
+    torch::NoGradGuard no_grad;
+    inferred = model->forward(x, lengths);
+  }
+  for (int64_t b = 0; b < 2; ++b) EXPECT_LT(valid_frames_error(graph, inferred, b), 2e-5) << b;
+
+  // DeepSpeech2's 2-D batch norms too: the first one holds its convolution's statistics
+  DeepSpeech2Config d;
+  d.in_feats = 81;
+  d.hidden = 8;
+  d.layers = 1;
+  d.conv_channels = 3;
+  DeepSpeech2ModelImpl ds2(d, 5);
+  ds2.train();
+  const auto speech = torch::randn({1, 60, 81}) * 2 + 1;
+  EXPECT_EQ(adapt_batch_norms(ds2, 1, [&](int64_t) { return std::make_pair(speech, torch::tensor({60}, torch::kLong)); }),
+            3);
+  EXPECT_TRUE(ds2.is_training());  // the mode it had
+  auto ds2_modules = ds2.named_modules("", /*include_self=*/false);
+  torch::NoGradGuard no_grad;
+  const auto conv1 = ds2_modules["conv1"]->as<torch::nn::Conv2dImpl>()->forward(speech.transpose(1, 2).unsqueeze(1));
+  const auto* norm1 = ds2_modules["norm1"]->as<torch::nn::BatchNorm2dImpl>();
+  const std::vector<int64_t> dims = {0, 2, 3};  // utterance, frequency and time: per channel
+  EXPECT_TRUE(torch::allclose(norm1->running_mean, conv1.mean(dims), 1e-4, 1e-5));
+  EXPECT_TRUE(torch::allclose(norm1->running_var, conv1.var(dims, /*unbiased=*/true), 1e-4, 1e-5));
 }
 
 TEST(SpeechModels, RegistryBuildsEachSpeechArchitectureAndRefusesOtherFamilies) {
