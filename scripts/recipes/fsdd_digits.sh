@@ -22,6 +22,11 @@
 # their average as well (WORK_DIR/heldout_<speaker>/checkpoint_average.pt). UNITS=words makes the
 # model's symbols the words of the training transcripts (a SentencePiece word model: CTC over the ten
 # digit words) in place of OpenSeq2Seq's 28 characters (UNITS=characters, the default).
+# ADAPT=N (default 0) adds unsupervised speaker adaptation: N more utterances of the held-out
+# speaker, unlabelled and from takes the validation utterances do not use (the speaker's odd take
+# numbers; validation then draws from the even ones, so its utterances differ from ADAPT=0's), on
+# which `mixseq transcribe --adapt-norms` re-estimates the model's batch-norm statistics before
+# decoding the validation utterances again, greedy and with the digit bigram.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 recordings=${1:-$here/../shared/data/fsdd/recordings}
@@ -34,8 +39,9 @@ seed=${SEED:-1}
 run=$work/heldout_$held_out
 data=$work/data_$held_out
 
+adapt=${ADAPT:-0}
 python3 "$here/scripts/recipes/tools/fsdd_connected.py" "$recordings" "$data/fsdd" --held-out "$held_out" \
-  --train 2000 --valid 300 --seed "$seed"
+  --train 2000 --valid 300 --adapt "$adapt" --seed "$seed"
 train_manifest=$data/fsdd/train.tsv
 if [ "${SYNTHETIC:-1}" != 0 ]; then
   python3 "$here/tests/e2e/tools/spoken_numbers.py" "$data/espeak" --train "${SYNTHETIC_TRAIN:-1500}" --valid 0 \
@@ -82,4 +88,17 @@ if [ "$average" -gt 0 ]; then
     --beam-size "${BEAM:-16}" --lm "$run/digits.arpa" --lm-weight "${ALPHA:-0.5}" --word-bonus "${BETA:-1.0}"
   echo "held-out speaker $held_out, the average, beam ${BEAM:-16} with the digit bigram:"
   "$mixseq" wer "$run/valid.ref" -i "$run/valid.average.lm.hyp"
+fi
+if [ "$adapt" -gt 0 ]; then
+  "$mixseq" transcribe -c "$run/checkpoint_best.pt" -i "$data/fsdd/valid.tsv" -o "$run/valid.adapted.hyp" \
+    --adapt-norms "$data/fsdd/adapt.tsv"
+  echo "held-out speaker $held_out, batch norms adapted on $adapt unlabelled utterances of other takes:"
+  "$mixseq" wer "$run/valid.ref" -i "$run/valid.adapted.hyp"
+  "$mixseq" wer "$run/valid.ref" -i "$run/valid.adapted.hyp" --cer
+  "$mixseq" transcribe -c "$run/checkpoint_best.pt" -i "$data/fsdd/valid.tsv" -o "$run/valid.adapted.lm.hyp" \
+    --adapt-norms "$data/fsdd/adapt.tsv" --beam-size "${BEAM:-16}" --lm "$run/digits.arpa" \
+    --lm-weight "${ALPHA:-0.5}" --word-bonus "${BETA:-1.0}"
+  echo "held-out speaker $held_out, adapted, beam ${BEAM:-16} with the digit bigram:"
+  "$mixseq" wer "$run/valid.ref" -i "$run/valid.adapted.lm.hyp"
+  "$mixseq" wer "$run/valid.ref" -i "$run/valid.adapted.lm.hyp" --cer
 fi

@@ -3,9 +3,12 @@
 each utterance is 1-7 takes of ONE speaker, concatenated with random gaps of 50-300 ms of low
 noise, written as 8 kHz 16-bit WAV with its transcript (the lowercase digit words).
 
-  fsdd_connected.py RECORDINGS_DIR OUT_DIR --held-out SPEAKER [--train N] [--valid N] [--seed S]
+  fsdd_connected.py RECORDINGS_DIR OUT_DIR --held-out SPEAKER [--train N] [--valid N] [--adapt N] [--seed S]
 
 OUT_DIR/train.tsv: utterances of every speaker but SPEAKER; OUT_DIR/valid.tsv: SPEAKER's alone.
+With --adapt N, OUT_DIR/adapt.tsv holds N more utterances of SPEAKER for unsupervised adaptation
+(`mixseq transcribe --adapt-norms`), and SPEAKER's takes are split between the two by take number
+(even ones for valid.tsv, odd ones for adapt.tsv), so that no recording is in both.
 Paths in the manifests are relative to OUT_DIR.
 """
 import argparse
@@ -43,24 +46,36 @@ def main():
     ap.add_argument("--held-out", required=True)
     ap.add_argument("--train", type=int, default=2000, help="training utterances (over all training speakers)")
     ap.add_argument("--valid", type=int, default=300, help="validation utterances of the held-out speaker")
+    ap.add_argument("--adapt", type=int, default=0,
+                    help="adaptation utterances of the held-out speaker, from takes valid.tsv does not use")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     takes = collections.defaultdict(list)  # speaker -> [(digit, path)]
     for name in sorted(os.listdir(args.recordings)):
         m = re.fullmatch(r"(\d)_([a-z]+)_(\d+)\.wav", name)
         if m:
-            takes[m.group(2)].append((int(m.group(1)), os.path.join(args.recordings, name)))
-    if args.held_out not in takes:
-        sys.exit(f"no recordings of speaker '{args.held_out}' in {args.recordings}; speakers: {', '.join(sorted(takes))}")
+            speaker = m.group(2)
+            if args.adapt > 0 and speaker == args.held_out:
+                speaker = (speaker, "adapt" if int(m.group(3)) % 2 else "valid")
+            takes[speaker].append((int(m.group(1)), os.path.join(args.recordings, name)))
+    speakers = sorted({s if isinstance(s, str) else s[0] for s in takes})
+    if args.held_out not in speakers:
+        sys.exit(f"no recordings of speaker '{args.held_out}' in {args.recordings}; speakers: {', '.join(speakers)}")
     rng = random.Random(args.seed)
     cache = {}
     os.makedirs(os.path.join(args.out_dir, "audio"), exist_ok=True)
-    for split, count, speakers in (("train", args.train, sorted(s for s in takes if s != args.held_out)),
-                                   ("valid", args.valid, [args.held_out])):
+    held_out = (lambda part: (args.held_out, part)) if args.adapt > 0 else (lambda part: args.held_out)
+    splits = [("train", args.train, [s for s in speakers if s != args.held_out]),
+              ("valid", args.valid, [held_out("valid")])]
+    if args.adapt > 0:
+        splits.append(("adapt", args.adapt, [held_out("adapt")]))
+    for split, count, split_speakers in splits:
         lines = []
         for i in range(count):
-            speaker = speakers[i % len(speakers)]
+            speaker = split_speakers[i % len(split_speakers)]
             chosen = [rng.choice(takes[speaker]) for _ in range(rng.randint(1, 7))]
+            if not isinstance(speaker, str):
+                speaker = speaker[0]
             samples = array.array("h")
             for k, (digit, path) in enumerate(chosen):
                 gap = rng.randint(int(0.05 * RATE), int(0.3 * RATE)) if k else rng.randint(0, int(0.1 * RATE))
