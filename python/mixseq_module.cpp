@@ -332,8 +332,10 @@ Recognizer(model_path, *, device="auto", precision="fp32", threads=0, lm="", res
 lm: a word n-gram model (ARPA) fused into the beam search; rescore_lm: a mixseq language model's
 checkpoint that re-ranks its n-best (as `mixseq transcribe --lm/--rescore-lm`).
 transcribe_batch(audio) takes a list of audio file paths, or of sample lists (mono, in [-1, 1], at
-sample_rate), and gives one Transcription each, as `mixseq transcribe` does (same defaults). One
-Recognizer may be used from several threads; their calls run one at a time.)")
+sample_rate), and gives one Transcription each, as `mixseq transcribe` does (same defaults);
+adapt(audio) re-estimates the batch norms on unlabelled audio of the speaker to transcribe, as
+`mixseq transcribe --adapt-norms`. One Recognizer may be used from several threads; their calls
+run one at a time.)")
       .def(py::init([](const std::string& path, const std::string& device, const std::string& precision, int threads,
                        const std::string& lm, const std::string& rescore_lm, int64_t max_frames, int workers) {
              mixseq::RecognizerOptions options;
@@ -360,6 +362,12 @@ Recognizer may be used from several threads; their calls run one at a time.)")
            py::arg("beam_size") = 1, py::arg("nbest") = 0, py::arg("lm_weight") = 0.0, py::arg("word_bonus") = 0.0,
            py::arg("rescore_weight") = 0.0, py::arg("rescore_word_bonus") = 0.0, py::arg("cutoff_top_n") = 0,
            py::arg("cutoff_prob") = 1.0, py::call_guard<py::gil_scoped_release>())
+      .def("adapt", &mixseq::Recognizer::adapt_files,
+           "Unsupervised adaptation to a speaker or channel (`mixseq transcribe --adapt-norms`): the batch-norm "
+           "statistics re-estimated on these unlabelled audio files (or lists of samples at sample_rate), which "
+           "later calls decode with; returns the number of batch norms adapted",
+           py::arg("audio"), py::call_guard<py::gil_scoped_release>())
+      .def("adapt", &mixseq::Recognizer::adapt_batch, py::arg("audio"), py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("sample_rate", &mixseq::Recognizer::sample_rate);
 
   py::class_<mixseq::Classification>(m, "Classification")

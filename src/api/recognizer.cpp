@@ -113,6 +113,29 @@ std::vector<Transcription> Recognizer::transcribe_batch(const std::vector<std::v
   return results;
 }
 
+int64_t Recognizer::adapt_files(const std::vector<std::string>& paths) {
+  MIXSEQ_CHECK(impl_, "this Recognizer was moved from");
+  const AudioReadOptions reading = impl_->recognizer.input.audio_read_options();
+  std::vector<std::vector<float>> audio;
+  audio.reserve(paths.size());
+  for (const auto& path : paths) audio.push_back(read_audio(path, reading).samples);
+  return adapt_batch(audio);
+}
+
+int64_t Recognizer::adapt_batch(const std::vector<std::vector<float>>& audio) {
+  MIXSEQ_CHECK(impl_, "this Recognizer was moved from");
+  MIXSEQ_CHECK(!audio.empty(), "Recognizer: no audio to adapt the batch norms on");
+  std::vector<std::vector<float>> stored;  // 16-bit, as `mixseq transcribe --adapt-norms` reads files
+  stored.reserve(audio.size());
+  for (const auto& samples : audio) stored.push_back(as_stored_samples(samples));
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  const int64_t norms = adapt_speech_recognizer(
+      impl_->recognizer, static_cast<int64_t>(stored.size()),
+      [&](int64_t i) { return stored[static_cast<size_t>(i)]; }, impl_->device);
+  MIXSEQ_CHECK(norms > 0, "Recognizer: its model (", impl_->recognizer.config.arch, ") has no batch norms to adapt");
+  return norms;
+}
+
 int64_t Recognizer::sample_rate() const {
   MIXSEQ_CHECK(impl_, "this Recognizer was moved from");
   return impl_->recognizer.input.sample_rate;

@@ -45,6 +45,8 @@ int64_t adapt_batch_norms(SpeechRecognizerImpl& model, int64_t batches,
   const bool was_training = model.is_training();
   std::vector<bool> requires_grad;
   for (const auto& parameter : model.parameters()) requires_grad.push_back(parameter.requires_grad());
+  std::vector<torch::Tensor> statistics;  // every buffer as it was, put back if a batch fails
+  for (const auto& buffer : model.buffers()) statistics.push_back(buffer.clone());
   // Autograd stays on (the models' inference paths read the folded statistics and would not
   // update them) but nothing requires a gradient, so no graph is kept.
   const auto restore = [&] {
@@ -68,6 +70,9 @@ int64_t adapt_batch_norms(SpeechRecognizerImpl& model, int64_t batches,
     }
   } catch (...) {
     restore();
+    torch::NoGradGuard no_grad;
+    size_t i = 0;
+    for (auto& buffer : model.buffers()) buffer.copy_(statistics[i++]);
     throw;
   }
   restore();

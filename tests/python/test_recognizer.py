@@ -1,6 +1,7 @@
 """The Python module's Recognizer (issue 28): transcribe_batch() gives `mixseq transcribe`'s
-transcripts, words and n-best from audio files, the same from the files' samples, bad input and
-bad arguments are errors with mixseq's messages, and threads share one Recognizer.
+transcripts, words and n-best from audio files, the same from the files' samples, adapt() does
+what `transcribe --adapt-norms` does and a failed one changes nothing, bad input and bad
+arguments are errors with mixseq's messages, and threads share one Recognizer.
 
 Run by CTest (python_module): PYTHONPATH holds the built module, MIXSEQ the mixseq program, which
 trains the barely trained Wave2Letter+ these tests use (a few updates: the decoding's plumbing is
@@ -110,6 +111,37 @@ def test_bad_audio_and_arguments_are_errors_with_mixseqs_messages(asr, tmp_path)
     with pytest.raises(mixseq.Error, match="not_a_checkpoint.pt"):
         mixseq.Recognizer(str(translation_like))
     assert [r.text for r in recognizer.transcribe_batch(paths)] == [c["text"] for c in cli_json(model, paths)]
+
+
+def test_adapt_as_the_commands_adapt_norms(asr, tmp_path):
+    work, model, paths = asr
+    manifest = tmp_path / "adapt.tsv"
+    manifest.write_text("".join(f"{path}\n" for path in paths))
+    flags = ("--beam-size", "4", "--nbest", "2")
+    cli = [h["ctc_log_prob"] for c in cli_json(model, paths, *flags, "--adapt-norms", str(manifest)) for h in c["nbest"]]
+    plain = [h["ctc_log_prob"] for c in cli_json(model, paths, *flags) for h in c["nbest"]]
+
+    def scores(recognizer):
+        return [h.ctc_log_prob for r in recognizer.transcribe_batch(paths, beam_size=4, nbest=2) for h in r.nbest]
+
+    recognizer = mixseq.Recognizer(model, device="cpu")
+    assert scores(recognizer) == pytest.approx(plain, rel=1e-5)
+    assert recognizer.adapt(paths) > 0
+    adapted = scores(recognizer)
+    assert adapted == pytest.approx(cli, rel=1e-5)
+    assert adapted != pytest.approx(plain, rel=1e-3)  # the statistics moved
+    from_samples = mixseq.Recognizer(model, device="cpu")
+    from_samples.adapt([samples_of(path)[0] for path in paths])
+    assert scores(from_samples) == pytest.approx(cli, rel=1e-5)
+    # failures leave the model as it was: a missing file (read before anything changes), audio too
+    # short for its features (found half-way), nothing to adapt on
+    with pytest.raises(mixseq.Error, match="missing.wav"):
+        recognizer.adapt([paths[0], str(tmp_path / "missing.wav")])
+    with pytest.raises(mixseq.Error):
+        recognizer.adapt([samples_of(paths[1])[0], [0.0] * 10])
+    with pytest.raises(mixseq.Error, match="no audio"):
+        recognizer.adapt([])
+    assert scores(recognizer) == pytest.approx(adapted, rel=1e-6)
 
 
 def test_one_recognizer_shared_by_threads(asr):

@@ -96,6 +96,16 @@ class Recognizer {
   std::vector<Transcription> transcribe_batch(const std::vector<std::vector<float>>& audio,
                                               const TranscriptionOptions& options = {}) const;
 
+  // Unsupervised adaptation to a speaker or recording channel (`mixseq transcribe --adapt-norms`,
+  // docs/speech.md): the model's batch-norm statistics re-estimated on unlabelled recordings of
+  // it, which every later call then decodes with. Audio files (all read first: an unreadable one
+  // throws, naming it, before anything changes) or samples as transcribe_batch() takes them.
+  // Returns the number of batch norms adapted. Each call replaces the statistics whole (its result
+  // does not depend on an earlier adaptation; open the checkpoint again for the trained ones), and
+  // a call that throws leaves the model as it was.
+  int64_t adapt_files(const std::vector<std::string>& paths);
+  int64_t adapt_batch(const std::vector<std::vector<float>>& audio);
+
   int64_t sample_rate() const;  // Hz the model was trained at
 
  private:

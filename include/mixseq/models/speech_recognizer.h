@@ -52,8 +52,9 @@ using SpeechRecognizer = std::shared_ptr<SpeechRecognizerImpl>;
 // layer's statistics are measured on what the adapted layers before it output, and each statistic
 // ends as the plain mean over the batches (batch norm's cumulative average: momentum unset). The
 // model is left in the mode it had, its batch norms' momentum as it was. Returns how many batch
-// norms were adapted (0 for a model with none, which is then unchanged). Not thread-safe: nothing
-// else may use the model meanwhile.
+// norms were adapted (0 for a model with none, which is then unchanged). When `batch` or a forward
+// throws, every statistic is put back as it was before the exception goes on. Not thread-safe:
+// nothing else may use the model meanwhile.
 int64_t adapt_batch_norms(SpeechRecognizerImpl& model, int64_t batches,
                           const std::function<std::pair<torch::Tensor, torch::Tensor>(int64_t)>& batch);
 

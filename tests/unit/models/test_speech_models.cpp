@@ -13,6 +13,7 @@
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/nn/spectral_conv1d.h"
+#include "mixseq/util/error.h"
 #include "model_test_support.h"
 
 namespace mixseq {
@@ -307,6 +308,21 @@ TEST(SpeechModels, AdaptBatchNormsMeasuresEachLayerOnTheAdaptationAudio) {
     inferred = model->forward(x, lengths);
   }
   for (int64_t b = 0; b < 2; ++b) EXPECT_LT(valid_frames_error(graph, inferred, b), 2e-5) << b;
+
+  // a batch that fails half-way (an utterance too short, an unreadable file) leaves the statistics
+  // as they were
+  std::vector<torch::Tensor> kept;
+  for (const auto& buffer : model->buffers()) kept.push_back(buffer.clone());
+  EXPECT_THROW(adapt_batch_norms(*model, 2,
+                                 [&](int64_t i) -> std::pair<torch::Tensor, torch::Tensor> {
+                                   if (i == 1) throw Error("unreadable.wav: not audio");
+                                   return {utterances[1] * 5, torch::tensor({50}, torch::kLong)};
+                                 }),
+               Error);
+  size_t k = 0;
+  for (const auto& buffer : model->buffers()) EXPECT_TRUE(torch::equal(buffer, kept[k++]));
+  EXPECT_EQ(norm("prologue_norm")->options.momentum(), c10::optional<double>(0.1));
+  EXPECT_FALSE(model->is_training());
 
   // DeepSpeech2's 2-D batch norms too: the first one holds its convolution's statistics
   DeepSpeech2Config d;
