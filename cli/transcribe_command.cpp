@@ -180,8 +180,6 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
             return samples;
           },
           device);
-      MIXSEQ_CHECK(norms > 0, "transcribe: --adapt-norms: the model of ", arguments->checkpoint, " (",
-                   recognizer.config.arch, ") has no batch norms to adapt");
       log_info("transcribe: ", norms, " batch norms adapted on ", adaptation_paths.size(), " utterances (",
                adaptation_seconds, " s of audio) of ", arguments->adapt_norms, " in ",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), " s");

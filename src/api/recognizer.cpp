@@ -129,11 +129,8 @@ int64_t Recognizer::adapt_batch(const std::vector<std::vector<float>>& audio) {
   stored.reserve(audio.size());
   for (const auto& samples : audio) stored.push_back(as_stored_samples(samples));
   const std::lock_guard<std::mutex> lock(impl_->mutex);
-  const int64_t norms = adapt_speech_recognizer(
-      impl_->recognizer, static_cast<int64_t>(stored.size()),
-      [&](int64_t i) { return stored[static_cast<size_t>(i)]; }, impl_->device);
-  MIXSEQ_CHECK(norms > 0, "Recognizer: its model (", impl_->recognizer.config.arch, ") has no batch norms to adapt");
-  return norms;
+  return adapt_speech_recognizer(impl_->recognizer, static_cast<int64_t>(stored.size()),
+                                 [&](int64_t i) { return stored[static_cast<size_t>(i)]; }, impl_->device);
 }
 
 int64_t Recognizer::sample_rate() const {

@@ -131,10 +131,12 @@ int64_t adapt_speech_recognizer(TrainedSpeechRecognizer& recognizer, int64_t utt
                                 const std::function<std::vector<float>(int64_t)>& audio,
                                 const torch::Device& device) {
   if (device.is_cpu()) adapt_threads_to_load();
-  return adapt_batch_norms(*recognizer.model, utterances, [&](int64_t i) {
+  const int64_t norms = adapt_batch_norms(*recognizer.model, utterances, [&](int64_t i) {
     const SpeechBatch batch = make_speech_batch({audio(i)}, recognizer.input, nullptr);
     return std::make_pair(batch.features.to(device), batch.lengths.to(device));
   });
+  MIXSEQ_CHECK(norms > 0, "the speech recognizer (", recognizer.config.arch, ") has no batch norms to adapt");
+  return norms;
 }
 
 }  // namespace mixseq

@@ -79,7 +79,7 @@ class SpeechTranscriber {
 // i-th's mono samples at the recognizer's sample rate (as transcribe() takes them; e.g. the very
 // files to be transcribed, or other recordings of the same speaker), one utterance at a time, with
 // the features transcription computes (no dither, no augmentation). Statistics only: no weight
-// changes and no labels. Returns the number of batch norms adapted (0: the model has none).
+// changes and no labels. Returns the number of batch norms adapted; a model with none is an error.
 int64_t adapt_speech_recognizer(TrainedSpeechRecognizer& recognizer, int64_t utterances,
                                 const std::function<std::vector<float>(int64_t)>& audio,
                                 const torch::Device& device);
