@@ -26,7 +26,10 @@
 # speaker, unlabelled and from takes the validation utterances do not use (the speaker's odd take
 # numbers; validation then draws from the even ones, so its utterances differ from ADAPT=0's), on
 # which `mixseq transcribe --adapt-norms` re-estimates the model's batch-norm statistics before
-# decoding the validation utterances again, greedy and with the digit bigram.
+# decoding the validation utterances again, greedy and with the digit bigram. TRIM_ONSET=MS
+# (default 0: none) starts half the real training takes up to MS ms after their speech onset
+# (scripts/recipes/tools/fsdd_connected.py --trim-onset), for speakers whose first consonants the
+# recordings' trimming left weak or cut.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 recordings=${1:-$here/../shared/data/fsdd/recordings}
@@ -41,7 +44,7 @@ data=$work/data_$held_out
 
 adapt=${ADAPT:-0}
 python3 "$here/scripts/recipes/tools/fsdd_connected.py" "$recordings" "$data/fsdd" --held-out "$held_out" \
-  --train 2000 --valid 300 --adapt "$adapt" --seed "$seed"
+  --train 2000 --valid 300 --adapt "$adapt" --seed "$seed" --trim-onset "${TRIM_ONSET:-0}"
 train_manifest=$data/fsdd/train.tsv
 if [ "${SYNTHETIC:-1}" != 0 ]; then
   python3 "$here/tests/e2e/tools/spoken_numbers.py" "$data/espeak" --train "${SYNTHETIC_TRAIN:-1500}" --valid 0 \
