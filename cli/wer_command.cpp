@@ -1,9 +1,17 @@
-// mixseq wer REF -i HYP [--cer] [--lowercase] [--remove-punctuation] [--details] [--json]: word or
-// character error rate of a recognizer's transcripts, the counts and percentage NIST's sclite
-// reports (`sclite -s`, and `-c -e utf-8` for --cer; mixseq/text/error_rate.h says how).
+// mixseq wer REF -i HYP [--cer] [--lowercase] [--remove-punctuation] [--details] [--confusions N]
+// [--json]: word or character error rate of a recognizer's transcripts, the counts and percentage
+// NIST's sclite reports (`sclite -s`, and `-c -e utf-8` for --cer; mixseq/text/error_rate.h says
+// how).
 //   WER 12.20 % (S 10 D 2 I 3 / N 123 words)
+// --confusions N adds what the errors were, as the lists of sclite's detailed report (-o dtl):
+// the N most frequent confusion pairs, insertions, deletions, substituted reference words and
+// falsely recognized words (0: all), in sclite's order and line format (with --json, a
+// "confusions" object of the five lists):
+//   CONFUSION PAIRS: 4 kinds, 10 in all
+//      1:    7  ->  two ==> four
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -28,6 +36,7 @@ struct WerFlags {
   bool lowercase = false;          // --lowercase/-lc: compare lowercased text (sclite folds ASCII only)
   bool remove_punctuation = false; // --remove-punctuation: drop Unicode punctuation first
   bool details = false;            // --details: every line's counts and alignment before the total
+  std::optional<int64_t> confusions;  // --confusions N: sclite's dtl lists, N entries each (0: all)
   bool json = false;               // --json: one JSON object instead of text
 };
 
@@ -52,6 +61,63 @@ nlohmann::ordered_json counts_json(const ErrorCounts& counts, bool cer) {
   return record;
 }
 
+// The first `limit` entries (all where limit is 0).
+template <typename T>
+std::vector<T> first(std::vector<T> list, int64_t limit) {
+  if (limit > 0 && static_cast<int64_t>(list.size()) > limit) list.resize(static_cast<size_t>(limit));
+  return list;
+}
+
+template <typename T>
+int64_t total_count(const std::vector<T>& list) {
+  int64_t total = 0;
+  for (const T& entry : list) total += entry.count;
+  return total;
+}
+
+// One of sclite's dtl lists: a heading with how many kinds and occurrences, then
+// "   1:    7  ->  two ==> four" lines (sclite's "%4d: %4d  ->  %s").
+template <typename T, typename Describe>
+void print_list(const std::string& heading, const std::vector<T>& all, int64_t limit, Describe describe) {
+  std::cout << heading << ": " << all.size() << (all.size() == 1 ? " kind, " : " kinds, ") << total_count(all)
+            << " in all";
+  const auto shown = first(all, limit);
+  if (shown.size() < all.size()) std::cout << " (the " << shown.size() << " most frequent)";
+  std::cout << '\n';
+  char number[32];
+  for (size_t i = 0; i < shown.size(); ++i) {
+    std::snprintf(number, sizeof number, "%4zu: %4lld  ->  ", i + 1, static_cast<long long>(shown[i].count));
+    std::cout << number << describe(shown[i]) << '\n';
+  }
+}
+
+void print_tally(const ErrorTally& tally, int64_t limit) {
+  const auto token = [](const TokenCount& entry) { return entry.token; };
+  print_list("CONFUSION PAIRS", tally.confusion_pairs(), limit,
+             [](const TokenPairCount& entry) { return entry.reference + " ==> " + entry.hypothesis; });
+  print_list("INSERTIONS", tally.insertions(), limit, token);
+  print_list("DELETIONS", tally.deletions(), limit, token);
+  print_list("SUBSTITUTIONS", tally.substitutions(), limit, token);
+  print_list("FALSELY RECOGNIZED", tally.falsely_recognized(), limit, token);
+}
+
+nlohmann::ordered_json tally_json(const ErrorTally& tally, int64_t limit) {
+  nlohmann::ordered_json record;
+  auto& pairs = record["pairs"] = nlohmann::ordered_json::array();
+  for (const auto& entry : first(tally.confusion_pairs(), limit))
+    pairs.push_back({{"reference", entry.reference}, {"hypothesis", entry.hypothesis}, {"count", entry.count}});
+  const auto tokens = [limit](const std::vector<TokenCount>& all) {
+    auto list = nlohmann::ordered_json::array();
+    for (const auto& entry : first(all, limit)) list.push_back({{"token", entry.token}, {"count", entry.count}});
+    return list;
+  };
+  record["insertions"] = tokens(tally.insertions());
+  record["deletions"] = tokens(tally.deletions());
+  record["substitutions"] = tokens(tally.substitutions());
+  record["falsely_recognized"] = tokens(tally.falsely_recognized());
+  return record;
+}
+
 int run_wer(const WerFlags& flags) {
   const ScoringInput input = read_scoring_input(flags.input, {flags.reference});
   ErrorRateOptions options;
@@ -62,10 +128,12 @@ int run_wer(const WerFlags& flags) {
   const std::vector<std::string>& references = input.references.front();
 
   ErrorCounts total;
+  ErrorTally tally;
   nlohmann::ordered_json utterances = nlohmann::ordered_json::array();
   for (size_t i = 0; i < hypotheses.size(); ++i) {
     const UtteranceErrors utterance = utterance_errors(hypotheses[i], references[i], options);
     total += utterance.counts;
+    if (flags.confusions) tally.add(utterance);
     if (!flags.details) continue;
     if (flags.json) {
       nlohmann::ordered_json record = {{"line", i + 1}};
@@ -82,9 +150,11 @@ int run_wer(const WerFlags& flags) {
     nlohmann::ordered_json record = counts_json(total, flags.cer);
     record["hypotheses"] = hypotheses.size();
     if (flags.details) record["utterances"] = std::move(utterances);
+    if (flags.confusions) record["confusions"] = tally_json(tally, *flags.confusions);
     std::cout << record.dump() << '\n';
   } else {
     std::cout << summary_line(total, flags.cer) << '\n';
+    if (flags.confusions) print_tally(tally, *flags.confusions);
   }
   return 0;
 }
@@ -102,6 +172,10 @@ void add_wer_command(CLI::App& app, CommandTable& table) {
   command->add_flag("--remove-punctuation", flags->remove_punctuation,
                     "Remove Unicode punctuation (category P) from hypotheses and references first");
   command->add_flag("--details", flags->details, "Print every line's counts and alignment before the total");
+  command->add_option("--confusions", flags->confusions,
+                      "Also list the N most frequent confusion pairs, insertions, deletions, substituted and falsely "
+                      "recognized words, as sclite's detailed report (-o dtl); 0: all")
+      ->check(CLI::NonNegativeNumber);
   command->add_flag("--json", flags->json, "Print one JSON object (with --details, an 'utterances' list)");
   table.add(command, [flags] { return run_wer(*flags); });
 }

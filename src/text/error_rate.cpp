@@ -183,4 +183,49 @@ std::vector<std::string> format_alignment(const UtteranceErrors& utterance) {
   return {ref, hyp, eval};
 }
 
+namespace {
+
+// Most frequent first, ties in byte order: std::map's order is the byte order of std::string, and
+// stable_sort keeps it among equal counts.
+std::vector<TokenCount> ranked(const std::map<std::string, int64_t>& counts) {
+  std::vector<TokenCount> list;
+  list.reserve(counts.size());
+  for (const auto& [token, count] : counts) list.push_back({token, count});
+  std::stable_sort(list.begin(), list.end(), [](const TokenCount& a, const TokenCount& b) { return a.count > b.count; });
+  return list;
+}
+
+}  // namespace
+
+void ErrorTally::add(const UtteranceErrors& utterance) {
+  for (const AlignmentStep& step : utterance.alignment) {
+    const auto reference = [&] { return utterance.reference_tokens.at(static_cast<size_t>(step.reference_index)); };
+    const auto hypothesis = [&] { return utterance.hypothesis_tokens.at(static_cast<size_t>(step.hypothesis_index)); };
+    switch (step.op) {
+      case EditOp::kCorrect: break;
+      case EditOp::kSubstitution:
+        ++pairs_[{reference(), hypothesis()}];
+        ++substitutions_[reference()];
+        ++falsely_recognized_[hypothesis()];
+        break;
+      case EditOp::kDeletion: ++deletions_[reference()]; break;
+      case EditOp::kInsertion: ++insertions_[hypothesis()]; break;
+    }
+  }
+}
+
+std::vector<TokenPairCount> ErrorTally::confusion_pairs() const {
+  std::vector<TokenPairCount> list;
+  list.reserve(pairs_.size());
+  for (const auto& [pair, count] : pairs_) list.push_back({pair.first, pair.second, count});
+  std::stable_sort(list.begin(), list.end(),
+                   [](const TokenPairCount& a, const TokenPairCount& b) { return a.count > b.count; });
+  return list;
+}
+
+std::vector<TokenCount> ErrorTally::insertions() const { return ranked(insertions_); }
+std::vector<TokenCount> ErrorTally::deletions() const { return ranked(deletions_); }
+std::vector<TokenCount> ErrorTally::substitutions() const { return ranked(substitutions_); }
+std::vector<TokenCount> ErrorTally::falsely_recognized() const { return ranked(falsely_recognized_); }
+
 }  // namespace mixseq

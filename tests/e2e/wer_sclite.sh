@@ -3,7 +3,9 @@
 # (words from a small vocabulary with ASCII and non-ASCII letters, random substitutions,
 # deletions and insertions, empty references and hypotheses), scored by both programs. S, D, I, N
 # and the rate must agree exactly, in total and line by line, for words (`sclite -s`), characters
-# (`sclite -s -c`), and case-folded words (sclite's default, `mixseq wer --lowercase`).
+# (`sclite -s -c`), and case-folded words (sclite's default, `mixseq wer --lowercase`); and the lists
+# of sclite's detailed report (confusion pairs, insertions, deletions, substitutions, falsely
+# recognized) must equal `mixseq wer --confusions 0`'s, entry for entry and in sclite's order.
 #   wer_sclite.sh <mixseq> <work dir> [<sclite>] [<seed>]
 # Without sclite (Debian's package sctk puts it in /usr/lib/sctk/bin) it prints SKIP and exits 77,
 # which CMake reports as skipped.
@@ -73,7 +75,7 @@ check() {
   mixseq_flags=("$@")
   "$sclite" -r "$work/ref.trn" trn -h "$work/hyp.trn" trn -i spu_id -e utf-8 "${sclite_flags[@]}" \
     -o dtl pralign -O "$work" -n "$name" >"$work/$name.sclite.log" 2>&1 || fail "$name: sclite failed: $(tail -3 "$work/$name.sclite.log")"
-  "$mixseq" wer "$work/ref.txt" -i "$work/hyp.txt" "${mixseq_flags[@]}" --details --json >"$work/$name.json" \
+  "$mixseq" wer "$work/ref.txt" -i "$work/hyp.txt" "${mixseq_flags[@]}" --details --confusions 0 --json >"$work/$name.json" \
     || fail "$name: mixseq wer failed"
   "$mixseq" wer "$work/ref.txt" -i "$work/hyp.txt" "${mixseq_flags[@]}" >"$work/$name.txt" || fail "$name: mixseq wer (text) failed"
   python3 - "$work" "$name" <<'EOF' || fail "$name: mixseq wer and sclite disagree (see $work/$name.*)"
@@ -110,14 +112,44 @@ if len(scores) != len(utterances) or out["hypotheses"] != len(utterances):
 for u in utterances:
     c = (u["correct"], u["substitutions"], u["deletions"], u["insertions"])
     if scores.get(u["line"]) != c: bad.append(f"line {u['line']}: mixseq C S D I {c}, sclite {scores.get(u['line'])}")
+# The dtl's lists: "HEADING   Total (k)" then lines "   1:    3  ->  tok" or "... ->  ref ==> hyp".
+sections = {}
+current = None
+for line in dtl.splitlines():
+    heading = re.match(r"(CONFUSION PAIRS|INSERTIONS|DELETIONS|SUBSTITUTIONS|FALSELY RECOGNIZED)\s+Total", line)
+    if heading:
+        current = sections.setdefault(heading.group(1), [])
+        continue
+    entry = re.match(r"\s*\d+:\s+(\d+)\s+->\s+(.*)$", line)
+    if entry and current is not None:
+        current.append((int(entry.group(1)), entry.group(2)))
+    elif line.startswith("     -------"):
+        current = None
+confusions = out["confusions"]
+mine_lists = {
+    "CONFUSION PAIRS": [(e["count"], f"{e['reference']} ==> {e['hypothesis']}") for e in confusions["pairs"]],
+    "INSERTIONS": [(e["count"], e["token"]) for e in confusions["insertions"]],
+    "DELETIONS": [(e["count"], e["token"]) for e in confusions["deletions"]],
+    "SUBSTITUTIONS": [(e["count"], e["token"]) for e in confusions["substitutions"]],
+    "FALSELY RECOGNIZED": [(e["count"], e["token"]) for e in confusions["falsely_recognized"]],
+}
+for key, listed in mine_lists.items():
+    theirs = sections.get(key, [])
+    if listed != theirs:
+        where = next((i for i, (a, b) in enumerate(zip(listed, theirs)) if a != b), min(len(listed), len(theirs)))
+        bad.append(f"{key}: {len(listed)} entries against sclite's {len(theirs)}, first difference at {where + 1}: "
+                   f"mixseq {listed[where:where + 2]}, sclite {theirs[where:where + 2]}")
+if not sections.get("CONFUSION PAIRS") or not sections.get("INSERTIONS") or not sections.get("DELETIONS"):
+    bad.append(f"sclite's dtl lists not found (sections: {sorted(sections)})")
 for line in bad[:10]: print(f"{name}: {line}")
 if bad: sys.exit(1)
 print(f"{name}: {len(utterances)} lines, S {mine['substitutions']} D {mine['deletions']} I {mine['insertions']} "
-      f"N {n}, {unit.upper()} {rate:.2f} % as sclite ({sclite_err} %)")
+      f"N {n}, {unit.upper()} {rate:.2f} % as sclite ({sclite_err} %); its {len(mine_lists['CONFUSION PAIRS'])} "
+      f"confusion pairs and the other lists as sclite's")
 EOF
 }
 
 check words -s --
 check chars -s -c --  --cer
 check words_folded -- --lowercase
-echo "PASS: mixseq wer agrees with sclite ($sclite) on S, D, I, N and the rate, in total and per line, for words, characters and case-folded words"
+echo "PASS: mixseq wer agrees with sclite ($sclite) on S, D, I, N and the rate, in total and per line, and on the detailed report's lists, for words, characters and case-folded words"

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -134,5 +135,36 @@ CorpusErrors corpus_error_rate(const std::vector<std::string>& hypotheses, const
 // Each column is as wide as its longer token in code points; a missing token shows as that many
 // '*' (at least one).
 std::vector<std::string> format_alignment(const UtteranceErrors& utterance);
+
+// What the errors were, as sclite's detailed report (`sclite -o dtl`) lists them: its CONFUSION
+// PAIRS (each substitution's reference and hypothesis token), INSERTIONS, DELETIONS, SUBSTITUTIONS
+// (the reference tokens substituted) and FALSELY RECOGNIZED (the hypothesis tokens put in their
+// place), each token or pair with how often, summed over the utterances added. Which token pairs
+// with which is the alignment's (align_tokens, sclite's tie-breaking included), so the lists are
+// sclite's for the same transcripts. Each list comes most frequent first, ties in the byte order
+// of the tokens (the reference's first, for pairs), the order sclite prints them in.
+struct TokenCount {
+  std::string token;
+  int64_t count = 0;
+};
+struct TokenPairCount {
+  std::string reference, hypothesis;
+  int64_t count = 0;
+};
+
+class ErrorTally {
+ public:
+  void add(const UtteranceErrors& utterance);
+
+  std::vector<TokenPairCount> confusion_pairs() const;
+  std::vector<TokenCount> insertions() const;          // hypothesis tokens
+  std::vector<TokenCount> deletions() const;           // reference tokens
+  std::vector<TokenCount> substitutions() const;       // reference tokens
+  std::vector<TokenCount> falsely_recognized() const;  // hypothesis tokens
+
+ private:
+  std::map<std::pair<std::string, std::string>, int64_t> pairs_;
+  std::map<std::string, int64_t> insertions_, deletions_, substitutions_, falsely_recognized_;
+};
 
 }  // namespace mixseq

@@ -170,5 +170,52 @@ TEST(ErrorRate, FormatAlignmentPadsColumns) {
   EXPECT_EQ(format_alignment(utterance_errors("", "", {})), (std::vector<std::string>{"REF:", "HYP:", "Eval:"}));
 }
 
+std::vector<std::pair<std::string, int64_t>> listed(const std::vector<TokenCount>& list) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const auto& entry : list) out.emplace_back(entry.token, entry.count);
+  return out;
+}
+
+// The example sclite -o dtl was run on by hand (SCTK 2.4.10): the second line's alignment has a
+// tie, which sclite breaks as "eight *** two two six / eight four four six six" (an insertion
+// first, then two -> four and two -> six), so "six" is a confusion, not an insertion.
+TEST(ErrorTally, ListsWhatSclitesDetailedReportLists) {
+  ErrorTally tally;
+  const std::vector<std::string> hypotheses = {"four seven four", "eight four four six six", ""};
+  const std::vector<std::string> references = {"two seven four", "eight two two six", "three"};
+  for (size_t i = 0; i < hypotheses.size(); ++i) tally.add(utterance_errors(hypotheses[i], references[i], {}));
+  const auto pairs = tally.confusion_pairs();
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].reference, "two");
+  EXPECT_EQ(pairs[0].hypothesis, "four");
+  EXPECT_EQ(pairs[0].count, 2);
+  EXPECT_EQ(pairs[1].reference, "two");
+  EXPECT_EQ(pairs[1].hypothesis, "six");
+  EXPECT_EQ(pairs[1].count, 1);
+  using List = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(listed(tally.insertions()), (List{{"four", 1}}));
+  EXPECT_EQ(listed(tally.deletions()), (List{{"three", 1}}));
+  EXPECT_EQ(listed(tally.substitutions()), (List{{"two", 3}}));
+  EXPECT_EQ(listed(tally.falsely_recognized()), (List{{"four", 2}, {"six", 1}}));
+}
+
+TEST(ErrorTally, MostFrequentFirstThenByteOrder) {
+  ErrorTally tally;
+  // Deleted once each: "b", "a", "B", "é" (2 bytes, after ASCII), "a" again.
+  tally.add(utterance_errors("", "b a B é a", {}));
+  using List = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(listed(tally.deletions()), (List{{"a", 2}, {"B", 1}, {"b", 1}, {"é", 1}}));
+  EXPECT_TRUE(tally.insertions().empty());
+  EXPECT_TRUE(tally.confusion_pairs().empty());
+  // Characters: the tally counts whatever the alignment's tokens are.
+  ErrorRateOptions characters;
+  characters.unit = ErrorRateUnit::kCharacter;
+  ErrorTally chars;
+  chars.add(utterance_errors("cot", "cat", characters));
+  ASSERT_EQ(chars.confusion_pairs().size(), 1u);
+  EXPECT_EQ(chars.confusion_pairs()[0].reference, "a");
+  EXPECT_EQ(chars.confusion_pairs()[0].hypothesis, "o");
+}
+
 }  // namespace
 }  // namespace mixseq
