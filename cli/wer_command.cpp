@@ -175,7 +175,7 @@ void add_wer_command(CLI::App& app, CommandTable& table) {
   command->add_option("--confusions", flags->confusions,
                       "Also list the N most frequent confusion pairs, insertions, deletions, substituted and falsely "
                       "recognized words, as sclite's detailed report (-o dtl); 0: all")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   command->add_flag("--json", flags->json, "Print one JSON object (with --details, an 'utterances' list)");
   table.add(command, [flags] { return run_wer(*flags); });
 }
