@@ -59,9 +59,8 @@ def speech_onset(samples):
     return 0
 
 
-def trimmed(samples, trim_ms, rng):
-    """`samples` from its onset plus 0 to trim_ms ms on, keeping at least 60% of what follows the onset."""
-    onset = speech_onset(samples)
+def trimmed(samples, onset, trim_ms, rng):
+    """`samples` from `onset` plus 0 to trim_ms ms on, keeping at least 60% of what follows the onset."""
     cut = onset + int(rng.uniform(0, trim_ms) * RATE / 1000)
     cut = min(cut, onset + int(0.4 * (len(samples) - onset)))
     return samples[cut:]
@@ -98,6 +97,7 @@ def main():
     rng = random.Random(args.seed)
     trim_rng = random.Random(f"trim-onset {args.seed}")  # its own stream: the utterances stay the seed's
     cache = {}
+    onsets = {}  # path -> speech_onset of its take, measured once
     os.makedirs(os.path.join(args.out_dir, "audio"), exist_ok=True)
     held_out = (lambda part: (args.held_out, part)) if args.adapt > 0 else (lambda part: args.held_out)
     splits = [("train", args.train, [s for s in speakers if s != args.held_out]),
@@ -118,7 +118,9 @@ def main():
                 if path not in cache:
                     cache[path] = read(path)
                 if split == "train" and args.trim_onset > 0 and trim_rng.random() < args.trim_share:
-                    samples.extend(trimmed(cache[path], args.trim_onset, trim_rng))
+                    if path not in onsets:
+                        onsets[path] = speech_onset(cache[path])
+                    samples.extend(trimmed(cache[path], onsets[path], args.trim_onset, trim_rng))
                 else:
                     samples.extend(cache[path])
             samples.extend(rng.randint(-30, 30) for _ in range(rng.randint(0, int(0.1 * RATE))))
