@@ -14,7 +14,10 @@
 # the synthetic utterances beside espeak-ng's (one voice in 12 each; FLITE= for espeak-ng's alone, as
 # before 2026-11-28); VOICES=wide draws espeak-ng's voices from its 8 English accents times 31
 # variants less the 3 validation voices (245) instead of the 8 of the tests; SYNTHETIC_TRAIN
-# (default 1500) is how many synthetic utterances there are; SEED changes the utterances drawn.
+# (default 1500) is how many synthetic utterances there are; PRONUNCIATIONS=accents has espeak-ng's
+# voices read each digit word in other English accents' pronunciations too (spoken_numbers.py
+# --pronunciations: a back-vowel "two", "three" with [t] or [f], monophthong "eight"...; default
+# voice: each voice's own); SEED changes the utterances drawn.
 # Prints the greedy WER and CER, then those of
 # CTC prefix beam search (BEAM=16) fused with a word bigram of the training transcripts (irstlm,
 # Witten-Bell; ALPHA=0.5, BETA=1.0): the digits are drawn at random, so what the word model adds
@@ -48,7 +51,8 @@ python3 "$here/scripts/recipes/tools/fsdd_connected.py" "$recordings" "$data/fsd
 train_manifest=$data/fsdd/train.tsv
 if [ "${SYNTHETIC:-1}" != 0 ]; then
   python3 "$here/tests/e2e/tools/spoken_numbers.py" "$data/espeak" --train "${SYNTHETIC_TRAIN:-1500}" --valid 0 \
-    --max-digits 7 --seed "$seed" --flite "${FLITE-awb,rms,slt,kal16}" --voices "${VOICES:-default}"
+    --max-digits 7 --seed "$seed" --flite "${FLITE-awb,rms,slt,kal16}" --voices "${VOICES:-default}" \
+    --pronunciations "${PRONUNCIATIONS:-voice}"
   { cat "$data/fsdd/train.tsv" | sed "s|^|fsdd/|"; sed "s|^|espeak/|" "$data/espeak/train.tsv"; } >"$data/train_all.tsv"
   train_manifest=$data/train_all.tsv
 fi

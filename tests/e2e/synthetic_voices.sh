@@ -5,8 +5,13 @@
 # the validation voices), each sound different from every other (espeak-ng reads an unknown variant,
 # or any variant of "en-gb", as the plain accent without a word), so that no validation voice is
 # heard in training; the data `--voices wide` writes differs from the default voices' but keeps the
-# manifests' form; `--voices` with `--voice` is refused; and `mixseq demo --task speech` (which
-# draws its own spoken digits in C++) lists the same voices for each split as the default here.
+# manifests' form; `--jobs` (synthesisers at once) changes no file; `--voices` with `--voice` is
+# refused; and `mixseq demo --task speech` (which draws its own spoken digits in C++) lists the same
+# voices for each split as the default here.
+# `--pronunciations accents`: every word has its voice's own reading (espeak-ng -x's) and at least
+# one other, each written in phonemes espeak-ng knows (read back unchanged) and each sounding
+# different; the data keeps the default's transcripts, voices and validation audio (its draws have
+# their own random stream) and changes training audio; with --voice it is refused.
 #   synthetic_voices.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -19,6 +24,9 @@ rm -rf "$work" && mkdir -p "$work"
 python3 "$tool" "$work/a" --train 12 --valid 2 --seed 3
 python3 "$tool" "$work/b" --train 12 --valid 2 --seed 3
 diff -r "$work/a" "$work/b" >/dev/null || fail "the same seed wrote different data"
+python3 "$tool" "$work/j1" --train 12 --valid 2 --seed 3 --jobs 1
+python3 "$tool" "$work/j3" --train 12 --valid 2 --seed 3 --jobs 3
+diff -r "$work/a" "$work/j1" >/dev/null && diff -r "$work/a" "$work/j3" >/dev/null || fail "--jobs changed the data"
 
 python3 "$tool" "$work/x" --list-voices >"$work/default.txt"
 python3 "$tool" "$work/x" --list-voices --voices wide >"$work/wide.txt"
@@ -49,6 +57,36 @@ for i in $(seq -f %05g 0 11); do [ -s "$work/w/audio/train$i.wav" ] || fail "--v
 differing=0
 for i in $(seq -f %05g 0 11); do cmp -s "$work/a/audio/train$i.wav" "$work/w/audio/train$i.wav" || differing=$((differing + 1)); done
 [ "$differing" -ge 6 ] || fail "--voices wide: only $differing of 12 training files differ from the default voices'"
+
+python3 "$tool" "$work/x" --list-pronunciations >"$work/pronunciations.txt"
+[ ! -e "$work/x" ] || fail "--list-pronunciations wrote $work/x"
+rm -rf "$work/said" && mkdir -p "$work/said"
+for word in zero one two three four five six seven eight nine; do
+  mapfile -t said < <(grep "^$word	" "$work/pronunciations.txt" | cut -f2)
+  [ "${#said[@]}" -ge 2 ] || fail "--list-pronunciations: $word has ${#said[@]} pronunciations"
+  own=$(espeak-ng -q -x -v en-us "$word" | tr -d ' ')
+  [ "${said[0]}" = "$own" ] || fail "$word: the first pronunciation is ${said[0]}, espeak-ng en-us reads $own"
+  for i in "${!said[@]}"; do
+    back=$(espeak-ng -q -x -v en-us "[[${said[$i]}]]" | tr -d ' ')
+    [ "$back" = "${said[$i]}" ] || fail "$word: espeak-ng reads [[${said[$i]}]] as $back (a phoneme it does not know?)"
+    espeak-ng -v en-us -s 170 -p 50 -w "$work/said/$word.$i.wav" "[[${said[$i]}]]"
+  done
+done
+same=$(cd "$work/said" && md5sum -- *.wav | sort | uniq -w32 -D)
+[ -z "$same" ] || fail "pronunciations that sound the same: $(echo "$same" | cut -c35- | tr '\n' ' ')"
+python3 "$tool" "$work/p" --train 12 --valid 2 --seed 3 --pronunciations accents
+cmp -s "$work/a/train.tsv" "$work/p/train.tsv" && cmp -s "$work/a/valid.tsv" "$work/p/valid.tsv" ||
+  fail "--pronunciations accents changed the transcripts"
+for i in 00000 00001; do
+  cmp -s "$work/a/audio/valid$i.wav" "$work/p/audio/valid$i.wav" || fail "--pronunciations accents changed valid$i.wav"
+done
+differing=0
+for i in $(seq -f %05g 0 11); do cmp -s "$work/a/audio/train$i.wav" "$work/p/audio/train$i.wav" || differing=$((differing + 1)); done
+[ "$differing" -ge 6 ] || fail "--pronunciations accents: only $differing of 12 training files differ from the voices' own"
+if python3 "$tool" "$work/v" --voice en-us --pronunciations accents 2>"$work/refused.err"; then
+  fail "--pronunciations accents with --voice ran"
+fi
+grep -q "is not with --voice" "$work/refused.err" || fail "--pronunciations with --voice: $(cat "$work/refused.err")"
 
 if python3 "$tool" "$work/v" --voice en-us --voices wide 2>"$work/refused.err"; then fail "--voices wide with --voice ran"; fi
 grep -q "is not with --voice" "$work/refused.err" || fail "--voices with --voice: $(cat "$work/refused.err")"

@@ -4,10 +4,12 @@ four") synthesised with Debian's espeak-ng in several voices (variants), speakin
 that no downloaded data is needed.
 
   spoken_numbers.py OUT_DIR [--train N] [--valid N] [--seed S] [--max-digits K] [--voice V]
-                    [--flite VOICE,...] [--voices default|wide] [--list-voices]
+                    [--flite VOICE,...] [--voices default|wide] [--pronunciations voice|accents]
+                    [--jobs N] [--list-voices] [--list-pronunciations]
 
 writes OUT_DIR/audio/*.wav (22.05 kHz, espeak-ng's rate) and the manifests OUT_DIR/train.tsv and
-OUT_DIR/valid.tsv (`audio<TAB>transcript`, paths relative to the manifest). The validation
+OUT_DIR/valid.tsv (`audio<TAB>transcript`, paths relative to the manifest; written last, after every
+file), running --jobs synthesisers at once (default: one per CPU; the files are the same). The validation
 utterances use voices not heard in training, so the validation WER measures generalisation to a new
 voice, not memorisation. With --voice, every utterance of both splits is that one voice at one rate
 and pitch: data for speech synthesis, which learns one voice. With --flite (e.g. awb,rms,slt,kal16),
@@ -19,8 +21,22 @@ random (m2-m8, f1-f5, the Klatt synthesiser's klatt-klatt5, croak and twelve nam
 klatt6 sound as none and klatt), less the three validation voices: 245 where the default has 8,
 with flite's share (--flite) as by default. --list-voices prints the espeak-ng
 voices, `split<TAB>voice` a line, and writes nothing.
+
+With --pronunciations accents, each digit word an espeak-ng voice reads in training is, with equal
+chance, the voice's own pronunciation or one of the other pronunciations English accents give it
+(ACCENT_PRONUNCIATIONS: espeak-ng phonemes, read by that voice): a back [u] in "two" (Caribbean,
+Irish, Indian English, where espeak-ng's accents but en-029 front it), "three" with [t] or [f]
+(TH-stopping, TH-fronting), monophthongs for the diphthongs of "eight", "five", "nine" and "zero"
+(Scottish, Caribbean, Southern US), the diphthongs [VI] and [OI] (Scottish and Canadian raising,
+London and Australia), "one" with [U] (Northern England), "six" with [i:] or [@] (New Zealand),
+"seven" with [I] (the Southern US pin-pen merger), "four" rhotic or not. A voice's accent table
+still shapes each phoneme. The draws have their own random stream, so the transcripts, voices,
+rates and pitches are those of --pronunciations voice (the default); flite's share and the
+validation voices keep their own pronunciations. --list-pronunciations prints them,
+`word<TAB>phonemes` a line, and writes nothing.
 """
 import argparse
+import concurrent.futures
 import os
 import random
 import subprocess
@@ -37,21 +53,49 @@ WIDE_ACCENTS = ["en-us", "en", "en-gb-scotland", "en-gb-x-gbclan", "en-gb-x-rp",
 WIDE_VARIANTS = ["", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "f1", "f2", "f3", "f4", "f5", "klatt", "klatt2",
                  "klatt3", "klatt4", "klatt5", "croak", "Andy", "Denis", "Gene", "Lee", "Mike", "adam",
                  "anika", "belinda", "benjamin", "grandma", "grandpa", "linda"]
+# --pronunciations accents: other accents' pronunciations of each digit word, in espeak-ng's phoneme
+# mnemonics (its English tables; `espeak-ng -x` writes a word's own). The first is General American's,
+# which the voices' own reading already covers; the others are drawn as often as the voice's own.
+ACCENT_PRONUNCIATIONS = {
+    "zero": ["z'i@roU", "z'i:ro:", "z'i:roU"],
+    "one": ["w'Vn", "w'0n", "w'Un"],
+    "two": ["t'u:", "t'u"],
+    "three": ["Tr'i:", "tr'i:", "fr'i:"],
+    "four": ["f'o@", "f'O@", "f'O:", "f'o@r", "f'o:r"],
+    "five": ["f'aIv", "f'A:v", "f'VIv", "f'OIv"],
+    "six": ["s'Iks", "s'i:ks", "s'@ks"],
+    "seven": ["s'Ev@n", "s'Iv@n", "s'Evn"],
+    "eight": ["'eIt", "'e:t", "'aIt"],
+    "nine": ["n'aIn", "n'A:n", "n'VIn", "n'OIn"],
+}
 # flite's voices and the range of mean pitch (Hz) each is read at; rms keeps its own (it ignores it).
 FLITE_PITCH = {"awb": (85, 140), "kal": (85, 140), "kal16": (85, 140), "rms": None, "slt": (140, 220)}
 
 
+def accented(text, rng):
+    """The words of `text`, each the voice's own (the word) or another accent's phonemes ([[...]])."""
+    words = []
+    for word in text.split():
+        choice = rng.randrange(len(ACCENT_PRONUNCIATIONS[word]))
+        words.append(word if choice == 0 else f"[[{ACCENT_PRONUNCIATIONS[word][choice]}]]")
+    return " ".join(words)
+
+
 def synthesise(path, text, voice, rate, pitch):
-    subprocess.run(["espeak-ng", "-v", voice, "-s", str(rate), "-p", str(pitch), "-w", path, text],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """espeak-ng's command that writes `text` to `path`."""
+    return ["espeak-ng", "-v", voice, "-s", str(rate), "-p", str(pitch), "-w", path, text]
 
 
 def flite(path, text, voice, rng):
+    """flite's command that writes `text` to `path`, its duration and pitch drawn from `rng`."""
     command = ["flite", "-voice", voice, "--setf", f"duration_stretch={rng.uniform(0.8, 1.25):.2f}"]
     if FLITE_PITCH[voice]:
         command += ["--setf", f"int_f0_target_mean={rng.randint(*FLITE_PITCH[voice])}"]
-    subprocess.run(command + ["-t", text, "-o", path], check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    return command + ["-t", text, "-o", path]
+
+
+def run(command):
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def main():
@@ -65,7 +109,13 @@ def main():
     ap.add_argument("--flite", default="", help="flite voices that read training utterances too (VOICE,...)")
     ap.add_argument("--voices", choices=["default", "wide"], default="default",
                     help="espeak-ng training voices: the default 8, or every accent with every variant")
+    ap.add_argument("--pronunciations", choices=["voice", "accents"], default="voice",
+                    help="espeak-ng training words: the voice's own pronunciation, or other accents' too")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="synthesisers run at once (default: one per CPU); the files do not depend on it")
     ap.add_argument("--list-voices", action="store_true", help="print the espeak-ng voices of each split and stop")
+    ap.add_argument("--list-pronunciations", action="store_true",
+                    help="print each word's pronunciations of --pronunciations accents and stop")
     args = ap.parse_args()
     train_voices = TRAIN_VOICES
     if args.voices == "wide":
@@ -74,6 +124,9 @@ def main():
     if args.list_voices:
         print("\n".join([f"train\t{v}" for v in train_voices] + [f"valid\t{v}" for v in VALID_VOICES]))
         return
+    if args.list_pronunciations:
+        print("\n".join(f"{w}\t{p}" for w in WORDS for p in ACCENT_PRONUNCIATIONS[w]))
+        return
     flite_voices = [v for v in args.flite.split(",") if v]
     unknown = [v for v in flite_voices if v not in FLITE_PITCH]
     if unknown or (flite_voices and args.voice):
@@ -81,12 +134,19 @@ def main():
                  + (f"unknown voice(s) {unknown} (known: {sorted(FLITE_PITCH)})" if unknown else "not with --voice"))
     if args.voices != "default" and args.voice:
         sys.exit(f"spoken_numbers.py: --voices {args.voices} is not with --voice (one voice for everything)")
+    if args.pronunciations != "voice" and args.voice:
+        sys.exit(f"spoken_numbers.py: --pronunciations {args.pronunciations} is not with --voice (one voice for everything)")
     if flite_voices and subprocess.run(["sh", "-c", "command -v flite"], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("spoken_numbers.py: --flite needs flite (scripts/setup.sh installs it)")
     if subprocess.run(["sh", "-c", "command -v espeak-ng"], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("spoken_numbers.py: espeak-ng is not installed (scripts/setup.sh installs it)")
     rng = random.Random(args.seed)
+    pronunciation_rng = random.Random(f"pronunciations {args.seed}")
+    if args.jobs < 1:
+        sys.exit(f"spoken_numbers.py: --jobs {args.jobs}: at least 1")
     os.makedirs(os.path.join(args.out_dir, "audio"), exist_ok=True)
+    commands = []  # every draw is made first, in order, so that --jobs changes no file
+    manifests = {}
     for split, count, voices in (("train", args.train, train_voices), ("valid", args.valid, VALID_VOICES)):
         lines = []
         for i in range(count):
@@ -94,14 +154,22 @@ def main():
             name = f"audio/{split}{i:05d}.wav"
             path = os.path.join(args.out_dir, name)
             if args.voice:
-                synthesise(path, text, args.voice, 160, 50)
+                commands.append(synthesise(path, text, args.voice, 160, 50))
             elif (split == "train" and flite_voices
                   and rng.randrange(len(TRAIN_VOICES) + len(flite_voices)) >= len(TRAIN_VOICES)):
-                flite(path, text, rng.choice(flite_voices), rng)
+                commands.append(flite(path, text, rng.choice(flite_voices), rng))
             else:
-                synthesise(path, text, rng.choice(voices), rng.randint(130, 210),
-                           rng.randint(25, 75))
+                spoken = text
+                if split == "train" and args.pronunciations == "accents":
+                    spoken = accented(text, pronunciation_rng)
+                commands.append(synthesise(path, spoken, rng.choice(voices), rng.randint(130, 210),
+                                           rng.randint(25, 75)))
             lines.append(f"{name}\t{text}\n")
+        manifests[split] = lines
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for _ in pool.map(run, commands):
+            pass
+    for split, lines in manifests.items():
         with open(os.path.join(args.out_dir, f"{split}.tsv"), "w") as f:
             f.writelines(lines)
 
