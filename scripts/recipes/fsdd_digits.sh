@@ -17,7 +17,8 @@
 # (default 1500) is how many synthetic utterances there are; PRONUNCIATIONS=accents has espeak-ng's
 # voices read each digit word in other English accents' pronunciations too (spoken_numbers.py
 # --pronunciations: a back-vowel "two", "three" with [t] or [f], monophthong "eight"...; default
-# voice: each voice's own); SEED changes the utterances drawn.
+# voice: each voice's own; it helped neither george nor yweweler, docs/benchmarks.md); SEED changes
+# the utterances drawn.
 # Prints the greedy WER and CER, then those of
 # CTC prefix beam search (BEAM=16) fused with a word bigram of the training transcripts (irstlm,
 # Witten-Bell; ALPHA=0.5, BETA=1.0): the digits are drawn at random, so what the word model adds
