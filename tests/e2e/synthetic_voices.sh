@@ -5,9 +5,10 @@
 # the validation voices), each sound different from every other (espeak-ng reads an unknown variant,
 # or any variant of "en-gb", as the plain accent without a word), so that no validation voice is
 # heard in training; the data `--voices wide` writes differs from the default voices' but keeps the
-# manifests' form; `--jobs` (synthesisers at once) changes no file; `--voices` with `--voice` is
-# refused; and `mixseq demo --task speech` (which draws its own spoken digits in C++) lists the same
-# voices for each split as the default here.
+# manifests' form; `--jobs` (synthesisers at once) changes no file; a synthesiser that fails ends
+# the tool with a message naming the file, and no manifest; `--voices` with `--voice` is refused;
+# and `mixseq demo --task speech` (which draws its own spoken digits in C++) lists the same voices
+# for each split as the default here.
 # `--pronunciations accents`: every word has its voice's own reading (espeak-ng -x's) and at least
 # one other, each written in phonemes espeak-ng knows (read back unchanged) and each sounding
 # different; the data keeps the default's transcripts, voices and validation audio (its draws have
@@ -87,6 +88,15 @@ if python3 "$tool" "$work/v" --voice en-us --pronunciations accents 2>"$work/ref
   fail "--pronunciations accents with --voice ran"
 fi
 grep -q "is not with --voice" "$work/refused.err" || fail "--pronunciations with --voice: $(cat "$work/refused.err")"
+
+mkdir -p "$work/stub" && printf '#!/bin/sh\necho "stub: no voice" >&2\nexit 3\n' >"$work/stub/espeak-ng"
+chmod +x "$work/stub/espeak-ng"
+if PATH="$work/stub:$PATH" python3 "$tool" "$work/f" --train 3 --valid 1 2>"$work/failed.err"; then
+  fail "a failing espeak-ng was not reported"
+fi
+grep -q "espeak-ng failed (exit 3) writing $work/f/audio/train0000[0-2].wav: stub: no voice" "$work/failed.err" ||
+  fail "a failing espeak-ng: $(cat "$work/failed.err")"
+[ ! -e "$work/f/train.tsv" ] || fail "a failing espeak-ng left a manifest"
 
 if python3 "$tool" "$work/v" --voice en-us --voices wide 2>"$work/refused.err"; then fail "--voices wide with --voice ran"; fi
 grep -q "is not with --voice" "$work/refused.err" || fail "--voices with --voice: $(cat "$work/refused.err")"

@@ -95,7 +95,12 @@ def flite(path, text, voice, rng):
 
 
 def run(command):
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Runs one synthesiser's command; a failure ends the program with its message and file."""
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        path = command[command.index("-w" if command[0] == "espeak-ng" else "-o") + 1]
+        sys.exit(f"spoken_numbers.py: {command[0]} failed (exit {done.returncode}) writing {path}: "
+                 + (done.stderr.strip() or "no message"))
 
 
 def main():
