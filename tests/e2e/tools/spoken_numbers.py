@@ -94,11 +94,11 @@ def flite(path, text, voice, rng):
     return command + ["-t", text, "-o", path]
 
 
-def run(command):
-    """Runs one synthesiser's command; a failure ends the program with its message and file."""
+def run(job):
+    """Runs one synthesiser's (path, command); a failure ends the program with its message and file."""
+    path, command = job
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
-        path = command[command.index("-w" if command[0] == "espeak-ng" else "-o") + 1]
         sys.exit(f"spoken_numbers.py: {command[0]} failed (exit {done.returncode}) writing {path}: "
                  + (done.stderr.strip() or "no message"))
 
@@ -145,12 +145,12 @@ def main():
         sys.exit("spoken_numbers.py: --flite needs flite (scripts/setup.sh installs it)")
     if subprocess.run(["sh", "-c", "command -v espeak-ng"], stdout=subprocess.DEVNULL).returncode != 0:
         sys.exit("spoken_numbers.py: espeak-ng is not installed (scripts/setup.sh installs it)")
-    rng = random.Random(args.seed)
-    pronunciation_rng = random.Random(f"pronunciations {args.seed}")
     if args.jobs < 1:
         sys.exit(f"spoken_numbers.py: --jobs {args.jobs}: at least 1")
+    rng = random.Random(args.seed)
+    pronunciation_rng = random.Random(f"pronunciations {args.seed}")
     os.makedirs(os.path.join(args.out_dir, "audio"), exist_ok=True)
-    commands = []  # every draw is made first, in order, so that --jobs changes no file
+    jobs = []  # (path, command): every draw is made first, in order, so that --jobs changes no file
     manifests = {}
     for split, count, voices in (("train", args.train, train_voices), ("valid", args.valid, VALID_VOICES)):
         lines = []
@@ -159,21 +159,20 @@ def main():
             name = f"audio/{split}{i:05d}.wav"
             path = os.path.join(args.out_dir, name)
             if args.voice:
-                commands.append(synthesise(path, text, args.voice, 160, 50))
+                jobs.append((path, synthesise(path, text, args.voice, 160, 50)))
             elif (split == "train" and flite_voices
                   and rng.randrange(len(TRAIN_VOICES) + len(flite_voices)) >= len(TRAIN_VOICES)):
-                commands.append(flite(path, text, rng.choice(flite_voices), rng))
+                jobs.append((path, flite(path, text, rng.choice(flite_voices), rng)))
             else:
                 spoken = text
                 if split == "train" and args.pronunciations == "accents":
                     spoken = accented(text, pronunciation_rng)
-                commands.append(synthesise(path, spoken, rng.choice(voices), rng.randint(130, 210),
-                                           rng.randint(25, 75)))
+                jobs.append((path, synthesise(path, spoken, rng.choice(voices), rng.randint(130, 210),
+                                              rng.randint(25, 75))))
             lines.append(f"{name}\t{text}\n")
         manifests[split] = lines
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for _ in pool.map(run, commands):
-            pass
+        list(pool.map(run, jobs))
     for split, lines in manifests.items():
         with open(os.path.join(args.out_dir, f"{split}.tsv"), "w") as f:
             f.writelines(lines)
