@@ -4,8 +4,9 @@
 # the best checkpoint's validation CER falls far below an untrained model's (~100%);
 # `mixseq transcribe` over the validation manifest reproduces the CER the training validation
 # logged (the same features and greedy decoding), its JSON lines carry word times; CTC prefix beam
-# search is no worse than greedy decoding (within 3 points of WER), and with a word trigram model
-# that irstlm builds from the training transcripts (skipped without irstlm) no worse at all; bad
+# search is no worse than greedy decoding (within a measured 8.5 points of WER), and with a word
+# trigram model that irstlm builds from the training transcripts (skipped without irstlm) no worse
+# at all (it won by 6-35 points over 20 models, 2026-12-06); bad
 # input (an unreadable audio file, one too short for the features, a float file holding a NaN, a
 # manifest line without a tab, a text corpus, a bad config key, a malformed ARPA file) gets errors
 # naming the file.
@@ -20,17 +21,23 @@ python3 "$here/tools/spoken_numbers.py" "$work/digits" --train 600 --valid 60 --
 "$mixseq" prepare --task speech --train "$work/digits/train.tsv" --valid "$work/digits/valid.tsv" \
   -o "$work/prepared" --workers 2 >"$work/prepare.log"
 grep -q "^train: 600 utterances" "$work/prepare.log" || { echo "FAIL: prepare"; cat "$work/prepare.log"; exit 1; }
+# Batches of at most 3,000 frames (the preset's 6,000 halved): twice the updates in the same time
+# (about 2 minutes), which the model needs to leave CTC's all-blank plateau early enough. Over
+# training seeds 1-10 (docs/reliability.md) the preset's batches left 2 models above the CER bound
+# below (70.88, 82.28; the others 25.61-64.39), these none (10.88-58.60).
 "$mixseq" train -c "$here/../../configs/speech_tiny.yaml" --data.dir "$work/prepared" --train.run_dir "$work/run" \
-  --train.max_epochs 20 2>"$work/train.log"
+  --train.max_epochs 20 --speech.max_frames 3000 2>"$work/train.log"
 checkpoint=$work/run/checkpoint_best.pt
 best=$(grep ' valid |' "$work/train.log" | grep '(best)' | tail -1)
 echo "best validation: $best"
 cer=$(sed -n 's/.*| cer \([0-9.]*\).*/\1/p' <<<"$best")
 # An untrained model scores CER 85-100 here. After the 20 epochs, runs reached 18.95 to 43.33 while
 # one of the three validation voices was in fact a training one (espeak-ng read "en-gb+m2" as
-# "en-gb"); with three voices never heard, 49.47 and 51.40 (2026-12-03). The thread count follows
-# the machine's load, docs/threads.md, and with it the sums' rounding: the bound proves learning
-# with room for the 24 points of spread seen before.
+# "en-gb"); with three voices never heard and the preset's batches, 49.47-55.4 at the default seed
+# and 25.61-82.28 over seeds 1-10; with the batches above, 10.88-58.60 over seeds 1-10
+# (2026-12-06). The thread count follows the machine's load, docs/threads.md, and with it the
+# sums' rounding, so a seed's spread is what another machine may see: the bound proves learning
+# with 11 points of room above the worst of the ten.
 awk -v c="$cer" 'BEGIN { exit !(c < 70) }' || { echo "FAIL: validation CER $cer is not below 70%"; exit 1; }
 
 # transcribe: the same CER as the training validation logged for the best checkpoint.
@@ -60,10 +67,12 @@ greedy_wer=$(wer_of "$work/valid.hyp")
 "$mixseq" transcribe -c "$checkpoint" -i "$work/digits/valid.tsv" -o "$work/beam.hyp" --beam-size 16 2>/dev/null
 beam_wer=$(wer_of "$work/beam.hyp")
 echo "WER: greedy $greedy_wer, beam 16 $beam_wer"
-# Beam search usually wins by 1-4 points, but not on every model: one of 2026-11-28 lost by 1.42
-# (two words); the bound is twice that (docs/reliability.md, "Statistical bounds").
-awk -v b="$beam_wer" -v g="$greedy_wer" 'BEGIN { exit !(b <= g + 3) }' ||
-  { echo "FAIL: beam search's WER $beam_wer is over greedy's $greedy_wer + 3"; exit 1; }
+# Beam search usually wins, by up to 21 points, but not on every model: over training seeds 1-10
+# (2026-12-06) it lost by 0.71, 3.54 and 4.25 (1, 5 and 6 words of 141) on three; the bound is
+# twice the largest loss (docs/reliability.md, "Statistical bounds"). The prefix beam search itself
+# is checked against an exhaustive search in the unit tests.
+awk -v b="$beam_wer" -v g="$greedy_wer" 'BEGIN { exit !(b <= g + 8.5) }' ||
+  { echo "FAIL: beam search's WER $beam_wer is over greedy's $greedy_wer + 8.5"; exit 1; }
 if command -v irstlm >/dev/null; then
   cut -f2 "$work/digits/train.tsv" | irstlm add-start-end >"$work/train.se"
   (cd "$work" && irstlm build-lm -i train.se -n 3 -k 1 -t lm_tmp -o digits.ilm.gz &&
