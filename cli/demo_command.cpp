@@ -113,7 +113,7 @@ TrainConfig demo_config(const std::string& work_dir) {
 // A small Wave2Letter+ for the spoken digits, exactly configs/speech_tiny.yaml (keep the two the
 // same; tests/e2e/demo_speech.sh compares them): the prologue (stride 2) and 3 blocks of 2
 // convolutions (128-192 channels, kernels 11-17), the dilated epilogue, clipped ReLU, no
-// residuals, 1.2 M parameters; 64 log-mel bins, speed perturbation 0.9-1.1, light SpecAugment;
+// residuals, 3.3 M parameters; 64 log-mel bins, speed perturbation 0.9-1.1, light SpecAugment;
 // Adam at 2e-3 with 30 warmup updates and a cosine decay over 25 epochs.
 TrainConfig speech_demo_config(const std::string& work_dir) {
   TrainConfig config;
