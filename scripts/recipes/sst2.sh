@@ -13,9 +13,9 @@
 # SST2_DIR holds train.tsv.gz and dev.tsv (default ../shared/data/sst-2); WikiText-2 comes from
 # WIKITEXT2_DIR (default ../shared/data/wikitext-2). MIXSEQ names the program; LM_TIME and
 # CLASSIFIER_TIME (seconds, default 1800) change the budgets. SPLIT=sentences pools the two files
-# and draws a dev set of 872 whole sentences whose words no training row holds, as GLUE's own dev
-# set is (scripts/recipes/tools/sst2_sentence_split.py); the default, SPLIT=files, uses them as
-# they are.
+# and draws a dev set of 872 whole sentences whose own phrases no training row holds, as GLUE's
+# own dev set is (scripts/recipes/tools/sst2_sentence_split.py); the default, SPLIT=files, uses
+# them as they are.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 sst2=${1:-$here/../shared/data/sst-2}

@@ -6,7 +6,8 @@
 #   with their labels; the same --seed gives the same files, another seed (here) another dev set;
 # - no training row is a phrase of a dev sentence alone; a phrase shared with a training sentence
 #   stays; every other row stays; the counts line says what was left out;
-# - a row without a 0/1 label and a missing header are errors naming the file and line.
+# - a row without a 0/1 label, a missing header and malformed UTF-8 are errors naming the file and
+#   line, an unreadable file one naming the file; a failed split writes nothing.
 #   sst2_sentence_split.sh <repository root> <work dir>
 set -euo pipefail
 root=$1
@@ -61,4 +62,10 @@ grep -q "badlabel.tsv:3: expected 'text<TAB>0|1'" err.txt || { echo "FAIL: bad l
 printf 'fine\t1\n' >noheader.tsv
 if python3 "$tool" train.tsv.gz noheader.tsv a.tsv b.tsv 2>err.txt; then echo "FAIL: no header passed"; exit 1; fi
 grep -q "noheader.tsv:1: expected the header" err.txt || { echo "FAIL: header message:"; cat err.txt; exit 1; }
+printf 'sentence\tlabel\nfine\t1\nbad \xff\t0\n' >badutf8.tsv
+if python3 "$tool" train.tsv.gz badutf8.tsv a.tsv b.tsv 2>err.txt; then echo "FAIL: malformed UTF-8 passed"; exit 1; fi
+grep -q "badutf8.tsv:3: malformed UTF-8 at byte 26" err.txt || { echo "FAIL: UTF-8 message:"; cat err.txt; exit 1; }
+if python3 "$tool" train.tsv.gz no-such.tsv a.tsv b.tsv 2>err.txt; then echo "FAIL: a missing file passed"; exit 1; fi
+grep -q "no-such.tsv: cannot read: No such file or directory" err.txt || { echo "FAIL: missing file message:"; cat err.txt; exit 1; }
+[ ! -e a.tsv ] && [ ! -e b.tsv ] || { echo "FAIL: a failed split wrote its outputs"; exit 1; }
 echo "OK"

@@ -20,14 +20,23 @@ The outputs have the inputs' header and format (`sentence<TAB>label`); the count
 """
 import argparse
 import gzip
+import os
 import random
 import sys
 
 
 def read_rows(path):
     opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        lines = f.read().split("\n")
+    try:
+        with opener(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        sys.exit(f"{path}: cannot read: {e.strerror or e}")
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        sys.exit(f"{path}:{line}: malformed UTF-8 at byte {e.start}")
     if lines and lines[-1] == "":
         lines.pop()
     if not lines or lines[0].split("\t")[:2] != ["sentence", "label"]:
@@ -39,6 +48,14 @@ def read_rows(path):
             sys.exit(f"{path}:{number}: expected 'text<TAB>0|1', got {line!r}")
         rows.append((tuple(fields[0].split()), fields[1]))
     return lines[0], rows
+
+
+def write_rows(path, header, rows):
+    """`header` and one `text<TAB>label` line per row, written whole or not at all."""
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(header + "\n")
+        f.writelines(" ".join(t) + "\t" + l + "\n" for t, l in rows)
+    os.replace(path + ".tmp", path)
 
 
 def substrings(tokens):
@@ -83,12 +100,8 @@ def main():
     out_train = [r for r in rows if r[0] in kept or r[0] not in theirs]
     left_out = len(rows) - len(out_train)
 
-    with open(args.out_train, "w", encoding="utf-8") as f:
-        f.write(header + "\n")
-        f.writelines(" ".join(t) + "\t" + l + "\n" for t, l in out_train)
-    with open(args.out_dev, "w", encoding="utf-8") as f:
-        f.write(header + "\n")
-        f.writelines(" ".join(t) + "\t" + l + "\n" for t, l in dev_sentences)
+    write_rows(args.out_train, header, out_train)
+    write_rows(args.out_dev, header, dev_sentences)
     positive = sum(l == "1" for _, l in dev_sentences)
     print(f"{len(rows)} rows, {len(sentences)} sentences; dev: {len(dev_sentences)} sentences "
           f"({positive} positive); train: {len(out_train)} rows ({left_out} rows of the dev sentences "
