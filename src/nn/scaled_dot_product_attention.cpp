@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "mixseq/nn/batched_matmul.h"
+#include "mixseq/nn/float_attention_core.h"
 #include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/one_row_matmul.h"
 #include "util/torch_compat.h"
@@ -64,6 +65,10 @@ torch::Tensor scaled_dot_product_attention(const torch::Tensor& q, const torch::
   if (kernel == AttentionKernel::kAuto && compat::has_fused_attention()) {
     const auto blocked = blocked_mask(key_padding_mask, causal, q.size(2), k.size(2), q.device());
     return compat::fused_attention(q, k, v, blocked.defined() ? blocked.logical_not() : blocked, dropout_p);
+  }
+  if (kernel == AttentionKernel::kAuto && takes_float_attention_core(q, k, v)) {
+    return float_attention_core(q, k, v, blocked_mask(key_padding_mask, causal, q.size(2), k.size(2), q.device()),
+                                dropout_p);
   }
   return std::get<0>(plain_attention(q, k, v, key_padding_mask, causal, dropout_p));  // [B, H, T, Dh]
 }

@@ -8,7 +8,8 @@
 //           softmax, as fairseq's utils.softmax does, so that under autocast the exponentials
 //           of bf16/fp16 scores neither overflow nor lose the small weights.
 //   fused   at::scaled_dot_product_attention (PyTorch >= 2.0; see src/util/torch_compat.h),
-//           which runs flash or memory-efficient kernels on the GPU.
+//           which runs flash or memory-efficient kernels on the GPU; where the LibTorch has none
+//           (1.13), nn/float_attention_core.h's one node for fp32 on the CPU.
 //
 // Masks: key_padding_mask [B, S] bool is true at source padding. causal lets the T queries,
 // taken to be the last T of S positions, see only keys at their own position or before
@@ -25,7 +26,8 @@
 namespace mixseq {
 
 enum class AttentionKernel {
-  kAuto,   // fused where the LibTorch has it, else plain
+  kAuto,   // fused where the LibTorch has it, else nn/float_attention_core.h where it takes the
+           // operands, else plain
   kPlain,  // always plain (to compare with the fused kernel, or to get the weights)
 };
 

@@ -42,4 +42,9 @@ void softmax_row(const float* z, int64_t n, float log_sum_exp, float* p);
 // (docs/benchmarks.md).
 void masked_softmax_row(float* z, const float* add, const float* mask, int64_t n);
 
+// The softmax's gradient for one row, in place: g_v <- p_v (g_v - Σ_u g_u p_u), where p is the
+// softmax's output and g the gradient with respect to it (at::_softmax_backward_data's values; 0
+// where p is 0). For nn/float_attention_core.h's backward.
+void softmax_backward_row(const float* p, float* g, int64_t n);
+
 }  // namespace mixseq

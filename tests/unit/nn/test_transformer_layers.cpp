@@ -14,13 +14,13 @@
 namespace mixseq {
 namespace {
 
-constexpr int64_t kWidth = 16, kHeads = 4, kFfn = 24;
+constexpr int64_t kLayerWidth = 16, kLayerHeads = 4, kLayerFfn = 24;
 
 TransformerLayerOptions layer_options() {
   TransformerLayerOptions options;
-  options.embed_dim = kWidth;
-  options.ffn_dim = kFfn;
-  options.num_heads = kHeads;
+  options.embed_dim = kLayerWidth;
+  options.ffn_dim = kLayerFfn;
+  options.num_heads = kLayerHeads;
   options.dropout = 0;
   return options;
 }
@@ -68,7 +68,7 @@ TEST(TransformerLayers, EncoderLayerEqualsLibTorchs) {
   TransformerEncoderLayer ours(layer_options());
   randomize_layer_norms(*ours);
   torch::nn::TransformerEncoderLayer theirs(
-      torch::nn::TransformerEncoderLayerOptions(kWidth, kHeads).dim_feedforward(kFfn).dropout(0));
+      torch::nn::TransformerEncoderLayerOptions(kLayerWidth, kLayerHeads).dim_feedforward(kLayerFfn).dropout(0));
   copy_attention(*ours, "self_attn", *theirs, "self_attn");
   copy_parameter(*ours, "self_attn_layer_norm.weight", *theirs, "norm1.weight");
   copy_parameter(*ours, "self_attn_layer_norm.bias", *theirs, "norm1.bias");
@@ -76,7 +76,7 @@ TEST(TransformerLayers, EncoderLayerEqualsLibTorchs) {
   ours->eval();
   theirs->eval();
 
-  const auto x = at::randn({2, 5, kWidth});                            // [B, S, D]
+  const auto x = at::randn({2, 5, kLayerWidth});                            // [B, S, D]
   const auto pad = at::tensor({0, 0, 0, 0, 0, 0, 0, 0, 1, 1}).to(at::kBool).view({2, 5});  // [B, S]
   // LibTorch's layers take [S, B, D].
   const auto expected = theirs->forward(x.transpose(0, 1), /*src_mask=*/torch::Tensor(), pad).transpose(0, 1);
@@ -91,7 +91,7 @@ TEST(TransformerLayers, DecoderLayerEqualsLibTorchs) {
   TransformerDecoderLayer ours(layer_options());
   randomize_layer_norms(*ours);
   torch::nn::TransformerDecoderLayer theirs(
-      torch::nn::TransformerDecoderLayerOptions(kWidth, kHeads).dim_feedforward(kFfn).dropout(0));
+      torch::nn::TransformerDecoderLayerOptions(kLayerWidth, kLayerHeads).dim_feedforward(kLayerFfn).dropout(0));
   copy_attention(*ours, "self_attn", *theirs, "self_attn");
   copy_attention(*ours, "encoder_attn", *theirs, "multihead_attn");
   for (const char* part : {"weight", "bias"}) {
@@ -103,8 +103,8 @@ TEST(TransformerLayers, DecoderLayerEqualsLibTorchs) {
   theirs->eval();
 
   const int64_t T = 4;
-  const auto target = at::randn({2, T, kWidth});                                    // [B, T, D]
-  const auto memory = at::randn({2, 6, kWidth});                                    // [B, S, D]
+  const auto target = at::randn({2, T, kLayerWidth});                                    // [B, T, D]
+  const auto memory = at::randn({2, 6, kLayerWidth});                                    // [B, S, D]
   const auto source_pad = at::tensor({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}).to(at::kBool).view({2, 6});
   const auto causal = at::full({T, T}, -std::numeric_limits<float>::infinity()).triu(1);  // [T, T] additive
   const auto expected = theirs
