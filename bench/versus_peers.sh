@@ -87,10 +87,15 @@ round() {
       run "$condition" peer transformer_xl_mem128 /usr/bin/python3 "$peers/txl_bench.py" --n-token 2000 "${txl_shape[@]}" --mem-len 128 \
         --train-steps 10 --eval-steps 10 --warmup 5 --json
     else
-      run "$condition" mixseq transformer "$mixseq" bench train --model transformer "${transformer_shape[@]}" --batch 32 --seq-len 30 --steps 10 --warmup-steps 2
+      # Five untimed training steps on both sides (2 before 2026-12-07), as for Transformer-XL below:
+      # mixseq's first steps still fault in its tensor memory. Nine rounds each on a 2-core Xeon (model
+      # 167), 10 timed steps, medians: mixseq 4,824 target tok/s after 2 untimed steps, 5,097 after 5
+      # (+6%); the reference 2,682 and 2,706 (+1%; its --warmup gives its beam search 5 untimed batches
+      # too). docs/benchmarks.md, 2026-12-07.
+      run "$condition" mixseq transformer "$mixseq" bench train --model transformer "${transformer_shape[@]}" --batch 32 --seq-len 30 --steps 10 --warmup-steps 5
       run "$condition" mixseq transformer "$mixseq" bench translate --model transformer "${transformer_shape[@]}" --beam 5 --batch 16 --batches 2 --max-len 30
       run "$condition" peer transformer /usr/bin/python3 "$peers/fairseq_bench.py" "${transformer_shape[@]}" --batch 32 --seq-len 30 \
-        --train-steps 10 --beam-batch 16 --beam-batches 2 --json
+        --train-steps 10 --warmup 5 --beam-batch 16 --beam-batches 2 --json
     fi
   done
 }
