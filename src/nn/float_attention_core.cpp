@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 #include <vector>
 
 #ifdef MIXSEQ_WITH_CBLAS
@@ -20,6 +22,18 @@
 
 namespace mixseq {
 namespace {
+
+// Whether ATen is held to its baseline kernels (ATEN_CPU_CAPABILITY=default), as
+// tests/e2e/train_golden_losses.sh runs for the same bits on every machine: then the plain kernel,
+// whose ATen softmax and BLAS that test pins; this one's softmax picks its instruction set itself
+// (util/vector_clones.h).
+bool aten_at_baseline() {
+  static const bool baseline = [] {
+    const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
+    return capability != nullptr && std::string(capability) == "default";
+  }();
+  return baseline;
+}
 
 // Whether every [rows, Dh] matrix of a [B, H, rows, Dh] tensor is row-major, as BLAS reads it.
 bool head_matrices_row_major(const torch::Tensor& t) {
@@ -171,7 +185,7 @@ bool takes_float_attention_core(const torch::Tensor& q, const torch::Tensor& k, 
     if (!t->device().is_cpu() || t->scalar_type() != at::kFloat || !head_matrices_row_major(*t)) return false;
   }
   return q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3) && k.sizes() == v.sizes() &&
-         !compat::is_autocast_enabled(c10::DeviceType::CPU);
+         !compat::is_autocast_enabled(c10::DeviceType::CPU) && !aten_at_baseline();
 #else
   return false;
 #endif

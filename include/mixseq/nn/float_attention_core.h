@@ -22,7 +22,9 @@
 namespace mixseq {
 
 // Whether float_attention_core takes q [B, H, T, Dh], k and v [B, H, S, Dh]: fp32 on the CPU,
-// autocast off, each matrix with unit stride along Dh, and mixseq built with a CBLAS.
+// autocast off, each matrix with unit stride along Dh, mixseq built with a CBLAS, and ATen not held
+// to its baseline kernels (ATEN_CPU_CAPABILITY=default: the bit-exact golden runs keep the plain
+// kernel, as they keep at::linear; nn/cpu_float_linear.h).
 bool takes_float_attention_core(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
 
 // q [B, H, T, Dh], k and v [B, H, S, Dh]; blocked: undefined, or bool [B or 1, 1, T or 1, S], true
