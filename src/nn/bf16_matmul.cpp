@@ -5,10 +5,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 #include <vector>
 
+#include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/stop_request.h"
 #include "util/torch_compat.h"
@@ -24,13 +23,11 @@ using DnnlGemmBf16 = int (*)(char transa, char transb, int64_t M, int64_t N, int
 using DnnlSgemm = int (*)(char transa, char transb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
                           int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
-// oneDNN's sgemm, unless ATen is held to its baseline kernels (ATEN_CPU_CAPABILITY=default, as
-// tests/e2e/train_golden_losses.sh runs for the same bits on every machine): then at::mm, whose
-// BLAS that test pins as well; oneDNN's sgemm would choose its instruction set by itself.
+// oneDNN's sgemm, unless ATen is held to its baseline kernels (util/cpu_kernels.h): then at::mm;
+// oneDNN's sgemm would choose its instruction set by itself.
 DnnlSgemm dnnl_sgemm() {
   static const auto gemm = [] {
-    const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
-    if (capability && std::string(capability) == "default") return DnnlSgemm{nullptr};
+    if (aten_at_baseline_kernels()) return DnnlSgemm{nullptr};
     return reinterpret_cast<DnnlSgemm>(dlsym(RTLD_DEFAULT, "dnnl_sgemm"));
   }();
   return gemm;

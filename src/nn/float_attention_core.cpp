@@ -6,9 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
-#include <string>
 #include <vector>
 
 #ifdef MIXSEQ_WITH_CBLAS
@@ -17,23 +15,12 @@
 
 #include "mixseq/nn/hashed_dropout.h"
 #include "mixseq/nn/softmax_rows.h"
+#include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/error.h"
 #include "util/torch_compat.h"
 
 namespace mixseq {
 namespace {
-
-// Whether ATen is held to its baseline kernels (ATEN_CPU_CAPABILITY=default), as
-// tests/e2e/train_golden_losses.sh runs for the same bits on every machine: then the plain kernel,
-// whose ATen softmax and BLAS that test pins; this one's softmax picks its instruction set itself
-// (util/vector_clones.h).
-bool aten_at_baseline() {
-  static const bool baseline = [] {
-    const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
-    return capability != nullptr && std::string(capability) == "default";
-  }();
-  return baseline;
-}
 
 // Whether every [rows, Dh] matrix of a [B, H, rows, Dh] tensor is row-major, as BLAS reads it.
 bool head_matrices_row_major(const torch::Tensor& t) {
@@ -69,7 +56,7 @@ struct AdditiveMask {
                  "float_attention_core: the mask must be [B or 1, 1, T or 1, S], got ", blocked.sizes());
     const auto mask = blocked.select(1, 0);  // [Bm, Tm, S]
     values = at::zeros(mask.sizes(), at::TensorOptions().dtype(at::kFloat))
-                 .masked_fill_(mask.cpu(), -std::numeric_limits<float>::infinity());
+                 .masked_fill_(mask, -std::numeric_limits<float>::infinity());
     batch_step = mask.size(0) == 1 ? 0 : mask.size(1) * s;
     row_step = mask.size(1) == 1 ? 0 : s;
   }
@@ -139,6 +126,9 @@ class FloatAttentionCore : public torch::autograd::Function<FloatAttentionCore> 
     if (need_v) grad_v = at::empty({B, S, H, Dh}, options);
     const float* p = probs.data_ptr<float>();
     const float* m = kept.defined() ? kept.data_ptr<float>() : nullptr;
+    float* dq = need_q ? grad_q.data_ptr<float>() : nullptr;
+    float* dk = need_k ? grad_k.data_ptr<float>() : nullptr;
+    float* dv = need_v ? grad_v.data_ptr<float>() : nullptr;
     at::parallel_for(0, B * H, 1, [&](int64_t begin, int64_t end) {
       std::vector<float> dropped(m != nullptr ? T * S : 0), grad_scores(T * S);
       for (int64_t i = begin; i < end; ++i) {
@@ -152,8 +142,7 @@ class FloatAttentionCore : public torch::autograd::Function<FloatAttentionCore> 
         }
         const float* go = gm.at(b, h);
         if (need_v)  // dV = usedᵀ dO
-          attention_gemm(true, false, S, Dh, T, 1.0f, used, S, go, gm.ld, grad_v.data_ptr<float>() + b * S * H * Dh + h * Dh,
-                         H * Dh);
+          attention_gemm(true, false, S, Dh, T, 1.0f, used, S, go, gm.ld, dv + b * S * H * Dh + h * Dh, H * Dh);
         if (!need_q && !need_k) continue;
         float* ds = grad_scores.data();
         attention_gemm(false, true, T, S, Dh, 1.0f, go, gm.ld, vm.at(b, h), vm.ld, ds, S);  // d(used) = dO Vᵀ
@@ -163,11 +152,9 @@ class FloatAttentionCore : public torch::autograd::Function<FloatAttentionCore> 
         }
         for (int64_t t = 0; t < T; ++t) softmax_backward_row(weights + t * S, ds + t * S, S);
         if (need_q)  // dQ = scale dS K
-          attention_gemm(false, false, T, Dh, S, scale, ds, S, km.at(b, h), km.ld,
-                         grad_q.data_ptr<float>() + b * T * H * Dh + h * Dh, H * Dh);
+          attention_gemm(false, false, T, Dh, S, scale, ds, S, km.at(b, h), km.ld, dq + b * T * H * Dh + h * Dh, H * Dh);
         if (need_k)  // dK = scale dSᵀ Q
-          attention_gemm(true, false, S, Dh, T, scale, ds, S, qm.at(b, h), qm.ld,
-                         grad_k.data_ptr<float>() + b * S * H * Dh + h * Dh, H * Dh);
+          attention_gemm(true, false, S, Dh, T, scale, ds, S, qm.at(b, h), qm.ld, dk + b * S * H * Dh + h * Dh, H * Dh);
       }
     });
     const auto heads_first = [](const torch::Tensor& g) { return g.defined() ? g.permute({0, 2, 1, 3}) : g; };
@@ -185,7 +172,8 @@ bool takes_float_attention_core(const torch::Tensor& q, const torch::Tensor& k, 
     if (!t->device().is_cpu() || t->scalar_type() != at::kFloat || !head_matrices_row_major(*t)) return false;
   }
   return q.size(0) == k.size(0) && q.size(1) == k.size(1) && q.size(3) == k.size(3) && k.sizes() == v.sizes() &&
-         !compat::is_autocast_enabled(c10::DeviceType::CPU) && !aten_at_baseline();
+         !compat::is_autocast_enabled(c10::DeviceType::CPU) &&
+         !aten_at_baseline_kernels();  // the golden runs keep the plain kernel; this softmax picks its instruction set
 #else
   return false;
 #endif

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "nn/exp_by_range_reduction.h"
+#include "util/lane_dot.h"
 #include "util/vector_clones.h"
 
 // Compiled with -fno-trapping-math (src/CMakeLists.txt): otherwise the clamps and maxima below
@@ -124,27 +125,16 @@ float biased_exp_sum(const float* z, const float* bias, int64_t n, float shift) 
   return bias != nullptr ? unstored_exp_sum<true>(z, bias, n, shift) : unstored_exp_sum<false>(z, bias, n, shift);
 }
 
-// Σ_v a_v b_v in 16 lanes.
+// g_v <- p_v (g_v - Σ_u g_u p_u).
 MIXSEQ_VECTOR_CLONES
-float row_dot(const float* __restrict a, const float* __restrict b, int64_t n) {
-  float sum[kLanes] = {};
-  int64_t v = 0;
-  for (; v + kLanes <= n; v += kLanes)
-    for (int l = 0; l < kLanes; ++l) sum[l] += a[v + l] * b[v + l];
-  for (int l = 0; v < n; ++v, ++l) sum[l] += a[v] * b[v];
-  float s = 0.0f;
-  for (int l = 0; l < kLanes; ++l) s += sum[l];
-  return s;
-}
-
-MIXSEQ_VECTOR_CLONES
-void scaled_difference(const float* __restrict p, float* __restrict g, int64_t n, float shift) {
+void softmax_backward_in_place(const float* __restrict p, float* __restrict g, int64_t n) {
+  const float shift = lane_dot(p, g, n);
   for (int64_t v = 0; v < n; ++v) g[v] = p[v] * (g[v] - shift);
 }
 
 }  // namespace
 
-void softmax_backward_row(const float* p, float* g, int64_t n) { scaled_difference(p, g, n, row_dot(p, g, n)); }
+void softmax_backward_row(const float* p, float* g, int64_t n) { softmax_backward_in_place(p, g, n); }
 
 float biased_log_sum_exp(const float* z, const float* bias, int64_t n) {
   const float max = biased_max(z, bias, n);

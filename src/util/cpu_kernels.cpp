@@ -118,6 +118,14 @@ CpuKernels choose() {
 
 }  // namespace
 
+bool aten_at_baseline_kernels() {
+  static const bool baseline = [] {
+    const char* capability = std::getenv("ATEN_CPU_CAPABILITY");
+    return capability != nullptr && std::string(capability) == "default";
+  }();
+  return baseline;
+}
+
 bool blas_core_covers(const std::string& core, const std::string& wanted) {
   return lower_case(core) == lower_case(wanted) || rank_of(core) >= rank_of(wanted);
 }

@@ -40,4 +40,10 @@ std::string describe_cpu_kernels(const CpuKernels& kernels);
 // Haswell and Zen, Prescott covers nothing wider than itself.
 bool blas_core_covers(const std::string& core, const std::string& wanted);
 
+// Whether ATen is held to its baseline kernels (ATEN_CPU_CAPABILITY=default), as
+// tests/e2e/train_golden_losses.sh runs for the same bits on every machine. mixseq's own kernels
+// that choose their instruction set themselves (oneDNN's sgemm, nn/float_attention_core.h) then
+// step aside for ATen's, whose BLAS that test pins as well.
+bool aten_at_baseline_kernels();
+
 }  // namespace mixseq
