@@ -1,7 +1,11 @@
 """oneDNN's sgemm against OpenBLAS's, at the fp32 products of a Transformer training step at the
 bench shape (992 positions a side, d_model 256, ffn 1024, vocabulary 2000: each layer's forward,
 input-gradient and weight-gradient products) and at 1024^3: the question behind
-nn/cpu_float_linear.h, whether sending fp32 products to oneDNN pays on this CPU. Both libraries
+nn/cpu_float_linear.h, whether sending fp32 products to oneDNN pays on this CPU. A last line adds
+the products up as one training step has them (3 encoder layers of 4 attention projections and
+the feed-forward's two, 3 decoder layers of 8 and two, the output layer once): the time a step
+cannot go under at these rates, whatever else it does; the per-head attention products (0.8 GFLOP
+a step) are left out. Both libraries
 are called through ctypes on the same arrays, row-major, at the threads the environment gives
 them (OMP_NUM_THREADS for oneDNN, OPENBLAS_NUM_THREADS for OpenBLAS); OpenBLAS's kernels are
 those it picks or OPENBLAS_CORETYPE names (check the printed core: on CPUs newer than it, Debian's
@@ -22,6 +26,10 @@ POSITIONS = 992  # 32 sentences of 31 tokens
 # (layer, outputs, inputs): a linear layer's weight is [outputs, inputs].
 LAYERS = [("attention projection", 256, 256), ("ffn in", 1024, 256), ("ffn out", 256, 1024),
           ("output layer", 2000, 256)]
+# How many of each layer a training step at the bench shape runs: 3 encoder layers (q, k, v and
+# output projections) and 3 decoder layers (self and cross attention: 8 projections), each with
+# the feed-forward's two linears; one output layer (the shared embedding's product).
+STEP_COUNT = {"attention projection": 3 * 4 + 3 * 8, "ffn in": 6, "ffn out": 6, "output layer": 1}
 
 
 def products():
@@ -61,6 +69,7 @@ def main():
     dnnl, blas = load()
     core = blas.openblas_get_corename().decode()
     rng = np.random.default_rng(0)
+    step = {"onednn_ms": 0.0, "openblas_ms": 0.0, "gflop": 0.0}
     for name, m, n, k, a_t, b_t in products():
         a = rng.random((k, m) if a_t else (m, k), dtype=np.float32)
         b = rng.random((n, k) if b_t else (k, n), dtype=np.float32)
@@ -85,6 +94,13 @@ def main():
                           "onednn_gflop_per_s": round(gflop / onednn_s, 1),
                           "openblas_gflop_per_s": round(gflop / openblas_s, 1),
                           "openblas_over_onednn": round(openblas_s / onednn_s, 3)}))
+        count = STEP_COUNT.get(name.split(",")[0], 0)
+        step["onednn_ms"] += count * onednn_s * 1e3
+        step["openblas_ms"] += count * openblas_s * 1e3
+        step["gflop"] += count * gflop
+    print(json.dumps({"product": "training step's products", "openblas_core": core,
+                      "gflop": round(step["gflop"], 2), "onednn_ms": round(step["onednn_ms"], 1),
+                      "openblas_ms": round(step["openblas_ms"], 1)}))
 
 
 if __name__ == "__main__":
