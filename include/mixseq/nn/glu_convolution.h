@@ -2,9 +2,13 @@
 // residual: a 1-D convolution over time from I to 2O channels with weight normalisation, then a
 // gated linear unit (Dauphin et al. 2017), GLU([A; B]) = A * sigmoid(B), down to O channels.
 //
-// Layout is time-major, [T, B, C], as fairseq's ConvTBC, whose time-shifted slices are contiguous:
-// the convolution is one matrix product of the K slices side by side with the weight viewed as
-// [K I, 2O] (conv_tbc makes K products instead; same result). The parameters are
+// Layout is time-major, [T, B, C], as fairseq's ConvTBC, whose time-shifted slices are contiguous.
+// In fp32 on the CPU (where nn/cpu_float_linear.h takes products) the convolution is K products
+// accumulated into the output, one per tap, each of a run of real input frames (as conv_tbc; the
+// padding is never formed), backward likewise: at the ConvS2S bench shape, one thread, the
+// training step took 256 ms against 267 for the windows' copy below (docs/benchmarks.md).
+// Elsewhere (bf16, quantized, ATen's products) it is one matrix product of the K slices side by
+// side with the weight viewed as [K I, 2O]; same result. The parameters are
 // kept as torch.nn.utils.weight_norm(conv, dim=2) keeps fairseq's ConvTBC weight:
 // "weight_v" [K, I, 2O], "weight_g" [1, 1, 2O] (one norm per output channel over K x I), and
 // "bias" [2O]. Init as fairseq's ConvTBC() helper: V ~ N(0, sqrt(4 (1 - dropout) / (K I)))

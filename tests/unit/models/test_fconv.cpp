@@ -256,6 +256,47 @@ TEST(Fconv, GluConvolutionEqualsConv1dThenGlu) {
   }
 }
 
+// Forward and every gradient (the input, V, g and the bias) against the same composition, at
+// kernel widths 1-4, paddings from none to past the kernel's reach (taps that read no real frame
+// for some outputs) and a single input frame: in fp32 on the CPU the layer's convolution is its
+// own node (accumulated products per tap, no padded copy), elsewhere one product of the windows.
+TEST(Fconv, GluConvolutionGradientsEqualConv1dThenGlus) {
+  at::manual_seed(4);
+  for (const int64_t kernel : {1, 2, 3, 4}) {
+    for (const int64_t padding : {int64_t{0}, kernel / 2, kernel - 1, kernel + 1}) {
+      for (const int64_t length : {1, 9}) {
+        if (length + 2 * padding < kernel) continue;
+        GluConvolution layer(GluConvolutionOptions{5, 7, kernel, 0.1});
+        {
+          torch::NoGradGuard no_grad;
+          layer->weight_g.uniform_(0.5, 2.0);
+          layer->bias.normal_();
+        }
+        const auto x = at::randn({length, 3, 5}).requires_grad_();  // [T, B, I]
+        const auto output = layer(x, padding);                      // [T', B, O]
+        const auto r = at::randn(output.sizes());
+        (output * r).sum().backward();
+        const auto v = layer->weight_v.detach().clone().requires_grad_();
+        const auto g = layer->weight_g.detach().clone().requires_grad_();
+        const auto b = layer->bias.detach().clone().requires_grad_();
+        const auto x2 = x.detach().clone().requires_grad_();
+        const auto norms = v.pow(2).sum(at::IntArrayRef{0, 1}, /*keepdim=*/true).sqrt();
+        const auto weight = (v * g / norms).permute({2, 1, 0});  // [2O, I, K]
+        const auto expected = at::glu(at::conv1d(x2.permute({1, 2, 0}), weight, b, 1, padding), 1).permute({2, 0, 1});
+        (expected * r).sum().backward();
+        const auto where = "kernel " + std::to_string(kernel) + " padding " + std::to_string(padding) + " length " +
+                           std::to_string(length);
+        ASSERT_EQ(output.sizes(), expected.sizes()) << where;
+        EXPECT_TRUE(at::allclose(output, expected, 1e-5, 1e-5)) << where;
+        EXPECT_TRUE(at::allclose(x.grad(), x2.grad(), 1e-5, 1e-5)) << where << ": input";
+        EXPECT_TRUE(at::allclose(layer->weight_v.grad(), v.grad(), 1e-5, 1e-5)) << where << ": V";
+        EXPECT_TRUE(at::allclose(layer->weight_g.grad(), g.grad(), 1e-5, 1e-5)) << where << ": g";
+        EXPECT_TRUE(at::allclose(layer->bias.grad(), b.grad(), 1e-5, 1e-5)) << where << ": bias";
+      }
+    }
+  }
+}
+
 // Central differences of a double-precision loss against autograd's gradients of g and V.
 void expect_gradients_match_finite_differences(torch::nn::Module& module, const std::function<torch::Tensor()>& loss) {
   module.to(at::kDouble);
