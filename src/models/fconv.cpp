@@ -185,11 +185,8 @@ class FconvEncoderLayerImpl : public torch::nn::Module {
     const auto residual = residual_of(outputs, spec_, projection_);
     auto x = hashed_dropout(outputs.back().masked_fill(pad, 0.0), dropout, is_training());  // [S, B, C_in]
     const int64_t k = spec_.kernel_width;
-    if (k % 2 == 1) {
-      x = conv_(x, k / 2);  // [S, B, C]
-    } else {  // fairseq: one more frame of padding on the right than on the left
-      x = conv_(at::constant_pad_nd(x, {0, 0, 0, 0, (k - 1) / 2, k / 2}), 0);  // [S, B, C]
-    }
+    // fairseq pads even kernels by one more frame on the right than on the left.
+    x = conv_->forward_padded(x, (k - 1) / 2, k / 2);  // [S, B, C]
     return residual.defined() ? (x + residual) * kSqrtHalf : x;  // [S, B, C]
   }
 
@@ -259,13 +256,18 @@ class FconvDecoderLayerImpl : public torch::nn::Module {
     const auto residual = residual_of(outputs, spec_, projection_);
     auto x = hashed_dropout(outputs.back(), dropout, is_training());  // [T, B, C_in]
     const int64_t k = spec_.kernel_width, length = x.size(0);
-    if (k > 1) {
-      // A causal convolution: position t sees inputs t - K + 1 .. t, the first ones from the history.
-      if (!history.defined()) history = at::zeros({k - 1, x.size(1), x.size(2)}, x.options());
+    // A causal convolution: position t sees inputs t - K + 1 .. t, the first ones from the history.
+    if (k == 1) {
+      x = conv_(x, 0);  // [T, B, C]
+    } else if (!history.defined()) {  // a sentence's start (training, scoring, a search's first step)
+      const auto full = length >= k - 1 ? x : at::constant_pad_nd(x, {0, 0, 0, 0, k - 1 - length, 0});
+      history = full.narrow(0, full.size(0) - (k - 1), k - 1);  // [K - 1, B, C_in]
+      x = conv_->forward_padded(x, k - 1, 0);                      // [T, B, C]
+    } else {
       x = at::cat({history.to(x.scalar_type()), x}, 0);  // [K - 1 + T, B, C_in]
       history = x.narrow(0, length, k - 1);               // [K - 1, B, C_in]
+      x = conv_(x, 0);                                    // [T, B, C]
     }
-    x = conv_(x, 0);  // [T, B, C]
     torch::Tensor weights;
     if (has_attention()) {
       auto [y, w] = attention_(x.transpose(0, 1), target_embedding, state);  // [B, T, C], [B, T, S]

@@ -7,23 +7,27 @@
 #include <cmath>
 #include <vector>
 
+#include <ATen/Parallel.h>
+
 #include "mixseq/nn/bf16_matmul.h"
 #include "mixseq/nn/cpu_float_linear.h"
+#include "mixseq/nn/vectorized_tanh.h"
 #include "mixseq/util/error.h"
+#include "util/vector_clones.h"
 
 namespace mixseq {
 namespace {
 
 // The output frames [begin, end) that tap k of a width-K convolution over T input frames, padded
-// by `padding` zero frames at both ends, takes from real input frames: frame t reads input frame
-// t + k - padding.
+// by `left` zero frames before them, takes from real input frames: frame t reads input frame
+// t + k - left.
 struct TapRange {
   int64_t begin = 0, end = 0;
   int64_t length() const { return end - begin; }
 };
 
-TapRange tap_range(int64_t k, int64_t padding, int64_t input_length, int64_t output_length) {
-  return {std::max<int64_t>(0, padding - k), std::min<int64_t>(output_length, input_length + padding - k)};
+TapRange tap_range(int64_t k, int64_t left, int64_t input_length, int64_t output_length) {
+  return {std::max<int64_t>(0, left - k), std::min<int64_t>(output_length, input_length + left - k)};
 }
 
 // rows [first, first + count) of a [T, B, C] tensor as a [count B, C] matrix (contiguous).
@@ -31,59 +35,113 @@ torch::Tensor frame_rows(const torch::Tensor& t, int64_t first, int64_t count) {
   return t.narrow(0, first, count).view({count * t.size(1), t.size(2)});
 }
 
-// The fp32 convolution over time of [T, B, I] by W [K, I, N] and bias [N], `padding` zero frames
-// at both ends, without forming the padded input or the windows: tap k is one product of a run of
-// input frames into a run of output frames, accumulated through oneDNN's sgemm (the layout is
-// time-major, so each run is one contiguous matrix). Backward takes the same runs: dx by
-// accumulated dy W_kᵀ, dW_k = x_kᵀ dy, db the rows' sum. The products are those of the windows'
-// one product split by tap, so the FLOPs are the same; what goes is the padded copy, the windows'
-// copy (K times the input) and, backward, their gradients' copies and sums.
-class TimeConvolution : public torch::autograd::Function<TimeConvolution> {
+// The GLU of one row [a; b] (2 O floats): b <- σ(b) = (1 + tanh(b / 2)) / 2 (kept for backward),
+// out <- a σ(b).
+MIXSEQ_VECTOR_CLONES
+void gate_row(float* __restrict row, float* __restrict out, int64_t O) {
+  float* gate = row + O;
+  for (int64_t j = 0; j < O; ++j) gate[j] *= 0.5f;
+  vectorized_tanh_in_place(gate, O);
+  for (int64_t j = 0; j < O; ++j) {
+    gate[j] = 0.5f + 0.5f * gate[j];
+    out[j] = row[j] * gate[j];
+  }
+}
+
+// Its gradient: from the row [a; σ(b)] and dout [O], d [a; b] = [dout σ(b); dout a σ(b) (1 - σ(b))].
+MIXSEQ_VECTOR_CLONES
+void gate_gradient_row(const float* __restrict row, const float* __restrict grad, float* __restrict into, int64_t O) {
+  const float* gate = row + O;
+  for (int64_t j = 0; j < O; ++j) {
+    into[j] = grad[j] * gate[j];
+    into[O + j] = grad[j] * row[j] * gate[j] * (1.0f - gate[j]);
+  }
+}
+
+// Rows of 2 O per parallel task: about 16K floats each.
+int64_t gate_grain(int64_t O) { return std::max<int64_t>(1, 8192 / std::max<int64_t>(O, 1)); }
+
+// GLU([A; B]) = A σ(B) along the fp32 CPU convolution's output, and its gradient, with the gate
+// kept in B's place (at::glu keeps B and computes σ again in backward).
+torch::Tensor gate(torch::Tensor& y) {  // [T', B, 2O] -> [T', B, O]; y's second half becomes σ(B)
+  const int64_t O = y.size(2) / 2, rows = y.size(0) * y.size(1);
+  auto out = at::empty({y.size(0), y.size(1), O}, y.options());
+  float* y_data = y.data_ptr<float>();
+  float* out_data = out.data_ptr<float>();
+  at::parallel_for(0, rows, gate_grain(O), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) gate_row(y_data + r * 2 * O, out_data + r * O, O);
+  });
+  return out;
+}
+
+torch::Tensor gate_gradient(const torch::Tensor& gated, const torch::Tensor& grad) {  // -> [T', B, 2O]
+  const int64_t O = grad.size(2), rows = grad.size(0) * grad.size(1);
+  auto into = at::empty_like(gated);
+  const float* gated_data = gated.data_ptr<float>();
+  const float* grad_data = grad.data_ptr<float>();
+  float* into_data = into.data_ptr<float>();
+  at::parallel_for(0, rows, gate_grain(O), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      gate_gradient_row(gated_data + r * 2 * O, grad_data + r * O, into_data + r * 2 * O, O);
+  });
+  return into;
+}
+
+// The fp32 convolution over time of [T, B, I] by W [K, I, 2O] and bias [2O], `left` and `right`
+// zero frames around the input, then the GLU, without forming the padded input or the windows:
+// tap k is one product of a run of input frames into a run of output frames, accumulated through
+// oneDNN's sgemm (the layout is time-major, so each run is one contiguous matrix), then one pass
+// for the gate. Backward takes the same runs: the gate's gradient in one pass, dx by accumulated
+// dy W_kᵀ, dW_k = x_kᵀ dy, db the rows' sum. The products are those of the windows' one product
+// split by tap, so the FLOPs are the same; what goes is the padded copy, the windows' copy (K times
+// the input), their gradients' copies and sums, and the gate's second σ.
+class GatedTimeConvolution : public torch::autograd::Function<GatedTimeConvolution> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* context, const torch::Tensor& x,
-                               const torch::Tensor& weight, const torch::Tensor& bias, int64_t padding) {
+                               const torch::Tensor& weight, const torch::Tensor& bias, int64_t left, int64_t right) {
     const int64_t length = x.size(0), batch = x.size(1), kernel = weight.size(0), outputs = weight.size(2);
-    const int64_t out_length = length + 2 * padding - kernel + 1;
+    const int64_t out_length = length + left + right - kernel + 1;
     auto y = at::empty({out_length, batch, outputs}, x.options());
     y.copy_(bias.view({1, 1, outputs}).expand_as(y));
     for (int64_t k = 0; k < kernel; ++k) {
-      const auto run = tap_range(k, padding, length, out_length);
+      const auto run = tap_range(k, left, length, out_length);
       if (run.length() <= 0) continue;
       auto into = frame_rows(y, run.begin, run.length());
-      float_matmul_into(frame_rows(x, run.begin + k - padding, run.length()), weight.select(0, k), into,
+      float_matmul_into(frame_rows(x, run.begin + k - left, run.length()), weight.select(0, k), into,
                         /*accumulate=*/true);
     }
-    context->save_for_backward({x, weight});
-    context->saved_data["padding"] = padding;
-    return y;
+    auto out = gate(y);
+    context->save_for_backward({x, weight, y});
+    context->saved_data["left"] = left;
+    return out;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* context,
                                                  torch::autograd::variable_list gradients) {
     const auto saved = context->get_saved_variables();
-    const auto &x = saved[0], &weight = saved[1];
-    const int64_t padding = context->saved_data["padding"].toInt();
-    const auto grad = gradients[0].contiguous();  // [T', B, N]
+    const auto &x = saved[0], &weight = saved[1], &gated = saved[2];
+    const int64_t left = context->saved_data["left"].toInt();
+    const auto grad = gate_gradient(gated, gradients[0].contiguous());  // [T', B, 2O]
     const int64_t length = x.size(0), kernel = weight.size(0), out_length = grad.size(0);
     torch::Tensor grad_x, grad_weight, grad_bias;
     if (context->needs_input_grad(0)) grad_x = at::zeros_like(x);
     if (context->needs_input_grad(1)) grad_weight = at::zeros_like(weight);
     for (int64_t k = 0; k < kernel; ++k) {
-      const auto run = tap_range(k, padding, length, out_length);
+      const auto run = tap_range(k, left, length, out_length);
       if (run.length() <= 0) continue;
       const auto grad_rows = frame_rows(grad, run.begin, run.length());
       if (grad_x.defined()) {
-        auto into = frame_rows(grad_x, run.begin + k - padding, run.length());
+        auto into = frame_rows(grad_x, run.begin + k - left, run.length());
         float_matmul_into(grad_rows, weight.select(0, k).t(), into, /*accumulate=*/true);
       }
       if (grad_weight.defined()) {
         auto into = grad_weight.select(0, k);
-        float_matmul_into(frame_rows(x, run.begin + k - padding, run.length()).t(), grad_rows, into,
+        float_matmul_into(frame_rows(x, run.begin + k - left, run.length()).t(), grad_rows, into,
                           /*accumulate=*/false);
       }
     }
     if (context->needs_input_grad(2)) grad_bias = grad.view({-1, grad.size(2)}).sum(0);
-    return {grad_x, grad_weight, grad_bias, torch::Tensor()};
+    return {grad_x, grad_weight, grad_bias, torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -114,17 +172,21 @@ GluConvolutionImpl::GluConvolutionImpl(const GluConvolutionOptions& options)
 torch::Tensor GluConvolutionImpl::weight() const { return at::_weight_norm(weight_v, weight_g, 2); }
 
 torch::Tensor GluConvolutionImpl::forward(const torch::Tensor& x, int64_t padding) {
+  return forward_padded(x, padding, padding);
+}
+
+torch::Tensor GluConvolutionImpl::forward_padded(const torch::Tensor& x, int64_t left, int64_t right) {
   MIXSEQ_CHECK(x.dim() == 3 && x.size(2) == in_channels_, "GluConvolution: input must be [T, B, ", in_channels_,
                "], got ", x.sizes());
-  MIXSEQ_CHECK(padding >= 0, "GluConvolution: padding must be >= 0, got ", padding);
-  MIXSEQ_CHECK(x.size(0) + 2 * padding >= kernel_width_, "GluConvolution: ", x.size(0) + 2 * padding,
+  MIXSEQ_CHECK(left >= 0 && right >= 0, "GluConvolution: padding must be >= 0, got ", left, " and ", right);
+  MIXSEQ_CHECK(x.size(0) + left + right >= kernel_width_, "GluConvolution: ", x.size(0) + left + right,
                " padded time steps are fewer than the kernel (", kernel_width_, ")");
   const bool quantized = product_->quantized_or_observed();
   const auto w = quantized ? torch::Tensor() : weight().to(x.scalar_type());  // [K, I, 2O]
   const auto b = quantized ? torch::Tensor() : bias.to(x.scalar_type());
   if (!quantized && takes_cpu_float_linear(x, w.view({-1, w.size(2)}), b))
-    return at::glu(TimeConvolution::apply(x.contiguous(), w, b, padding), 2);  // [T', B, O]
-  const auto input = padding > 0 ? at::constant_pad_nd(x, {0, 0, 0, 0, padding, padding}) : x;  // [T + 2p, B, I]
+    return GatedTimeConvolution::apply(x.contiguous(), w, b, left, right);  // [T', B, O]
+  const auto input = left > 0 || right > 0 ? at::constant_pad_nd(x, {0, 0, 0, 0, left, right}) : x;  // [T + l + r, B, I]
   const int64_t out_length = input.size(0) - kernel_width_ + 1, batch = input.size(1);
   // Elsewhere (quantized or observed, bf16, ATen's products): one product over the K time-shifted
   // slices side by side, [T' B, K I] x [K I, 2O], rather than conv_tbc's K products accumulated

@@ -3,10 +3,12 @@
 // gated linear unit (Dauphin et al. 2017), GLU([A; B]) = A * sigmoid(B), down to O channels.
 //
 // Layout is time-major, [T, B, C], as fairseq's ConvTBC, whose time-shifted slices are contiguous.
-// In fp32 on the CPU (where nn/cpu_float_linear.h takes products) the convolution is K products
-// accumulated into the output, one per tap, each of a run of real input frames (as conv_tbc; the
-// padding is never formed), backward likewise: at the ConvS2S bench shape, one thread, the
-// training step took 256 ms against 267 for the windows' copy below (docs/benchmarks.md).
+// In fp32 on the CPU (where nn/cpu_float_linear.h takes products) the convolution and the GLU are
+// one autograd node: K products accumulated into the output, one per tap, each of a run of real
+// input frames (as conv_tbc; the padding is never formed), then one pass for the gate, which is
+// kept for backward (at::glu computes σ again there); backward likewise. At the ConvS2S bench
+// shape, one thread, the training step took 256 ms against 267 for the windows' copy below
+// (docs/benchmarks.md) before the GLU joined the node.
 // Elsewhere (bf16, quantized, ATen's products) it is one matrix product of the K slices side by
 // side with the weight viewed as [K I, 2O]; same result. The parameters are
 // kept as torch.nn.utils.weight_norm(conv, dim=2) keeps fairseq's ConvTBC weight:
@@ -48,6 +50,9 @@ class GluConvolutionImpl : public torch::nn::Module {
 
   // x [T, B, I] -> [T + 2 padding - K + 1, B, O]
   torch::Tensor forward(const torch::Tensor& x, int64_t padding = 0);
+  // The same with `left` zero frames before x and `right` after it: [T + left + right - K + 1, B, O]
+  // (the decoder's causal convolution: left K - 1, right 0; the encoder's even kernels).
+  torch::Tensor forward_padded(const torch::Tensor& x, int64_t left, int64_t right);
   torch::Tensor weight() const;  // g * V / ||V||, [K, I, 2O]
   int64_t kernel_width() const { return kernel_width_; }
   int64_t in_channels() const { return in_channels_; }

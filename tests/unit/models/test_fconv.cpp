@@ -258,14 +258,19 @@ TEST(Fconv, GluConvolutionEqualsConv1dThenGlu) {
 
 // Forward and every gradient (the input, V, g and the bias) against the same composition, at
 // kernel widths 1-4, paddings from none to past the kernel's reach (taps that read no real frame
-// for some outputs) and a single input frame: in fp32 on the CPU the layer's convolution is its
-// own node (accumulated products per tap, no padded copy), elsewhere one product of the windows.
+// for some outputs), on both sides or one, and a single input frame: in fp32 on the CPU the
+// layer's convolution and GLU are one node (accumulated products per tap, no padded copy, the gate
+// kept), elsewhere one product of the windows then at::glu.
 TEST(Fconv, GluConvolutionGradientsEqualConv1dThenGlus) {
   at::manual_seed(4);
   for (const int64_t kernel : {1, 2, 3, 4}) {
-    for (const int64_t padding : {int64_t{0}, kernel / 2, kernel - 1, kernel + 1}) {
+    // (left, right): none, centred, the decoder's causal K - 1 and 0, the encoder's even kernels'
+    // one more on the right, and past the kernel's reach on one side.
+    const std::vector<std::pair<int64_t, int64_t>> paddings{
+        {0, 0}, {kernel / 2, kernel / 2}, {kernel - 1, 0}, {(kernel - 1) / 2, kernel / 2}, {0, kernel + 1}, {kernel + 1, 1}};
+    for (const auto& [left, right] : paddings) {
       for (const int64_t length : {1, 9}) {
-        if (length + 2 * padding < kernel) continue;
+        if (length + left + right < kernel) continue;
         GluConvolution layer(GluConvolutionOptions{5, 7, kernel, 0.1});
         {
           torch::NoGradGuard no_grad;
@@ -273,7 +278,7 @@ TEST(Fconv, GluConvolutionGradientsEqualConv1dThenGlus) {
           layer->bias.normal_();
         }
         const auto x = at::randn({length, 3, 5}).requires_grad_();  // [T, B, I]
-        const auto output = layer(x, padding);                      // [T', B, O]
+        const auto output = left == right ? layer(x, left) : layer->forward_padded(x, left, right);  // [T', B, O]
         const auto r = at::randn(output.sizes());
         (output * r).sum().backward();
         const auto v = layer->weight_v.detach().clone().requires_grad_();
@@ -282,10 +287,11 @@ TEST(Fconv, GluConvolutionGradientsEqualConv1dThenGlus) {
         const auto x2 = x.detach().clone().requires_grad_();
         const auto norms = v.pow(2).sum(at::IntArrayRef{0, 1}, /*keepdim=*/true).sqrt();
         const auto weight = (v * g / norms).permute({2, 1, 0});  // [2O, I, K]
-        const auto expected = at::glu(at::conv1d(x2.permute({1, 2, 0}), weight, b, 1, padding), 1).permute({2, 0, 1});
+        const auto padded = at::constant_pad_nd(x2, {0, 0, 0, 0, left, right});
+        const auto expected = at::glu(at::conv1d(padded.permute({1, 2, 0}), weight, b), 1).permute({2, 0, 1});
         (expected * r).sum().backward();
-        const auto where = "kernel " + std::to_string(kernel) + " padding " + std::to_string(padding) + " length " +
-                           std::to_string(length);
+        const auto where = "kernel " + std::to_string(kernel) + " padding " + std::to_string(left) + ", " +
+                           std::to_string(right) + " length " + std::to_string(length);
         ASSERT_EQ(output.sizes(), expected.sizes()) << where;
         EXPECT_TRUE(at::allclose(output, expected, 1e-5, 1e-5)) << where;
         EXPECT_TRUE(at::allclose(x.grad(), x2.grad(), 1e-5, 1e-5)) << where << ": input";
