@@ -1,13 +1,12 @@
 #include "mixseq/nn/glu_convolution.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
-
-#include <ATen/Parallel.h>
 
 #include "mixseq/nn/bf16_matmul.h"
 #include "mixseq/nn/cpu_float_linear.h"
@@ -21,24 +20,24 @@ namespace {
 // The output frames [begin, end) that tap k of a width-K convolution over T input frames, padded
 // by `left` zero frames before them, takes from real input frames: frame t reads input frame
 // t + k - left.
-struct TapRange {
+struct ConvolutionTapRange {
   int64_t begin = 0, end = 0;
   int64_t length() const { return end - begin; }
 };
 
-TapRange tap_range(int64_t k, int64_t left, int64_t input_length, int64_t output_length) {
+ConvolutionTapRange convolution_tap_range(int64_t k, int64_t left, int64_t input_length, int64_t output_length) {
   return {std::max<int64_t>(0, left - k), std::min<int64_t>(output_length, input_length + left - k)};
 }
 
 // rows [first, first + count) of a [T, B, C] tensor as a [count B, C] matrix (contiguous).
-torch::Tensor frame_rows(const torch::Tensor& t, int64_t first, int64_t count) {
+torch::Tensor time_frame_rows(const torch::Tensor& t, int64_t first, int64_t count) {
   return t.narrow(0, first, count).view({count * t.size(1), t.size(2)});
 }
 
 // The GLU of one row [a; b] (2 O floats): b <- σ(b) = (1 + tanh(b / 2)) / 2 (kept for backward),
 // out <- a σ(b).
 MIXSEQ_VECTOR_CLONES
-void gate_row(float* __restrict row, float* __restrict out, int64_t O) {
+void glu_gate_row(float* __restrict row, float* __restrict out, int64_t O) {
   float* gate = row + O;
   for (int64_t j = 0; j < O; ++j) gate[j] *= 0.5f;
   vectorized_tanh_in_place(gate, O);
@@ -50,7 +49,8 @@ void gate_row(float* __restrict row, float* __restrict out, int64_t O) {
 
 // Its gradient: from the row [a; σ(b)] and dout [O], d [a; b] = [dout σ(b); dout a σ(b) (1 - σ(b))].
 MIXSEQ_VECTOR_CLONES
-void gate_gradient_row(const float* __restrict row, const float* __restrict grad, float* __restrict into, int64_t O) {
+void glu_gate_gradient_row(const float* __restrict row, const float* __restrict grad, float* __restrict into,
+                           int64_t O) {
   const float* gate = row + O;
   for (int64_t j = 0; j < O; ++j) {
     into[j] = grad[j] * gate[j];
@@ -59,30 +59,30 @@ void gate_gradient_row(const float* __restrict row, const float* __restrict grad
 }
 
 // Rows of 2 O per parallel task: about 16K floats each.
-int64_t gate_grain(int64_t O) { return std::max<int64_t>(1, 8192 / std::max<int64_t>(O, 1)); }
+int64_t glu_gate_grain(int64_t O) { return std::max<int64_t>(1, 8192 / std::max<int64_t>(O, 1)); }
 
 // GLU([A; B]) = A σ(B) along the fp32 CPU convolution's output, and its gradient, with the gate
 // kept in B's place (at::glu keeps B and computes σ again in backward).
-torch::Tensor gate(torch::Tensor& y) {  // [T', B, 2O] -> [T', B, O]; y's second half becomes σ(B)
+torch::Tensor glu_gate(torch::Tensor& y) {  // [T', B, 2O] -> [T', B, O]; y's second half becomes σ(B)
   const int64_t O = y.size(2) / 2, rows = y.size(0) * y.size(1);
   auto out = at::empty({y.size(0), y.size(1), O}, y.options());
   float* y_data = y.data_ptr<float>();
   float* out_data = out.data_ptr<float>();
-  at::parallel_for(0, rows, gate_grain(O), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) gate_row(y_data + r * 2 * O, out_data + r * O, O);
+  at::parallel_for(0, rows, glu_gate_grain(O), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) glu_gate_row(y_data + r * 2 * O, out_data + r * O, O);
   });
   return out;
 }
 
-torch::Tensor gate_gradient(const torch::Tensor& gated, const torch::Tensor& grad) {  // -> [T', B, 2O]
+torch::Tensor glu_gate_gradient(const torch::Tensor& gated, const torch::Tensor& grad) {  // -> [T', B, 2O]
   const int64_t O = grad.size(2), rows = grad.size(0) * grad.size(1);
   auto into = at::empty_like(gated);
   const float* gated_data = gated.data_ptr<float>();
   const float* grad_data = grad.data_ptr<float>();
   float* into_data = into.data_ptr<float>();
-  at::parallel_for(0, rows, gate_grain(O), [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, rows, glu_gate_grain(O), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r)
-      gate_gradient_row(gated_data + r * 2 * O, grad_data + r * O, into_data + r * 2 * O, O);
+      glu_gate_gradient_row(gated_data + r * 2 * O, grad_data + r * O, into_data + r * 2 * O, O);
   });
   return into;
 }
@@ -104,13 +104,13 @@ class GatedTimeConvolution : public torch::autograd::Function<GatedTimeConvoluti
     auto y = at::empty({out_length, batch, outputs}, x.options());
     y.copy_(bias.view({1, 1, outputs}).expand_as(y));
     for (int64_t k = 0; k < kernel; ++k) {
-      const auto run = tap_range(k, left, length, out_length);
+      const auto run = convolution_tap_range(k, left, length, out_length);
       if (run.length() <= 0) continue;
-      auto into = frame_rows(y, run.begin, run.length());
-      float_matmul_into(frame_rows(x, run.begin + k - left, run.length()), weight.select(0, k), into,
+      auto into = time_frame_rows(y, run.begin, run.length());
+      float_matmul_into(time_frame_rows(x, run.begin + k - left, run.length()), weight.select(0, k), into,
                         /*accumulate=*/true);
     }
-    auto out = gate(y);
+    auto out = glu_gate(y);
     context->save_for_backward({x, weight, y});
     context->saved_data["left"] = left;
     return out;
@@ -121,22 +121,22 @@ class GatedTimeConvolution : public torch::autograd::Function<GatedTimeConvoluti
     const auto saved = context->get_saved_variables();
     const auto &x = saved[0], &weight = saved[1], &gated = saved[2];
     const int64_t left = context->saved_data["left"].toInt();
-    const auto grad = gate_gradient(gated, gradients[0].contiguous());  // [T', B, 2O]
+    const auto grad = glu_gate_gradient(gated, gradients[0].contiguous());  // [T', B, 2O]
     const int64_t length = x.size(0), kernel = weight.size(0), out_length = grad.size(0);
     torch::Tensor grad_x, grad_weight, grad_bias;
     if (context->needs_input_grad(0)) grad_x = at::zeros_like(x);
     if (context->needs_input_grad(1)) grad_weight = at::zeros_like(weight);
     for (int64_t k = 0; k < kernel; ++k) {
-      const auto run = tap_range(k, left, length, out_length);
+      const auto run = convolution_tap_range(k, left, length, out_length);
       if (run.length() <= 0) continue;
-      const auto grad_rows = frame_rows(grad, run.begin, run.length());
+      const auto grad_rows = time_frame_rows(grad, run.begin, run.length());
       if (grad_x.defined()) {
-        auto into = frame_rows(grad_x, run.begin + k - left, run.length());
+        auto into = time_frame_rows(grad_x, run.begin + k - left, run.length());
         float_matmul_into(grad_rows, weight.select(0, k).t(), into, /*accumulate=*/true);
       }
       if (grad_weight.defined()) {
         auto into = grad_weight.select(0, k);
-        float_matmul_into(frame_rows(x, run.begin + k - left, run.length()).t(), grad_rows, into,
+        float_matmul_into(time_frame_rows(x, run.begin + k - left, run.length()).t(), grad_rows, into,
                           /*accumulate=*/false);
       }
     }
@@ -186,7 +186,8 @@ torch::Tensor GluConvolutionImpl::forward_padded(const torch::Tensor& x, int64_t
   const auto b = quantized ? torch::Tensor() : bias.to(x.scalar_type());
   if (!quantized && takes_cpu_float_linear(x, w.view({-1, w.size(2)}), b))
     return GatedTimeConvolution::apply(x.contiguous(), w, b, left, right);  // [T', B, O]
-  const auto input = left > 0 || right > 0 ? at::constant_pad_nd(x, {0, 0, 0, 0, left, right}) : x;  // [T + l + r, B, I]
+  // [T + left + right, B, I]
+  const auto input = left > 0 || right > 0 ? at::constant_pad_nd(x, {0, 0, 0, 0, left, right}) : x;
   const int64_t out_length = input.size(0) - kernel_width_ + 1, batch = input.size(1);
   // Elsewhere (quantized or observed, bf16, ATen's products): one product over the K time-shifted
   // slices side by side, [T' B, K I] x [K I, 2O], rather than conv_tbc's K products accumulated

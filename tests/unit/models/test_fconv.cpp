@@ -266,8 +266,9 @@ TEST(Fconv, GluConvolutionGradientsEqualConv1dThenGlus) {
   for (const int64_t kernel : {1, 2, 3, 4}) {
     // (left, right): none, centred, the decoder's causal K - 1 and 0, the encoder's even kernels'
     // one more on the right, and past the kernel's reach on one side.
-    const std::vector<std::pair<int64_t, int64_t>> paddings{
-        {0, 0}, {kernel / 2, kernel / 2}, {kernel - 1, 0}, {(kernel - 1) / 2, kernel / 2}, {0, kernel + 1}, {kernel + 1, 1}};
+    const std::vector<std::pair<int64_t, int64_t>> paddings{{0, 0},          {kernel / 2, kernel / 2},
+                                                            {kernel - 1, 0}, {(kernel - 1) / 2, kernel / 2},
+                                                            {0, kernel + 1}, {kernel + 1, 1}};
     for (const auto& [left, right] : paddings) {
       for (const int64_t length : {1, 9}) {
         if (length + left + right < kernel) continue;
