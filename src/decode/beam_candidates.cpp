@@ -10,6 +10,7 @@
 #include "mixseq/nn/softmax_rows.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
+#include "util/vector_clones.h"
 
 namespace mixseq {
 namespace {
@@ -34,6 +35,10 @@ class BestCandidates {
     indices_[at] = index;
   }
 
+  // Whether a candidate of this score would enter: while there is room, any; then only one above
+  // the worst kept.
+  bool would_take(float score) const { return !full() || score > scores_[count_ - 1]; }
+
   // The places left: -inf, with the lowest indices not kept whose token is not </s>.
   void fill_with_minus_infinity(int64_t vocab_size) {
     std::vector<int64_t> taken(indices_, indices_ + kept_);
@@ -53,6 +58,38 @@ class BestCandidates {
   int64_t count_;
   int64_t kept_ = 0;
 };
+
+// The largest of z[begin, begin + kScanBlock), in 16 lanes the compiler vectorizes.
+constexpr int64_t kScanBlock = 64;
+
+MIXSEQ_VECTOR_CLONES
+float block_max(const float* z) {
+  constexpr int kLanes = 16;
+  float lanes[kLanes];
+  for (int l = 0; l < kLanes; ++l) lanes[l] = z[l];
+  for (int64_t v = kLanes; v < kScanBlock; v += kLanes)
+    for (int l = 0; l < kLanes; ++l) lanes[l] = z[v + l] > lanes[l] ? z[v + l] : lanes[l];
+  float m = lanes[0];
+  for (int l = 1; l < kLanes; ++l) m = lanes[l] > m ? lanes[l] : m;
+  return m;
+}
+
+// Offers a row's tokens [first, V) to `best` in increasing order, a block of kScanBlock tokens
+// at a time: a block whose largest logit makes no candidate that would enter is passed over. The
+// candidate score + (z - lse) only grows with z (rounding is monotonic), so the block's best
+// candidate is that of its largest logit, and a block passed over holds none that would have
+// entered: the kept candidates are exactly those of offering every token. A NaN logit stops the
+// search earlier (the row's log-sum-exp is NaN).
+void offer_row(BestCandidates& best, const float* z, int64_t first, int64_t vocab_size, float beam_score,
+               float log_sum_exp, int64_t index_base) {
+  const auto candidate = [&](float logit) { return beam_score + (logit - log_sum_exp); };
+  int64_t token = first;
+  for (; token + kScanBlock <= vocab_size; token += kScanBlock) {
+    if (!best.would_take(candidate(block_max(z + token)))) continue;
+    for (int64_t t = token; t < token + kScanBlock; ++t) best.offer(candidate(z[t]), index_base + t);
+  }
+  for (; token < vocab_size; ++token) best.offer(candidate(z[token]), index_base + token);
+}
 
 }  // namespace
 
@@ -80,7 +117,6 @@ std::tuple<torch::Tensor, torch::Tensor> best_continuations(const torch::Tensor&
   // About 32k logits a task: enough to pay for handing it to a thread.
   const int64_t grain = std::max<int64_t>(1, 32768 / (beams * vocab_size));
   at::parallel_for(0, sentences, grain, [&](int64_t begin, int64_t end) {
-    std::vector<float> scratch(vocab_size);
     for (int64_t j = begin; j < end; ++j) {
       BestCandidates best(best_scores.data_ptr<float>() + j * count, best_indices.data_ptr<int64_t>() + j * count,
                           count);
@@ -89,17 +125,19 @@ std::tuple<torch::Tensor, torch::Tensor> best_continuations(const torch::Tensor&
         const int64_t row = j * beams + beam;
         if (beam_score[row] == kMinusInfinity) continue;
         const float* row_logits = z + row * vocab_size;
-        const float log_sum_exp = softmax_row_stats(row_logits, vocab_size, scratch.data()).log_sum_exp;
+        const float log_sum_exp = biased_log_sum_exp(row_logits, nullptr, vocab_size);
         MIXSEQ_CHECK(std::isfinite(log_sum_exp), "the model's logits of row ", row, " hold NaN or infinity");
         const auto candidate = [&](int64_t token) { return beam_score[row] + (row_logits[token] - log_sum_exp); };
         if (only_eos) {
           if (rules.eos_allowed) best.offer(candidate(kEosId), beam * vocab_size + kEosId);
           continue;
         }
-        for (int64_t token = 0; token < vocab_size; ++token) {
+        // The special ids 0-3 one by one (never <pad> or <s>; </s> where allowed), then the rest.
+        for (int64_t token = 0; token <= kEosId && token < vocab_size; ++token) {
           if (token == kPadId || token == kBosId || (token == kEosId && !rules.eos_allowed)) continue;
           best.offer(candidate(token), beam * vocab_size + token);
         }
+        offer_row(best, row_logits, kEosId + 1, vocab_size, beam_score[row], log_sum_exp, beam * vocab_size);
       }
       best.fill_with_minus_infinity(vocab_size);
     }

@@ -3,8 +3,12 @@
 //
 // Through LibTorch a step is a [rows, V] log-softmax, fills for the forbidden tokens, the beam
 // scores added into another [rows, V] tensor and a topk that sorts each sentence's K x V
-// candidates (8% of an int8 Transformer's beam search at the bench shapes). Here each row's log-sum-exp comes from nn/softmax_rows.h and
-// one scan keeps the best candidates of a sentence against the worst one kept so far.
+// candidates (8% of an int8 Transformer's beam search at the bench shapes). Here each row's
+// log-sum-exp comes from nn/softmax_rows.h (two sweeps that store nothing) and one scan keeps the
+// best candidates of a sentence against the worst one kept so far, a block of 64 tokens at a time:
+// a block whose largest logit could not enter is passed over after one vectorized maximum, which
+// is most of them once the best are kept. The kept candidates are exactly those of offering every
+// token.
 #pragma once
 
 #include <torch/types.h>

@@ -5,9 +5,13 @@
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <set>
+#include <utility>
+#include <vector>
 
+#include "mixseq/nn/softmax_rows.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
 
@@ -88,6 +92,39 @@ TEST(BestContinuations, KeepsTheLowerIndexOfEqualScoresAndGreedyIsTheArgmax) {
   const auto [greedy, token] = best_continuations(logits, at::zeros({2}), /*beams=*/1, /*count=*/1, {});
   EXPECT_TRUE(at::allclose(greedy.flatten(), std::get<0>(log_probs.max(1)), 1e-6, 1e-6));
   EXPECT_TRUE(at::equal(token.flatten(), at::tensor({5, 6}, at::kLong)));
+}
+
+// The scan passes over blocks of tokens that hold no candidate to keep: what it keeps must be
+// exactly what offering every token keeps. Logits on a coarse grid (many exact ties, inside
+// blocks and across them), a vocabulary that is not a multiple of the block, a beam whose best
+// tokens sit in its last, partial block, and counts from 1 to more than a row's worth of ties:
+// scores and indices equal, bit for bit, to a stable sort of every allowed candidate (the score
+// computed as the search computes it, ties to the lower index).
+TEST(BestContinuations, PassingOverBlocksKeepsExactlyWhatEveryTokenWouldGive) {
+  at::manual_seed(5);
+  const int64_t sentences = 3, beams = 4, vocab = 1000;
+  auto logits = (at::randn({sentences * beams, vocab}) * 2).round() / 2;  // steps of 0.5
+  logits[5].narrow(0, 960, 40) += 8;                                   // the tail holds row 5's best
+  const auto scores = (-at::rand({sentences * beams}) * 4).round();     // ties between beams too
+  for (const int64_t count : {1, 3, 8, 40}) {
+    const auto [best, indices] = best_continuations(logits, scores, beams, count, {});
+    for (int64_t j = 0; j < sentences; ++j) {
+      std::vector<std::pair<float, int64_t>> all;  // (score, index) of every allowed candidate
+      for (int64_t beam = 0; beam < beams; ++beam) {
+        const int64_t row = j * beams + beam;
+        const float* z = logits[row].data_ptr<float>();
+        const float lse = biased_log_sum_exp(z, nullptr, vocab);
+        const float beam_score = scores[row].item<float>();
+        for (int64_t token = 0; token < vocab; ++token)
+          if (token != kPadId && token != kBosId) all.emplace_back(beam_score + (z[token] - lse), beam * vocab + token);
+      }
+      std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (int64_t c = 0; c < count; ++c) {
+        EXPECT_EQ(best[j][c].item<float>(), all[static_cast<size_t>(c)].first) << "count " << count << " sentence " << j;
+        EXPECT_EQ(indices[j][c].item<int64_t>(), all[static_cast<size_t>(c)].second) << "count " << count << " sentence " << j;
+      }
+    }
+  }
 }
 
 // Several threads share the sentences; each gets its own; the result is the same.
