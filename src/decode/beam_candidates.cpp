@@ -10,7 +10,6 @@
 #include "mixseq/nn/softmax_rows.h"
 #include "mixseq/text/vocabulary.h"
 #include "mixseq/util/error.h"
-#include "util/vector_clones.h"
 
 namespace mixseq {
 namespace {
@@ -59,20 +58,8 @@ class BestCandidates {
   int64_t kept_ = 0;
 };
 
-// The largest of z[begin, begin + kScanBlock), in 16 lanes the compiler vectorizes.
+// Tokens a scan passes over at a time, when their largest logit could not enter.
 constexpr int64_t kScanBlock = 64;
-
-MIXSEQ_VECTOR_CLONES
-float block_max(const float* z) {
-  constexpr int kLanes = 16;
-  float lanes[kLanes];
-  for (int l = 0; l < kLanes; ++l) lanes[l] = z[l];
-  for (int64_t v = kLanes; v < kScanBlock; v += kLanes)
-    for (int l = 0; l < kLanes; ++l) lanes[l] = z[v + l] > lanes[l] ? z[v + l] : lanes[l];
-  float m = lanes[0];
-  for (int l = 1; l < kLanes; ++l) m = lanes[l] > m ? lanes[l] : m;
-  return m;
-}
 
 // Offers a row's tokens [first, V) to `best` in increasing order, a block of kScanBlock tokens
 // at a time: a block whose largest logit makes no candidate that would enter is passed over. The
@@ -85,7 +72,7 @@ void offer_row(BestCandidates& best, const float* z, int64_t first, int64_t voca
   const auto candidate = [&](float logit) { return beam_score + (logit - log_sum_exp); };
   int64_t token = first;
   for (; token + kScanBlock <= vocab_size; token += kScanBlock) {
-    if (!best.would_take(candidate(block_max(z + token)))) continue;
+    if (!best.would_take(candidate(biased_row_max(z + token, nullptr, kScanBlock)))) continue;
     for (int64_t t = token; t < token + kScanBlock; ++t) best.offer(candidate(z[t]), index_base + t);
   }
   for (; token < vocab_size; ++token) best.offer(candidate(z[token]), index_base + token);

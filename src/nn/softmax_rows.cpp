@@ -136,6 +136,8 @@ void softmax_backward_in_place(const float* __restrict p, float* __restrict g, i
 
 void softmax_backward_row(const float* p, float* g, int64_t n) { softmax_backward_in_place(p, g, n); }
 
+float biased_row_max(const float* z, const float* bias, int64_t n) { return biased_max(z, bias, n); }
+
 float biased_log_sum_exp(const float* z, const float* bias, int64_t n) {
   const float max = biased_max(z, bias, n);
   if (!std::isfinite(max)) return max + std::log(static_cast<float>(n));  // ±inf or NaN rows stay so

@@ -29,6 +29,10 @@ SoftmaxRowStats softmax_row_stats(const float* z, int64_t n, float* scratch);
 // segment on the 2-core Zen 5 EPYC.
 float biased_log_sum_exp(const float* z, const float* bias, int64_t n);
 
+// max_v (z_v + bias_v) for v < n (bias may be null: none), in one sweep of 16 lanes; -inf for
+// n = 0. For scans that pass over blocks of a row (decode/beam_candidates.cpp).
+float biased_row_max(const float* z, const float* bias, int64_t n);
+
 // p_v = exp(z_v - log_sum_exp) for v < n (p may be z).
 void softmax_row(const float* z, int64_t n, float log_sum_exp, float* p);
 
