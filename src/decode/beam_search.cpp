@@ -183,11 +183,12 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
   const auto device = source.device();
   std::vector<std::vector<Hypothesis>> results(B);
 
-  // Rows j·K .. j·K + K-1 hold the K beams of live sentence j.
+  // Rows j·K .. j·K + K-1 hold the K beams of live sentence j. At step 0 every beam would
+  // extend the same <s> from the same state, so the model runs one row per sentence and its
+  // output is spread over the K beams; the state follows with the rows step 0 keeps.
   auto state = model.start(source, source_lengths);
   state->report_attention = use_coverage || o.return_alignment;
-  state->select(at::arange(B, source.options().dtype(at::kLong)).repeat_interleave(K));  // B -> B·K rows
-  auto tokens = at::full({B * K}, kBosId, source.options().dtype(at::kLong));  // [B·K]
+  auto tokens = at::full({B}, kBosId, source.options().dtype(at::kLong));  // [B], then [n·K]
   // At step 0 every beam would extend the same <s>: only beam 0 is live, the others start at -inf.
   auto scores = at::full({B, K}, -kInf, source.options().dtype(at::kFloat));  // [B, K] log P of each beam
   scores.select(1, 0).fill_(0);
@@ -200,7 +201,12 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
   for (int64_t step = 0; !live.empty(); ++step) {
     adapt_threads_to_load();
     const int64_t n = static_cast<int64_t>(live.size());
-    const DecoderStep out = model.step(*state, tokens);
+    DecoderStep out = model.step(*state, tokens);
+    if (step == 0) {
+      const auto beams = at::arange(n, tokens.options()).repeat_interleave(K);  // [n·K]: row j·K + k from row j
+      out.logits = out.logits.index_select(0, beams);
+      if (out.attention.defined()) out.attention = out.attention.index_select(0, beams);
+    }
     // 2K candidates: at most K of them end in </s> (one per beam), so K others can go on.
     const auto [cand_scores, cand_index] = step_candidates(out, step, live, scores, K, 2 * K, V, o);  // [n, 2K]
     std::vector<torch::Tensor> to_host = {cand_scores.flatten().to(at::kDouble), cand_index.flatten().to(at::kDouble)};
@@ -271,7 +277,9 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
     next.insert(next.end(), next_candidates.begin(), next_candidates.end());
     const auto next_device = upload(next, device).view({3, rows_left});  // the step's one host-to-device copy
     const auto rows = next_device[0];                                    // [n'·K]
-    if (static_cast<int64_t>(live.size()) == n)
+    if (step == 0)
+      state->select(at::div(rows, K, "floor"));  // from one row per sentence to its K beams
+    else if (static_cast<int64_t>(live.size()) == n)
       state->select_within_sources(rows);  // reorders beams within their sentences
     else
       state->select(rows);  // reorders beams and drops finished sentences

@@ -473,11 +473,13 @@ TEST_P(Batching, BatchedEqualsOneByOneInInputOrder) {
     }
     expect_consistent(hashed_logits, hashed_attention, kSources[b], batched[b], o);
   }
-  // Finished sentences leave the batch: the rows fed shrink, by whole sentences of K rows.
-  ASSERT_GE(rows.size(), 2u);
-  EXPECT_EQ(rows.front(), static_cast<int64_t>(kSources.size()) * GetParam());
-  EXPECT_LT(rows.back(), rows.front());
-  for (size_t i = 1; i < rows.size(); ++i) {
+  // Step 0 feeds one row per sentence (every beam would extend the same <s>); then K rows a
+  // sentence, and finished sentences leave the batch: the rows shrink by whole sentences.
+  ASSERT_GE(rows.size(), 3u);
+  EXPECT_EQ(rows[0], static_cast<int64_t>(kSources.size()));
+  EXPECT_EQ(rows[1], static_cast<int64_t>(kSources.size()) * GetParam());
+  EXPECT_LT(rows.back(), rows[1]);
+  for (size_t i = 2; i < rows.size(); ++i) {
     EXPECT_LE(rows[i], rows[i - 1]);
     EXPECT_EQ(rows[i] % GetParam(), 0);
   }
@@ -486,7 +488,8 @@ TEST_P(Batching, BatchedEqualsOneByOneInInputOrder) {
 INSTANTIATE_TEST_SUITE_P(BeamSizes, Batching, ::testing::Values(1, 2, 4));
 
 // suppress_eos with max_len = 1 · source_length + 1: sources of 2, 4 and 3 tokens run 3, 5
-// and 4 steps, so K rows leave after step 3 and K more after step 4.
+// and 4 steps, so K rows leave after step 3 and K more after step 4 (step 0 feeds one row a
+// sentence).
 TEST_P(Batching, SuppressEosRunsEachSentenceExactlyMaxLenSteps) {
   const int64_t K = GetParam();
   BeamSearchOptions o;
@@ -498,7 +501,7 @@ TEST_P(Batching, SuppressEosRunsEachSentenceExactlyMaxLenSteps) {
   auto model = make_model(hashed_logits, hashed_attention);
   const std::vector<Tokens> sources = {{kA, kEosId}, {kB, kC, kA, kEosId}, {kC, kB, kEosId}};
   const auto results = search(*model, sources, o);
-  EXPECT_EQ(model->step_rows, (std::vector<int64_t>{3 * K, 3 * K, 3 * K, 2 * K, K}));
+  EXPECT_EQ(model->step_rows, (std::vector<int64_t>{3, 3 * K, 3 * K, 2 * K, K}));
   for (size_t b = 0; b < sources.size(); ++b) {
     ASSERT_EQ(results[b].size(), static_cast<size_t>(K));
     for (const auto& h : results[b]) {
