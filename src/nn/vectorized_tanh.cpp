@@ -1,6 +1,7 @@
 #include "mixseq/nn/vectorized_tanh.h"
 
 #include "nn/exp_by_range_reduction.h"
+#include "util/lane_dot.h"
 #include "util/vector_clones.h"
 
 // Compiled with -fno-trapping-math (src/CMakeLists.txt): otherwise the clamp below is a branch
@@ -23,8 +24,34 @@ void tanh_loop(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = tanh_by_exp(x[i]);
 }
 
+// Sixteen tanh at a time into a register's worth of lanes, summed against v as lane_dot sums.
+MIXSEQ_VECTOR_CLONES
+void tanh_dots_loop(const float* query, const float* keys, int64_t rows, const float* v, int64_t n, float* out) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* k = keys + row * n;
+    Lanes<float>::type lanes = {};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      float hidden[16];
+      for (int64_t l = 0; l < 16; ++l) hidden[l] = tanh_by_exp(query[i + l] + k[i + l]);
+      Lanes<float>::type h, w;
+      load_lanes(h, hidden);
+      load_lanes(w, v + i);
+      lanes += h * w;
+    }
+    float sum = sum_lanes<float>(lanes);
+    for (; i < n; ++i) sum += tanh_by_exp(query[i] + k[i]) * v[i];
+    out[row] = sum;
+  }
+}
+
 }  // namespace
 
 void vectorized_tanh_in_place(float* x, int64_t n) { tanh_loop(x, n); }
+
+void vectorized_tanh_dots(const float* query, const float* keys, int64_t rows, const float* v, int64_t n,
+                          float* out) {
+  tanh_dots_loop(query, keys, rows, v, n, out);
+}
 
 }  // namespace mixseq

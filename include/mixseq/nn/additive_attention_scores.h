@@ -4,10 +4,11 @@
 // Written as at::tanh(q.unsqueeze(2) + k.unsqueeze(1)) then a product with v, autograd keeps the
 // sum and the tanh (each [B, T, S, D]: 7.4M elements at GNMT's bench shape) and backward makes
 // four more passes over that size plus the broadcast reductions: 16-29% of a GNMT training
-// step or beam batch. Here forward and backward walk (b, t) rows in cache-sized blocks: the sum
-// of a block is written into a small buffer, put through vectorized_tanh_in_place (3-4x
-// Debian's at::tanh) and reduced against v at once; backward recomputes the
-// block's tanh instead of keeping it. The arithmetic runs in fp32 (fp64 for fp64 inputs).
+// step or beam batch. Here forward takes each query's scores in one pass over its sentence's
+// keys (vectorized_tanh_dots: sixteen tanh in registers, 3-4x Debian's at::tanh, summed against
+// v at once); backward walks (b, t) rows in cache-sized blocks, recomputing a block's tanh into
+// a small buffer instead of keeping it. The arithmetic runs in fp32 (fp64 for fp64 inputs,
+// through the blocks as well).
 #pragma once
 
 #include <torch/types.h>

@@ -16,4 +16,10 @@ namespace mixseq {
 // x[i] = tanh(x[i]) for i < n; NaN stays NaN.
 void vectorized_tanh_in_place(float* x, int64_t n);
 
+// out[r] = v · tanh(query + keys[r]) for r < rows, each of the n-wide vectors contiguous (keys
+// row after row): additive attention's scores of one query in one pass, without the hidden layer
+// in memory. Each tanh is the one vectorized_tanh_in_place gives; the sum runs in sixteen lanes.
+void vectorized_tanh_dots(const float* query, const float* keys, int64_t rows, const float* v, int64_t n,
+                          float* out);
+
 }  // namespace mixseq

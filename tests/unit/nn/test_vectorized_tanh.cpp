@@ -1,11 +1,14 @@
 // vectorized_tanh_in_place against std::tanh in double over the whole float range that matters,
-// saturation, NaN, and lengths that leave a tail after the vector loop.
+// saturation, NaN, and lengths that leave a tail after the vector loop; vectorized_tanh_dots
+// against the same tanh element by element and against a double-precision sum.
 #include "mixseq/nn/vectorized_tanh.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 namespace mixseq {
@@ -40,6 +43,53 @@ TEST(VectorizedTanh, KeepsNanAndTouchesOnlyNElements) {
     EXPECT_TRUE(std::isnan(x[0]));
     for (int64_t i = 1; i < n; ++i) EXPECT_NEAR(x[i], std::tanh(0.5), 2e-7);
     EXPECT_EQ(x[n], 0.5f);
+  }
+}
+
+// With v = e_j the sum has one non-zero term, so each score is exactly the j-th element of
+// vectorized_tanh_in_place(query + key): the dots take the same tanh, in the vector loop and in
+// the tail alike (n = 37: two vectors and five more).
+TEST(VectorizedTanhDots, TakeTheSameTanhAsTheInPlaceLoop) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (const int64_t n : {5, 16, 37, 256}) {
+    const int64_t rows = 3;
+    std::vector<float> query(n), keys(rows * n);
+    for (auto& x : query) x = normal(rng);
+    for (auto& x : keys) x = normal(rng);
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<float> v(n, 0.0f), out(rows + 1, -5.0f);
+      v[j] = 1.0f;
+      vectorized_tanh_dots(query.data(), keys.data(), rows, v.data(), n, out.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        float hidden = query[j] + keys[r * n + j];
+        vectorized_tanh_in_place(&hidden, 1);
+        EXPECT_EQ(out[r], hidden) << "n " << n << " row " << r << " element " << j;
+      }
+      EXPECT_EQ(out[rows], -5.0f);  // nothing written past the rows
+    }
+  }
+}
+
+TEST(VectorizedTanhDots, AgreeWithADoublePrecisionSum) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.5f);
+  for (const int64_t n : {1, 17, 64, 300}) {
+    const int64_t rows = 5;
+    std::vector<float> query(n), keys(rows * n), v(n), out(rows);
+    for (auto& x : query) x = normal(rng);
+    for (auto& x : keys) x = normal(rng);
+    for (auto& x : v) x = normal(rng);
+    vectorized_tanh_dots(query.data(), keys.data(), rows, v.data(), n, out.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      double exact = 0.0, magnitude = 0.0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double term = v[i] * std::tanh(static_cast<double>(query[i] + keys[r * n + i]));
+        exact += term;
+        magnitude += std::abs(term);
+      }
+      EXPECT_NEAR(out[r], exact, 1e-6 * magnitude + 1e-30) << "n " << n << " row " << r;
+    }
   }
 }
 
