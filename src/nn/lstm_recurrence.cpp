@@ -39,24 +39,41 @@ inline void tanh_in_place(double* x, int64_t n) {  // gradient checks
 // Sentences per parallel task in a step's cell arithmetic: a few thousand elements each.
 int64_t rows_per_task(const Sizes& n) { return std::max<int64_t>(1, 16384 / (4 * n.hidden)); }
 
-// One sentence's cell at one step, forward: g [4H] from pre-activations (to which hg [4H] is
-// added, when given) to the activated i, f, g, o; c_prev [H] -> c, tc = tanh(c) and h [H].
+// One sentence's cell at one step, forward, over `units` hidden units whose four gates lie
+// `stride` apart (the whole layer: stride = units = H; a thread's share of the units in
+// panel_recurrence_forward: stride H): g from pre-activations (to which hg, laid out as g, is
+// added when given) to the activated i, f, g, o; c_prev [units] -> c, tc = tanh(c) and h [units].
 // σ(x) = (1 + tanh(x / 2)) / 2 for i, f and o; tanh for g: one tanh pass over all four.
 template <typename scalar_t>
 __attribute__((always_inline)) inline void cell_forward_row(scalar_t* __restrict g, const scalar_t* __restrict hg,
                                                             const scalar_t* __restrict c_prev, scalar_t* __restrict c,
                                                             scalar_t* __restrict tc, scalar_t* __restrict h,
-                                                            int64_t H) {
+                                                            int64_t units, int64_t stride) {
+  scalar_t* const gi = g;
+  scalar_t* const gf = g + stride;
+  scalar_t* const gg = g + 2 * stride;
+  scalar_t* const go = g + 3 * stride;
   if (hg)
-    for (int64_t j = 0; j < 4 * H; ++j) g[j] += hg[j];
-  for (int64_t j = 0; j < 2 * H; ++j) g[j] *= scalar_t(0.5);
-  for (int64_t j = 3 * H; j < 4 * H; ++j) g[j] *= scalar_t(0.5);
-  tanh_in_place(g, 4 * H);
-  for (int64_t j = 0; j < 2 * H; ++j) g[j] = scalar_t(0.5) + scalar_t(0.5) * g[j];
-  for (int64_t j = 3 * H; j < 4 * H; ++j) g[j] = scalar_t(0.5) + scalar_t(0.5) * g[j];
-  for (int64_t j = 0; j < H; ++j) tc[j] = c[j] = g[H + j] * c_prev[j] + g[j] * g[2 * H + j];
-  tanh_in_place(tc, H);
-  for (int64_t j = 0; j < H; ++j) h[j] = g[3 * H + j] * tc[j];
+    for (int64_t q = 0; q < 4; ++q)
+      for (int64_t j = 0; j < units; ++j) g[q * stride + j] += hg[q * stride + j];
+  for (int64_t j = 0; j < units; ++j) {
+    gi[j] *= scalar_t(0.5);
+    gf[j] *= scalar_t(0.5);
+    go[j] *= scalar_t(0.5);
+  }
+  if (stride == units) {
+    tanh_in_place(g, 4 * units);
+  } else {
+    for (int64_t q = 0; q < 4; ++q) tanh_in_place(g + q * stride, units);
+  }
+  for (int64_t j = 0; j < units; ++j) {
+    gi[j] = scalar_t(0.5) + scalar_t(0.5) * gi[j];
+    gf[j] = scalar_t(0.5) + scalar_t(0.5) * gf[j];
+    go[j] = scalar_t(0.5) + scalar_t(0.5) * go[j];
+  }
+  for (int64_t j = 0; j < units; ++j) tc[j] = c[j] = gf[j] * c_prev[j] + gi[j] * gg[j];
+  tanh_in_place(tc, units);
+  for (int64_t j = 0; j < units; ++j) h[j] = go[j] * tc[j];
 }
 
 // One sentence's cell at one step, backward: dh [H] (dL/dh_t through h_{t+1}) plus dout [H] (the
@@ -85,11 +102,13 @@ __attribute__((always_inline)) inline void cell_backward_row(const scalar_t* __r
 // The rows above compiled per instruction set for float (Debian's LibTorch and mixseq build for
 // the x86-64 baseline, where these loops ran at about 10 ns an element); fp64 for gradient checks.
 MIXSEQ_VECTOR_CLONES
-void cell_forward(float* g, const float* hg, const float* c_prev, float* c, float* tc, float* h, int64_t H) {
-  cell_forward_row(g, hg, c_prev, c, tc, h, H);
+void cell_forward(float* g, const float* hg, const float* c_prev, float* c, float* tc, float* h, int64_t units,
+                  int64_t stride) {
+  cell_forward_row(g, hg, c_prev, c, tc, h, units, stride);
 }
-void cell_forward(double* g, const double* hg, const double* c_prev, double* c, double* tc, double* h, int64_t H) {
-  cell_forward_row(g, hg, c_prev, c, tc, h, H);
+void cell_forward(double* g, const double* hg, const double* c_prev, double* c, double* tc, double* h,
+                  int64_t units, int64_t stride) {
+  cell_forward_row(g, hg, c_prev, c, tc, h, units, stride);
 }
 MIXSEQ_VECTOR_CLONES
 void cell_backward(const float* g, const float* tc, const float* c_prev, const float* dout, float* dg, float* dh,
@@ -132,9 +151,9 @@ bool panels_apply(int64_t steps) { return steps >= 8 && LstmHiddenPanels::availa
 
 // The fp32 forward on panels: the threads share out the hidden units in panels of 16 (at most one
 // thread a panel) and stay in one parallel region over the sequence. At each step a thread adds
-// h_{t-1} W_hhᵀ for its units into gates_t and runs the cell over them (gathered into a row of
-// their own, so that the cell is the same cell_forward as below), then waits for the others: the
-// next step's products read all of h_t. Same tensors and contract as recurrence_forward.
+// h_{t-1} W_hhᵀ for its units into gates_t and runs the cell over them in place (the same
+// cell_forward as below, each gate's units H apart), then waits for the others: the next step's
+// products read all of h_t. Same tensors and contract as recurrence_forward.
 void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh, const Sizes& n,
                               at::Tensor& gates, at::Tensor& cells, at::Tensor& cell_tanh, at::Tensor& output) {
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
@@ -161,17 +180,14 @@ void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const 
     const int64_t u_begin = std::min(H, p_begin * LstmHiddenPanels::kUnits);
     const int64_t units = std::min(H, p_end * LstmHiddenPanels::kUnits) - u_begin;
     panels.pack(p_begin, p_end);  // only this thread multiplies by them
-    std::vector<float> row(4 * units);  // one sentence's gates for this thread's units
     for (int64_t t = 0; t < T; ++t) {
       const float* h_prev = t == 0 ? h_first : h_all + (t - 1) * H;
       panels.add_products(h_prev, t == 0 ? H : T * H, B, p_begin, p_end, g_all + t * 4 * H, T * 4 * H);
       for (int64_t b = 0; b < B && units > 0; ++b) {
-        float* g = g_all + (b * T + t) * 4 * H;
-        for (int64_t q = 0; q < 4; ++q) std::copy_n(g + q * H + u_begin, units, row.data() + q * units);
-        const int64_t here = (b * T + t) * H + u_begin;  // this sentence's step t, this thread's units
+        float* g = g_all + (b * T + t) * 4 * H + u_begin;  // this thread's units of each gate, H apart
+        const int64_t here = (b * T + t) * H + u_begin;   // this sentence's step t, this thread's units
         const float* c_prev = (t == 0 ? c_first + b * H : c_all + (b * T + t - 1) * H) + u_begin;
-        cell_forward(row.data(), nullptr, c_prev, c_all + here, tc_all + here, h_all + here, units);
-        for (int64_t q = 0; q < 4; ++q) std::copy_n(row.data() + q * units, units, g + q * H + u_begin);
+        cell_forward(g, nullptr, c_prev, c_all + here, tc_all + here, h_all + here, units, H);
       }
 #ifdef _OPENMP
 #pragma omp barrier
@@ -219,7 +235,7 @@ void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Te
         const scalar_t* c_prev = t == 0 ? c_first + b * H : c_all + (b * T + t - 1) * H;
         scalar_t* h = h_all + (b * T + t) * H;
         cell_forward(g_all + (b * T + t) * 4 * H, hg ? hg + b * 4 * H : nullptr, c_prev, c_all + (b * T + t) * H,
-                     tc_all + (b * T + t) * H, h, H);
+                     tc_all + (b * T + t) * H, h, H, H);
         keep_for_products(h, H, h_low_all ? h_low_all + (b * T + t) * H : nullptr);
       }
     });
