@@ -183,13 +183,13 @@ std::vector<std::vector<Hypothesis>> batched_beam_search(Seq2SeqModelImpl& model
   const auto device = source.device();
   std::vector<std::vector<Hypothesis>> results(B);
 
-  // Rows j·K .. j·K + K-1 hold the K beams of live sentence j. At step 0 every beam would
-  // extend the same <s> from the same state, so the model runs one row per sentence and its
-  // output is spread over the K beams; the state follows with the rows step 0 keeps.
+  // Rows j·K .. j·K + K-1 hold the K beams of live sentence j. At step 0 every beam would extend
+  // the same <s> from the same state: the model runs one row per sentence, its output is spread
+  // over the K beams, of which only beam 0 is live (the others start at -inf), and the state
+  // follows with the rows step 0 keeps.
   auto state = model.start(source, source_lengths);
   state->report_attention = use_coverage || o.return_alignment;
   auto tokens = at::full({B}, kBosId, source.options().dtype(at::kLong));  // [B], then [n·K]
-  // At step 0 every beam would extend the same <s>: only beam 0 is live, the others start at -inf.
   auto scores = at::full({B, K}, -kInf, source.options().dtype(at::kFloat));  // [B, K] log P of each beam
   scores.select(1, 0).fill_(0);
   scores = scores.view({B * K});  // [B·K]

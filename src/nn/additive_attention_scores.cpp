@@ -59,21 +59,26 @@ at::Tensor scores_forward(const at::Tensor& query, const at::Tensor& keys, const
   const scalar_t* k = keys.data_ptr<scalar_t>();
   const scalar_t* w = v.data_ptr<scalar_t>();
   scalar_t* out = scores.data_ptr<scalar_t>();
+  if constexpr (std::is_same_v<scalar_t, float>) {
+    // Each query's scores in one pass over its sentence's keys, about kBlockElements of [S, D] at
+    // least to a thread.
+    const int64_t grain = rows_per_block(n);
+    at::parallel_for(0, n.batch * n.queries, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row)  // row = b · T + t
+        vectorized_tanh_dots(q + row * n.width, k + row / n.queries * n.sources * n.width, n.sources, w, n.width,
+                             out + row * n.sources);
+    });
+    return scores;
+  }
   const int64_t block_rows = rows_per_block(n);
-  // One task per block of rows of one sentence: a beam step (T = 1) has B of them.
+  // One task per block of rows of one sentence.
   const int64_t blocks_per_sentence = (n.queries + block_rows - 1) / block_rows;
   at::parallel_for(0, n.batch * blocks_per_sentence, 1, [&](int64_t begin, int64_t end) {
-    std::vector<scalar_t> hidden(std::is_same_v<scalar_t, float> ? 0 : block_rows * n.sources * n.width);
+    std::vector<scalar_t> hidden(block_rows * n.sources * n.width);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t b = task / blocks_per_sentence;
       const int64_t first_t = (task % blocks_per_sentence) * block_rows;
       const int64_t rows = std::min(block_rows, n.queries - first_t);
-      if constexpr (std::is_same_v<scalar_t, float>) {  // each query's scores in one pass over the keys
-        for (int64_t t = first_t; t < first_t + rows; ++t)
-          vectorized_tanh_dots(q + (b * n.queries + t) * n.width, k + b * n.sources * n.width, n.sources, w,
-                               n.width, out + (b * n.queries + t) * n.sources);
-        continue;
-      }
       tanh_block(q, k, n, b, first_t, rows, hidden.data());
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t s = 0; s < n.sources; ++s)

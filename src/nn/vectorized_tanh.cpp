@@ -24,24 +24,20 @@ void tanh_loop(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = tanh_by_exp(x[i]);
 }
 
-// Sixteen tanh at a time into a register's worth of lanes, summed against v as lane_dot sums.
+// v · tanh(query + keys[row]) for each row through lane_dot, the tanh taken as its lanes load.
 MIXSEQ_VECTOR_CLONES
 void tanh_dots_loop(const float* query, const float* keys, int64_t rows, const float* v, int64_t n, float* out) {
   for (int64_t row = 0; row < rows; ++row) {
     const float* k = keys + row * n;
-    Lanes<float>::type lanes = {};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-      float hidden[16];
-      for (int64_t l = 0; l < 16; ++l) hidden[l] = tanh_by_exp(query[i + l] + k[i + l]);
-      Lanes<float>::type h, w;
-      load_lanes(h, hidden);
-      load_lanes(w, v + i);
-      lanes += h * w;
-    }
-    float sum = sum_lanes<float>(lanes);
-    for (; i < n; ++i) sum += tanh_by_exp(query[i] + k[i]) * v[i];
-    out[row] = sum;
+    out[row] = lane_dot(
+        v, k, n,
+        [&](Lanes<float>::type& lanes, const float* p) __attribute__((always_inline)) {
+          const float* q = query + (p - k);
+          float hidden[16];
+          for (int64_t l = 0; l < 16; ++l) hidden[l] = tanh_by_exp(q[l] + p[l]);
+          load_lanes(lanes, hidden);
+        },
+        [&](const float* p) __attribute__((always_inline)) { return tanh_by_exp(query[p - k] + *p); });
   }
 }
 
