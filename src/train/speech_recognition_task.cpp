@@ -4,6 +4,7 @@
 #include "mixseq/train/speech_recognition_task.h"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
 #include <torch/utils.h>
 
 #include <chrono>
@@ -14,16 +15,19 @@
 #include "mixseq/data/speech_data.h"
 #include "mixseq/data/token_batching.h"
 #include "mixseq/decode/ctc_decoding.h"
+#include "mixseq/distributed/launch_environment.h"
 #include "mixseq/models/registry.h"
 #include "mixseq/nn/parameter_count.h"
 #include "mixseq/text/error_rate.h"
 #include "mixseq/text/score_report.h"
 #include "mixseq/train/planned_epoch_task.h"
 #include "mixseq/train/speech_training_data.h"
+#include "mixseq/train/update_prefetch.h"
 #include "mixseq/util/checksum.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/mixed_precision.h"
+#include "mixseq/util/threads.h"
 
 namespace mixseq {
 namespace {
@@ -44,6 +48,24 @@ at::Generator batch_generator(int64_t seed, int64_t epoch, int64_t batch) {
   return at::make_generator<at::CPUGeneratorImpl>(state);
 }
 
+// speech.prefetch: on where a CPU core is left over for the background thread. On 2 cores that both
+// train, it took CPU time from the training threads: FSDD's recognizer 5% slower (docs/benchmarks.md,
+// "Speech features made ahead"); at --threads 1 on the same machine, 9% faster.
+bool prefetch_features(const std::string& setting, const torch::Device& device) {
+  if (setting != "auto") return setting == "true";
+  // The ranks of a data-parallel job on this node share its cores.
+  const int64_t ranks = detect_launch_environment().local_world_size;
+  const int64_t training_threads = at::get_num_threads() * ranks;
+  const bool spare_core = !device.is_cpu() || usable_cpu_count() > training_threads;
+  if (spare_core)
+    log_info("train: speech.prefetch auto: the next update's features are made on a background thread (",
+             device.is_cpu() ? str_cat(usable_cpu_count(), " usable cores, ", training_threads, " training thread",
+                                     training_threads == 1 ? "" : "s", ranks > 1 ? " on this node" : "")
+                             : str_cat("training on ", device.str()),
+             ")");
+  return spare_core;
+}
+
 class SpeechRecognitionTask : public PlannedEpochTask {
  public:
   SpeechRecognitionTask(const TrainConfig& config, const TrainingSession& session)
@@ -53,7 +75,8 @@ class SpeechRecognitionTask : public PlannedEpochTask {
         precision_(session.precision()),
         parallel_(session.parallel()),
         data_(open_speech_training_data(config.data.dir, "a speech recognizer", config.speech.sample_rate,
-                                        "speech.sample_rate")) {
+                                        "speech.sample_rate")),
+        prefetch_(prefetch_features(config.speech.prefetch, session.device())) {
     config.speech.check();
     const SpeechFeatureOptions features = config.speech.feature_options();
     MIXSEQ_CHECK(model_feature_bins(config.model) == features.bins(), "model.", config.model.arch,
@@ -117,16 +140,12 @@ class SpeechRecognitionTask : public PlannedEpochTask {
   }
   std::optional<int64_t> next_update(const TrainingProgress& progress) override {
     if (!has_update(progress)) return std::nullopt;
-    batches_.clear();
+    batches_ = prefetch_.take(progress.epoch, progress.epoch_batches, update_maker(progress));
     int64_t utterances = 0;
-    for (int64_t micro = 0; micro < update_freq(); ++micro) {
-      const int64_t index = batch_index(progress, micro);
-      at::Generator generator = batch_generator(config_.train.seed, progress.epoch,
-                                                index * parallel_.world_size() + parallel_.rank());
-      batches_.push_back(make_speech_batch(*train_, planned_batch(progress, micro), config_.speech, &generator,
-                                           train_cache_.get()));
-      utterances += static_cast<int64_t>(batches_.back().targets.size());
-    }
+    for (const auto& batch : batches_) utterances += static_cast<int64_t>(batch.targets.size());
+    TrainingProgress next = progress;  // the next update's features while this one runs
+    next.epoch_batches += update_freq();
+    if (has_update(next)) prefetch_.start(next.epoch, next.epoch_batches, update_maker(next));
     return utterances;
   }
   LossSums micro_batch_loss(int64_t micro) override {
@@ -185,6 +204,22 @@ class SpeechRecognitionTask : public PlannedEpochTask {
   }
 
  private:
+  // Makes the micro-batches of the update after progress.epoch_batches: a pure function of the
+  // seed, the epoch and the batches' places (train/update_prefetch.h), holding its plan by value.
+  UpdatePrefetch<SpeechBatch>::Maker update_maker(const TrainingProgress& progress) const {
+    std::vector<std::vector<int64_t>> planned;
+    for (int64_t micro = 0; micro < update_freq(); ++micro) planned.push_back(planned_batch(progress, micro));
+    return [this, planned = std::move(planned), epoch = progress.epoch, first = batch_index(progress, 0)] {
+      std::vector<SpeechBatch> batches;
+      for (size_t micro = 0; micro < planned.size(); ++micro) {
+        at::Generator generator = batch_generator(
+            config_.train.seed, epoch, (first + static_cast<int64_t>(micro)) * parallel_.world_size() + parallel_.rank());
+        batches.push_back(make_speech_batch(*train_, planned[micro], config_.speech, &generator, train_cache_.get()));
+      }
+      return batches;
+    };
+  }
+
   const TrainConfig& config_;
   torch::Device device_;
   Precision precision_;
@@ -200,6 +235,7 @@ class SpeechRecognitionTask : public PlannedEpochTask {
   std::vector<SpeechBatch> batches_;
   std::unique_ptr<const SpeechFeatureCache> train_cache_, valid_cache_;  // speech.cache_features; else null
   int64_t infeasible_ = 0;  // CTC losses zeroed since the last validation
+  UpdatePrefetch<SpeechBatch> prefetch_;  // last: its job in flight reads the members above
 };
 
 }  // namespace

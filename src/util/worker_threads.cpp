@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mixseq/util/error.h"
+#include "mixseq/util/stop_request.h"
 #include "mixseq/util/threads.h"
 
 namespace mixseq {
@@ -50,6 +51,53 @@ void run_on_workers(int64_t tasks, int workers, const std::function<void(int64_t
   // The workers' counts were also stored as LibTorch's and OpenBLAS's process-wide defaults.
   set_intra_op_threads(threads);
   if (first_error) std::rethrow_exception(first_error);
+}
+
+BackgroundThread::BackgroundThread() {
+  const int threads = at::get_num_threads();
+  thread_ = std::thread([this] { loop(); });
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return ready_; });
+  // fix_worker_threads(1) on the new thread also stored 1 as the process-wide default.
+  set_intra_op_threads(threads);
+}
+
+BackgroundThread::~BackgroundThread() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  thread_.join();
+}
+
+void BackgroundThread::run(std::function<void()> job) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(std::move(job));
+  }
+  changed_.notify_all();
+}
+
+void BackgroundThread::loop() {
+  hold_stop_signals_for_good();
+  fix_worker_threads(1);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ready_ = true;
+  }
+  changed_.notify_all();
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping, and nothing left to run
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
 }
 
 }  // namespace mixseq

@@ -5,7 +5,9 @@
 # stream position), over an epoch boundary; with "lstm_lm" the same for an LSTM language model, whose
 # memory is its (h, c) state, with dropout and weight drop. With "speech", a small Wave2Letter+ on espeak-ng
 # digits, over several epochs, with dropout, speed perturbation, dither and SpecAugment (drawn
-# per batch from the seed, the epoch and the batch). With "fconv", a small ConvS2S with dropout and
+# per batch from the seed, the epoch and the batch), and a third run that makes every update's
+# features on the training thread (--speech.prefetch false) logs the same losses as the two that
+# made the next update's on a background thread. With "fconv", a small ConvS2S with dropout and
 # NAG's momentum buffers. With "synthesis", a tiny Tacotron 2 on one espeak-ng voice, with its
 # dropouts (the prenet's, also drawn at validation from a fixed seed) and the guided-attention loss.
 #   train_resume.sh <mixseq> <work dir> [translation|lm|lstm_lm|speech|fconv|synthesis]
@@ -77,5 +79,12 @@ logged_losses "$work/killed/metrics.jsonl" >"$work/killed.losses"
 [ "$(wc -l <"$work/straight.losses")" -eq "$steps" ] || { echo "FAIL: expected $steps logged updates"; exit 1; }
 if ! diff "$work/straight.losses" "$work/killed.losses" >"$work/diff.txt"; then
   echo "FAIL: per-update losses differ after resume:"; head "$work/diff.txt"; exit 1
+fi
+if [ "$kind" = speech ]; then
+  "${train[@]}" --train.run_dir "$work/unprefetched" --speech.prefetch false 2>"$work/unprefetched.log"
+  logged_losses "$work/unprefetched/metrics.jsonl" >"$work/unprefetched.losses"
+  if ! diff "$work/straight.losses" "$work/unprefetched.losses" >"$work/diff.txt"; then
+    echo "FAIL: per-update losses differ between features prefetched and made in place:"; head "$work/diff.txt"; exit 1
+  fi
 fi
 echo "PASS: $steps updates, identical losses with and without the kill"

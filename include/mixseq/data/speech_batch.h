@@ -44,6 +44,10 @@ struct SpeechInputConfig {
   bool cache_features = false;        // training: compute each utterance's features once, before the first
                                       // update, and keep them in memory (no dither; SpecAugment still drawn
                                       // afresh); cannot be used with speed_perturbation or vtlp
+  std::string prefetch = "auto";      // training: make the next update's batches (features, augmentation) on a
+                                      // background thread while the current update runs (train/update_prefetch.h):
+                                      // true, false, or auto: where a CPU core is left over (a GPU trains, or the
+                                      // process may use more cores than its training threads)
 
   SpeechFeatureOptions feature_options() const;
   // How to read a file for this model: resampled to sample_rate, and refused (naming it) when it
@@ -72,6 +76,9 @@ struct SpeechInputConfig {
     v.field("max_utterances", max_utterances, "training batch: utterances at most; 0 = no limit");
     v.field("valid_max_frames", valid_max_frames, "validation batch budget: utterances x longest frames");
     v.field("cache_features", cache_features, "compute features once and keep them in memory (no speed perturbation)");
+    v.choice("prefetch", prefetch, {"auto", "true", "false"},
+             "make the next update's batches on a background thread while the current one runs; auto: where a "
+             "CPU core is left over");
   }
 };
 

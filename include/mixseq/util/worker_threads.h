@@ -9,8 +9,12 @@
 // has no barrier that another process could stall, so it needs no load following.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 namespace mixseq {
 
@@ -25,5 +29,33 @@ int worker_count(int requested, int threads, int64_t tasks);
 // here once every worker has stopped. Thread-local LibTorch state (grad mode, autocast) is the
 // worker's own: task sets what it needs.
 void run_on_workers(int64_t tasks, int workers, const std::function<void(int64_t)>& task);
+
+// One thread that runs jobs behind the caller's back, one at a time and in order, with one intra-op
+// thread and SIGINT and SIGTERM held off it (util/stop_request.h): work the caller will want next
+// (a training update's speech features, train/update_prefetch.h) made while the caller computes.
+// A job reports its own result and errors (std::packaged_task); one that throws anyway ends the
+// process, as an uncaught exception in any thread does.
+class BackgroundThread {
+ public:
+  // Starts the thread; the process-wide default intra-op count that new threads start from is left
+  // as the calling thread found it.
+  BackgroundThread();
+  // Runs the jobs still queued, then ends the thread.
+  ~BackgroundThread();
+  BackgroundThread(const BackgroundThread&) = delete;
+  BackgroundThread& operator=(const BackgroundThread&) = delete;
+
+  // Queues `job` after those before it.
+  void run(std::function<void()> job);
+
+ private:
+  void loop();
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::function<void()>> jobs_;
+  bool ready_ = false, stopping_ = false;
+  std::thread thread_;
+};
 
 }  // namespace mixseq
