@@ -1,6 +1,10 @@
 #include "mixseq/data/speech_batch.h"
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+
 #include <algorithm>
+#include <limits>
 
 #include "mixseq/audio/speech_features.h"
 #include "mixseq/util/error.h"
@@ -92,44 +96,71 @@ SpeechBatch pad_into_batch(const std::vector<torch::Tensor>& features, int64_t b
 SpeechFeatureCache::SpeechFeatureCache(const SpeechSplit& split, const SpeechInputConfig& config) {
   SpeechFeatureOptions options = config.feature_options();
   options.dither = 0;
-  features_.reserve(static_cast<size_t>(split.size()));
-  for (int64_t i = 0; i < split.size(); ++i) {
-    features_.push_back(speech_features(split.audio(i), options));
-    bytes_ += features_.back().numel() * static_cast<int64_t>(sizeof(float));
+  features_.resize(static_cast<size_t>(split.size()));
+  at::parallel_for(0, split.size(), 1, [&](int64_t begin, int64_t end) {  // as make_speech_batch
+    for (int64_t i = begin; i < end; ++i) features_[static_cast<size_t>(i)] = speech_features(split.audio(i), options);
+  });
+  for (const auto& f : features_) bytes_ += f.numel() * static_cast<int64_t>(sizeof(float));
+}
+
+namespace {
+
+// One utterance's features; `training`: its own generator for speed perturbation, VTLP, dither and
+// SpecAugment, in that order.
+torch::Tensor utterance_features(const std::vector<float>& samples, const SpeechInputConfig& config,
+                                 const SpeechFeatureOptions& options, const SpecAugmentOptions& augment,
+                                 at::Generator* training) {
+  if (training == nullptr) {
+    SpeechFeatureOptions deterministic = options;
+    deterministic.dither = 0;
+    return speech_features(samples, deterministic);
   }
+  const std::vector<float>* input = &samples;
+  std::vector<float> perturbed;
+  if (!config.speed_perturbation.empty() && config.speed_perturbation[0] != config.speed_perturbation[1]) {
+    const double u = torch::rand({1}, *training).item<double>();
+    const double factor = config.speed_perturbation[0] + u * (config.speed_perturbation[1] - config.speed_perturbation[0]);
+    perturbed = change_speed(samples, factor, config.sample_rate);
+    input = &perturbed;
+  }
+  SpeechFeatureOptions drawn = options;
+  if (!config.vtlp.empty()) {
+    const double u = config.vtlp[0] == config.vtlp[1] ? 0.0 : torch::rand({1}, *training).item<double>();
+    drawn.vtlp_warp = config.vtlp[0] + u * (config.vtlp[1] - config.vtlp[0]);
+  }
+  torch::Tensor f = speech_features(*input, drawn, *training);
+  if (augment.enabled()) spec_augment(f, augment, *training);
+  return f;
+}
+
+}  // namespace
+
+std::vector<uint64_t> utterance_seeds(at::Generator& batch, int64_t count) {
+  if (count <= 0) return {};
+  const auto drawn = torch::randint(0, std::numeric_limits<int64_t>::max(), {count}, batch, torch::kLong);
+  return std::vector<uint64_t>(drawn.data_ptr<int64_t>(), drawn.data_ptr<int64_t>() + count);
 }
 
 SpeechBatch make_speech_batch(const std::vector<std::vector<float>>& audio, const SpeechInputConfig& config,
                               at::Generator* training) {
-  const int64_t sample_rate = config.sample_rate;
   const SpeechFeatureOptions options = config.feature_options();
   const SpecAugmentOptions augment = config.spec_augment();
-  std::vector<torch::Tensor> features;
-  for (const auto& samples : audio) {
-    torch::Tensor f;
-    if (training != nullptr) {
-      const std::vector<float>* input = &samples;
-      std::vector<float> perturbed;
-      if (!config.speed_perturbation.empty() && config.speed_perturbation[0] != config.speed_perturbation[1]) {
-        const double u = torch::rand({1}, *training).item<double>();
-        const double factor = config.speed_perturbation[0] + u * (config.speed_perturbation[1] - config.speed_perturbation[0]);
-        perturbed = change_speed(samples, factor, sample_rate);
-        input = &perturbed;
+  const auto count = static_cast<int64_t>(audio.size());
+  const std::vector<uint64_t> seeds = training != nullptr ? utterance_seeds(*training, count) : std::vector<uint64_t>{};
+  // One utterance per task, each computed on one thread (nested LibTorch operations run serially
+  // inside a parallel region): a feature's operations on one utterance are too small to split.
+  std::vector<torch::Tensor> features(audio.size());
+  at::parallel_for(0, count, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const auto u = static_cast<size_t>(i);
+      if (training == nullptr) {
+        features[u] = utterance_features(audio[u], config, options, augment, nullptr);
+      } else {
+        at::Generator own = at::make_generator<at::CPUGeneratorImpl>(seeds[u]);
+        features[u] = utterance_features(audio[u], config, options, augment, &own);
       }
-      SpeechFeatureOptions drawn = options;
-      if (!config.vtlp.empty()) {
-        const double u = config.vtlp[0] == config.vtlp[1] ? 0.0 : torch::rand({1}, *training).item<double>();
-        drawn.vtlp_warp = config.vtlp[0] + u * (config.vtlp[1] - config.vtlp[0]);
-      }
-      f = speech_features(*input, drawn, *training);
-      if (augment.enabled()) spec_augment(f, augment, *training);
-    } else {
-      SpeechFeatureOptions deterministic = options;
-      deterministic.dither = 0;
-      f = speech_features(samples, deterministic);
     }
-    features.push_back(f);
-  }
+  });
   return pad_into_batch(features, options.bins());
 }
 
@@ -139,12 +170,15 @@ SpeechBatch make_speech_batch(const SpeechSplit& split, const std::vector<int64_
   SpeechBatch batch;
   if (cache != nullptr) {
     const SpecAugmentOptions augment = config.spec_augment();
+    const auto count = static_cast<int64_t>(indices.size());
+    const std::vector<uint64_t> seeds = training != nullptr ? utterance_seeds(*training, count) : std::vector<uint64_t>{};
     std::vector<torch::Tensor> features;
-    for (const int64_t i : indices) {
-      torch::Tensor f = cache->features(i);
-      if (training != nullptr && augment.enabled()) {
+    for (int64_t u = 0; u < count; ++u) {
+      torch::Tensor f = cache->features(indices[static_cast<size_t>(u)]);
+      if (training != nullptr && augment.enabled()) {  // drawn as make_speech_batch draws it
         f = f.clone();  // the masks must not reach the cache
-        spec_augment(f, augment, *training);
+        at::Generator own = at::make_generator<at::CPUGeneratorImpl>(seeds[static_cast<size_t>(u)]);
+        spec_augment(f, augment, own);
       }
       features.push_back(f);
     }

@@ -103,10 +103,17 @@ class SpeechFeatureCache {
   int64_t bytes_ = 0;
 };
 
-// The features of `audio` (one vector of samples per utterance). `training`: draw speed
-// perturbation, dither and SpecAugment from it; null: deterministic (validation, transcription).
+// The features of `audio` (one vector of samples per utterance), the utterances side by side on
+// the intra-op threads, one thread each. `training`: each utterance's speed perturbation, VTLP,
+// dither and SpecAugment are drawn from a generator of its own, seeded from this one in the
+// utterances' order, so the batch is the same whatever the thread count; null: deterministic
+// (validation, transcription).
 SpeechBatch make_speech_batch(const std::vector<std::vector<float>>& audio, const SpeechInputConfig& config,
                               at::Generator* training);
+
+// The seeds of the generators of a training batch's `count` utterances, drawn from the batch's
+// generator in the utterances' order (what make_speech_batch draws first).
+std::vector<uint64_t> utterance_seeds(at::Generator& batch, int64_t count);
 
 // The utterances `indices` of a split, with their transcripts. With `cache` (the split's), their
 // features come from it, and `training` draws only SpecAugment.

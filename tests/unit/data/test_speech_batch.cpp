@@ -208,18 +208,62 @@ TEST(SpeechBatch, VtlpWarpsTrainingUtterancesOnly) {
   EXPECT_FALSE(torch::allclose(warped.features, plain.features));
   EXPECT_TRUE(torch::equal(make_speech_batch(split, indices, config, &g3).features, warped.features));
   EXPECT_FALSE(torch::equal(make_speech_batch(split, indices, config, &g4).features, warped.features));
-  // Each utterance is warped by its own factor, min + u (max - min) with u the generator's next draw
-  // (no other draws here: no speed perturbation, dither or SpecAugment).
+  // Each utterance is warped by its own factor, min + u (max - min) with u the first draw of its own
+  // generator, seeded from the batch's (no other draws here: no speed perturbation, dither or
+  // SpecAugment).
   auto replay = seeded(5);
+  const std::vector<uint64_t> seeds = utterance_seeds(replay, 3);
   for (int64_t b = 0; b < 3; ++b) {
     SpeechFeatureOptions options = config.feature_options();
-    options.vtlp_warp = 0.8 + torch::rand({1}, replay).item<double>() * 0.4;
+    auto own = seeded(seeds[static_cast<size_t>(b)]);
+    options.vtlp_warp = 0.8 + torch::rand({1}, own).item<double>() * 0.4;
     const auto expected = speech_features(split.audio(indices[static_cast<size_t>(b)]), options);
     EXPECT_TRUE(torch::equal(warped.features[b].narrow(0, 0, expected.size(0)), expected)) << "utterance " << b;
   }
   const auto validation = make_speech_batch(split, indices, config, nullptr);
   config.vtlp = {};
   EXPECT_TRUE(torch::equal(make_speech_batch(split, indices, config, nullptr).features, validation.features));
+}
+
+// The utterances are computed side by side on the intra-op threads, each from its own generator:
+// with every kind of augmentation on, a batch is the same at one thread and at two, and each
+// utterance is what make_speech_batch gives for it alone from its generator's seed.
+TEST(SpeechBatch, IsTheSameAtAnyThreadCount) {
+  test::TempDir dir;
+  const SpeechData data(prepare_split(dir));
+  const SpeechSplit& split = data.split("train");
+  const std::vector<int64_t> indices = {1, 2, 0};
+  SpeechInputConfig config = augmented_config();
+  config.dither = 1e-3;
+  config.speed_perturbation = {0.9, 1.1};
+  config.vtlp = {0.9, 1.1};
+  const int threads = at::get_num_threads();
+  std::vector<SpeechBatch> batches;
+  for (const int count : {1, 2, 1, 2}) {
+    at::set_num_threads(count);
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(21);
+    batches.push_back(make_speech_batch(split, indices, config, &generator));
+  }
+  at::set_num_threads(threads);
+  for (size_t i = 1; i < batches.size(); ++i) {
+    EXPECT_TRUE(torch::equal(batches[i].features, batches[0].features)) << "batch " << i;
+    EXPECT_TRUE(torch::equal(batches[i].lengths, batches[0].lengths)) << "batch " << i;
+  }
+  // Each utterance from its own generator: speed, then the VTLP warp, then dither, then SpecAugment.
+  auto replay = at::make_generator<at::CPUGeneratorImpl>(21);
+  const std::vector<uint64_t> seeds = utterance_seeds(replay, 3);
+  for (size_t u = 0; u < 3; ++u) {
+    auto own = at::make_generator<at::CPUGeneratorImpl>(seeds[u]);
+    const double factor = 0.9 + torch::rand({1}, own).item<double>() * 0.2;
+    const auto samples = change_speed(split.audio(indices[u]), factor, config.sample_rate);
+    SpeechFeatureOptions options = config.feature_options();
+    options.vtlp_warp = 0.9 + torch::rand({1}, own).item<double>() * 0.2;
+    torch::Tensor expected = speech_features(samples, options, own);
+    spec_augment(expected, config.spec_augment(), own);
+    const auto b = static_cast<int64_t>(u);
+    EXPECT_EQ(batches[0].lengths[b].item<int64_t>(), expected.size(0)) << "utterance " << u;
+    EXPECT_TRUE(torch::equal(batches[0].features[b].narrow(0, 0, expected.size(0)), expected)) << "utterance " << u;
+  }
 }
 
 }  // namespace
