@@ -24,7 +24,8 @@ grep -q "^train: 600 utterances" "$work/prepare.log" || { echo "FAIL: prepare"; 
 # Batches of at most 3,000 frames (the preset's 6,000 halved): twice the updates in the same time
 # (about 2 minutes), which the model needs to leave CTC's all-blank plateau early enough. Over
 # training seeds 1-10 (docs/reliability.md) the preset's batches left 2 models above the CER bound
-# below (70.88, 82.28; the others 25.61-64.39), these none (10.88-58.60).
+# below (70.88, 82.28; the others 25.61-64.39), these none (10.88-58.60; 12.98-61.75 after each
+# utterance's augmentation got a generator of its own, 2026-12-07).
 "$mixseq" train -c "$here/../../configs/speech_tiny.yaml" --data.dir "$work/prepared" --train.run_dir "$work/run" \
   --train.max_epochs 20 --speech.max_frames 3000 2>"$work/train.log"
 checkpoint=$work/run/checkpoint_best.pt
