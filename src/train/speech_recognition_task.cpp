@@ -140,7 +140,7 @@ class SpeechRecognitionTask : public PlannedEpochTask {
   }
   std::optional<int64_t> next_update(const TrainingProgress& progress) override {
     if (!has_update(progress)) return std::nullopt;
-    batches_ = prefetch_.take(progress.epoch, progress.epoch_batches, update_maker(progress));
+    batches_ = prefetch_.take(progress.epoch, progress.epoch_batches, [&] { return update_maker(progress)(); });
     int64_t utterances = 0;
     for (const auto& batch : batches_) utterances += static_cast<int64_t>(batch.targets.size());
     TrainingProgress next = progress;  // the next update's features while this one runs
