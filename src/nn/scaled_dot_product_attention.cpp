@@ -27,11 +27,11 @@ torch::Tensor blocked_mask(const torch::Tensor& key_padding_mask, bool causal, i
   return blocked;
 }
 
-// q K^T with one query: the keys stay [B, H, S, Dh] as cached, read contiguously (rather than
-// one_row_matmul over their transpose); see nn/one_row_matmul.h for why. Several queries:
+// q K^T with one query: one_row_matmul over the keys' transpose, which reads each key [Dh]
+// contiguously as cached ([B, H, S, Dh]); see nn/one_row_matmul.h for why. Several queries:
 // batched_matmul reads the heads where the projections left them ([B, T, H, Dh]).
 torch::Tensor query_key_products(const torch::Tensor& q, const torch::Tensor& k) {  // -> [B, H, T, S]
-  if (uses_broadcast_row_product(q)) return (q * k).sum(-1).unsqueeze(2);           // [B, H, 1, S]
+  if (uses_broadcast_row_product(q)) return one_row_matmul(q, k.transpose(-2, -1));  // [B, H, 1, S]
   return batched_matmul(q, k.transpose(-2, -1));
 }
 

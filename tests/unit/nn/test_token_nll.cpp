@@ -10,13 +10,13 @@
 namespace mixseq {
 namespace {
 
-struct Case {
+struct DtypeCase {
   at::ScalarType dtype;
   double tolerance;
 };
 
 TEST(TokenNll, EqualsLogSoftmaxAndGatherWithTheirGradients) {
-  for (const auto [dtype, tolerance] : {Case{at::kDouble, 1e-10}, Case{at::kFloat, 1e-5}, Case{at::kBFloat16, 1e-2}}) {
+  for (const auto [dtype, tolerance] : {DtypeCase{at::kDouble, 1e-10}, DtypeCase{at::kFloat, 1e-5}, DtypeCase{at::kBFloat16, 1e-2}}) {
     torch::manual_seed(4);
     const int64_t N = 7, V = 1003;  // V not a multiple of the SIMD width
     const auto logits = (at::randn({N, V}) * 4).to(dtype).requires_grad_(true);
@@ -46,7 +46,7 @@ TEST(TokenNll, EqualsLogSoftmaxAndGatherWithTheirGradients) {
 // With a bias: the softmax of logits + bias, and the bias's gradient summed over the rows, also
 // for bf16 logits with an fp32 bias (added in fp32).
 TEST(TokenNll, AddsTheBiasAndSumsItsGradient) {
-  for (const auto [dtype, tolerance] : {Case{at::kDouble, 1e-10}, Case{at::kFloat, 1e-5}, Case{at::kBFloat16, 1e-2}}) {
+  for (const auto [dtype, tolerance] : {DtypeCase{at::kDouble, 1e-10}, DtypeCase{at::kFloat, 1e-5}, DtypeCase{at::kBFloat16, 1e-2}}) {
     torch::manual_seed(6);
     const int64_t N = 300, V = 517;  // rows enough for several parallel tasks
     const auto logits = (at::randn({N, V}) * 3).to(dtype).requires_grad_(true);
