@@ -75,10 +75,32 @@ void GnmtState::select_within_sources(const torch::Tensor& rows) {
 
 void GnmtState::select(const torch::Tensor& rows) {
   select_within_sources(rows);
-  const auto index = rows.to(encoder_output.device());     // [B']
-  encoder_output = encoder_output.index_select(0, index);  // [B', S, H]
-  projected_keys = projected_keys.index_select(0, index);  // [B', S, H]
-  pad_mask = pad_mask.index_select(0, index);              // [B', S]
+  const auto sources = (rows_per_source == 1 ? rows : at::div(rows, rows_per_source, "floor")).to(at::kLong);  // [B']
+  const auto keep_entries = [&](const torch::Tensor& entries) {
+    const auto index = entries.to(encoder_output.device());
+    encoder_output = encoder_output.index_select(0, index);  // [n, S, H]
+    projected_keys = projected_keys.index_select(0, index);  // [n, S, H]
+    pad_mask = pad_mask.index_select(0, index);              // [n, S]
+  };
+  const int64_t n = sources.numel();
+  if (sources.device().is_cpu() && n > 0) {
+    // Runs of equal length, each of one source: keep one entry per run.
+    const auto host = sources.contiguous();
+    const int64_t* source = host.data_ptr<int64_t>();
+    int64_t run = 1;
+    while (run < n && source[run] == source[0]) ++run;
+    bool runs = n % run == 0;
+    for (int64_t i = 0; runs && i < n; ++i) runs = source[i] == source[i - i % run];
+    if (runs) {
+      const auto entries = host.slice(0, 0, n, run);  // [n / run]
+      if (entries.numel() != encoder_output.size(0) || !entries.equal(at::arange(entries.numel(), entries.options())))
+        keep_entries(entries);
+      rows_per_source = run;
+      return;
+    }
+  }
+  keep_entries(sources);  // one entry per row
+  rows_per_source = 1;
 }
 
 GnmtModelImpl::GnmtModelImpl(const GnmtConfig& config, int64_t vocab_size)
@@ -124,8 +146,15 @@ GnmtState GnmtModelImpl::encode(const torch::Tensor& source, const torch::Tensor
 std::tuple<torch::Tensor, torch::Tensor> GnmtModelImpl::decode(const torch::Tensor& tokens, GnmtState& state) {
   const auto x = hashed_dropout(target_embedding_(tokens), dropout_, is_training());                          // [B, T, H]
   auto [query, lstm_state] = decoder_lstm_->forward(x, state.decoder_lstm_state);  // [B, T, H]
+  // A source's r rows attend as r T queries of its one entry (GnmtState).
+  const int64_t r = state.rows_per_source, B = query.size(0), T = query.size(1);
+  const auto queries = r == 1 ? query : query.reshape({B / r, r * T, query.size(2)});  // [B / r, r T, H]
   auto [context, weights] =
-      attention_(query, state.encoder_output, state.projected_keys, state.pad_mask);  // [B, T, H], [B, T, S]
+      attention_(queries, state.encoder_output, state.projected_keys, state.pad_mask);  // [B / r, r T, H], [.., S]
+  if (r > 1) {
+    context = context.reshape({B, T, context.size(2)});  // [B, T, H]
+    weights = weights.reshape({B, T, weights.size(2)});  // [B, T, S]
+  }
   auto [y, layers_states] = decoder_layers_->forward(query, context, state.decoder_layers_states);  // [B, T, H]
   state.decoder_lstm_state = std::move(lstm_state);
   state.decoder_layers_states = std::move(layers_states);

@@ -46,12 +46,20 @@ namespace mixseq {
 
 // What GnmtModel::step needs of the past: the decoder's recurrent states and the encoder
 // output with its projected attention keys. select() keeps rows of all of them.
+//
+// The encoder's tensors hold one entry per source, and each source has rows_per_source
+// consecutive decoder rows (a beam search's K beams): the attention reads a sentence's keys once
+// for all its beams, where K copies of them would be read from memory at every step (GNMT's
+// beam bench: 80 copies of [30, 256] twice a step, from L3). select() keeps that form where the
+// kept rows come in equal runs per source on the CPU, as the beam search's do; otherwise (or on
+// another device) it copies the encoder's entries out to one per row.
 struct GnmtState : IncrementalState {
   LstmState decoder_lstm_state;                  // decoder layer 1: (h, c), each [1, B, H]
   std::vector<LstmState> decoder_layers_states;  // decoder layers 2..L
-  torch::Tensor encoder_output;                  // [B, S, H]
-  torch::Tensor projected_keys;                  // [B, S, H], W_k encoder_output
-  torch::Tensor pad_mask;                        // [B, S] bool, true at source padding
+  torch::Tensor encoder_output;                  // [B / rows_per_source, S, H]
+  torch::Tensor projected_keys;                  // [B / rows_per_source, S, H], W_k encoder_output
+  torch::Tensor pad_mask;                        // [B / rows_per_source, S] bool, true at source padding
+  int64_t rows_per_source = 1;                   // decoder row b reads encoder entry b / rows_per_source
 
   void select(const torch::Tensor& rows) override;
   void select_within_sources(const torch::Tensor& rows) override;  // the LSTM states only

@@ -206,6 +206,59 @@ TEST(Gnmt, SelectKeepsPermutesAndRepeatsRows) {
   EXPECT_TRUE(at::allclose(some.attention, all.attention.index_select(0, rows), 1e-6, 1e-6));
 }
 
+// A beam search's rows come in runs of K per sentence: the state keeps one encoder entry per
+// sentence (rows_per_source K), and each step equals that of a state with a copy per row; rows
+// in no such runs get their copies.
+TEST(Gnmt, SelectKeepsOneEncoderEntryPerSentenceForRunsOfBeams) {
+  at::manual_seed(8);
+  GnmtModel model(small_config(), kGnmtVocab);
+  model->eval();
+  const std::vector<int64_t> lengths = {6, 2, 4};
+  const auto source = random_tokens(lengths);
+  const auto source_lengths = at::tensor(lengths, at::kLong);
+  const auto target = random_tokens({5, 5, 5, 5, 5, 5, 5, 5, 5});  // [9, 5]: three beams per sentence
+
+  torch::NoGradGuard no_grad;
+  auto state = model->start(source, source_lengths);
+  auto copies = model->start(source.repeat_interleave(3, 0), source_lengths.repeat_interleave(3));  // a row each
+  auto& kept = dynamic_cast<GnmtState&>(*state);
+  const auto step_both = [&](int64_t t, const torch::Tensor& rows) {
+    const auto tokens = target.select(1, t).index_select(0, rows);
+    const auto ours = model->step(*state, tokens);
+    const auto theirs = model->step(*copies, tokens);
+    EXPECT_TRUE(at::allclose(ours.logits, theirs.logits, 1e-5, 1e-5)) << "step " << t;
+    EXPECT_TRUE(at::allclose(ours.attention, theirs.attention, 1e-5, 1e-6)) << "step " << t;
+  };
+  const auto first = target.select(1, 0).slice(0, 0, 9, 3);  // [3]
+  model->step(*state, first);  // one row per sentence, as the beam search's step 0
+  model->step(*copies, first.repeat_interleave(3));
+  state->select(at::tensor({0, 0, 0, 1, 1, 1, 2, 2, 2}, at::kLong));  // each sentence to its 3 beams
+  EXPECT_EQ(kept.rows_per_source, 3);
+  EXPECT_EQ(kept.encoder_output.size(0), 3);
+  step_both(1, at::arange(9));
+
+  const auto reordered = at::tensor({2, 0, 0, 3, 5, 4, 8, 8, 6}, at::kLong);  // within the sentences
+  state->select_within_sources(reordered);
+  copies->select(reordered);
+  EXPECT_EQ(kept.rows_per_source, 3);
+  step_both(2, reordered);
+
+  const auto dropped = at::tensor({4, 3, 3, 6, 7, 8}, at::kLong);  // the first sentence ends
+  state->select(dropped);
+  copies->select(dropped);
+  EXPECT_EQ(kept.rows_per_source, 3);
+  EXPECT_EQ(kept.encoder_output.size(0), 2);
+  EXPECT_TRUE(at::equal(kept.pad_mask, dynamic_cast<GnmtState&>(*model->start(source, source_lengths)).pad_mask.slice(0, 1)));
+  step_both(3, at::tensor({4, 3, 3, 6, 7, 8}, at::kLong));
+
+  const auto uneven = at::tensor({0, 1, 4}, at::kLong);  // runs of 2 and 1: a copy per row
+  state->select(uneven);
+  copies->select(uneven);
+  EXPECT_EQ(kept.rows_per_source, 1);
+  EXPECT_EQ(kept.encoder_output.size(0), 3);
+  step_both(4, at::tensor({4, 3, 7}, at::kLong));
+}
+
 // Beams reordered within their sentences: the encoder output stays, and nothing changes.
 TEST(Gnmt, SelectWithinSourcesEqualsSelect) {
   at::manual_seed(6);
