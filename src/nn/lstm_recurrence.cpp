@@ -149,18 +149,32 @@ void step_product_bf16(const at::Tensor& a, const at::Tensor& b, const PackedBf1
 // one step a call (GNMT's beam search: 15% fewer sentences/s on panels) stays with oneDNN.
 bool panels_apply(int64_t steps) { return steps >= 8 && LstmHiddenPanels::available() && float_matmul_is_direct(); }
 
-// The fp32 forward on panels: the threads share out the hidden units in panels of 16 (at most one
-// thread a panel) and stay in one parallel region over the sequence. At each step a thread adds
-// h_{t-1} W_hhᵀ for its units into gates_t and runs the cell over them in place (the same
-// cell_forward as below, each gate's units H apart), then waits for the others: the next step's
-// products read all of h_t. Same tensors and contract as recurrence_forward.
+// Up to this many bytes of packed W_hh, the threads of panel_recurrence_forward share out the
+// sentences rather than the hidden units: each multiplies by all of W_hh, which its L2 cache holds
+// (1-2 MiB a core on the CPUs of docs/benchmarks.md), and needs no other thread's h_t, so the
+// sequence runs with no barrier at each step. The LSTM language model's W_hh (H 200) packs into
+// 666 KB; GNMT's (H 256) into 1 MiB, which stays with the units.
+constexpr int64_t kRowSplitPackedBytes = 768 * 1024;
+
+// The fp32 forward on panels, the threads in one parallel region over the sequence. Where each
+// thread has at least two sentences and W_hh packs small (kRowSplitPackedBytes), they share out
+// the sentences: each packs its share of the panels, and after one barrier runs its sentences'
+// steps over all the hidden units. Otherwise they share out the hidden units in panels of 16 (at
+// most one thread a panel): at each step a thread adds h_{t-1} W_hhᵀ for its units into gates_t
+// and runs the cell over them in place (the same cell_forward as below, each gate's units H
+// apart), then waits for the others, since the next step's products read all of h_t. Each
+// output is the same sum either way (a panel block sums over k in order for each of its rows).
+// Same tensors and contract as recurrence_forward.
 void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh, const Sizes& n,
                               at::Tensor& gates, at::Tensor& cells, at::Tensor& cell_tanh, at::Tensor& output) {
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
   const auto w = w_hh.stride(1) == 1 ? w_hh : w_hh.contiguous();  // [4H, H]
   LstmHiddenPanels panels(w.data_ptr<float>(), H, w.stride(0));
   const int64_t P = panels.panels();
-  const int64_t threads = at::in_parallel_region() ? 1 : std::min<int64_t>(at::get_num_threads(), P);
+  const int64_t available = at::in_parallel_region() ? 1 : at::get_num_threads();
+  const bool by_sentences = available > 1 && B >= 2 * available &&
+                            P * LstmHiddenPanels::kUnits * H * 4 * int64_t{sizeof(float)} <= kRowSplitPackedBytes;
+  const int64_t threads = by_sentences ? available : std::min<int64_t>(available, P);
   float* g_all = gates.data_ptr<float>();
   float* c_all = cells.data_ptr<float>();
   float* tc_all = cell_tanh.data_ptr<float>();
@@ -177,21 +191,39 @@ void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const 
     const int64_t id = 0, count = 1;
 #endif
     const int64_t p_begin = P * id / count, p_end = P * (id + 1) / count;
-    const int64_t u_begin = std::min(H, p_begin * LstmHiddenPanels::kUnits);
-    const int64_t units = std::min(H, p_end * LstmHiddenPanels::kUnits) - u_begin;
-    panels.pack(p_begin, p_end);  // only this thread multiplies by them
-    for (int64_t t = 0; t < T; ++t) {
-      const float* h_prev = t == 0 ? h_first : h_all + (t - 1) * H;
-      panels.add_products(h_prev, t == 0 ? H : T * H, B, p_begin, p_end, g_all + t * 4 * H, T * 4 * H);
-      for (int64_t b = 0; b < B && units > 0; ++b) {
-        float* g = g_all + (b * T + t) * 4 * H + u_begin;  // this thread's units of each gate, H apart
-        const int64_t here = (b * T + t) * H + u_begin;   // this sentence's step t, this thread's units
-        const float* c_prev = (t == 0 ? c_first + b * H : c_all + (b * T + t - 1) * H) + u_begin;
-        cell_forward(g, nullptr, c_prev, c_all + here, tc_all + here, h_all + here, units, H);
-      }
+    if (by_sentences) {
+      panels.pack(p_begin, p_end);
 #ifdef _OPENMP
 #pragma omp barrier
 #endif
+      const int64_t b_begin = B * id / count, b_end = B * (id + 1) / count;
+      for (int64_t t = 0; t < T; ++t) {
+        const float* h_prev = t == 0 ? h_first + b_begin * H : h_all + (b_begin * T + t - 1) * H;
+        panels.add_products(h_prev, t == 0 ? H : T * H, b_end - b_begin, 0, P, g_all + (b_begin * T + t) * 4 * H,
+                            T * 4 * H);
+        for (int64_t b = b_begin; b < b_end; ++b) {
+          const int64_t here = (b * T + t) * H;  // this sentence's step t
+          const float* c_prev = t == 0 ? c_first + b * H : c_all + here - H;
+          cell_forward(g_all + (b * T + t) * 4 * H, nullptr, c_prev, c_all + here, tc_all + here, h_all + here, H, H);
+        }
+      }
+    } else {
+      const int64_t u_begin = std::min(H, p_begin * LstmHiddenPanels::kUnits);
+      const int64_t units = std::min(H, p_end * LstmHiddenPanels::kUnits) - u_begin;
+      panels.pack(p_begin, p_end);  // only this thread multiplies by them
+      for (int64_t t = 0; t < T; ++t) {
+        const float* h_prev = t == 0 ? h_first : h_all + (t - 1) * H;
+        panels.add_products(h_prev, t == 0 ? H : T * H, B, p_begin, p_end, g_all + t * 4 * H, T * 4 * H);
+        for (int64_t b = 0; b < B && units > 0; ++b) {
+          float* g = g_all + (b * T + t) * 4 * H + u_begin;  // this thread's units of each gate, H apart
+          const int64_t here = (b * T + t) * H + u_begin;   // this sentence's step t, this thread's units
+          const float* c_prev = (t == 0 ? c_first + b * H : c_all + (b * T + t - 1) * H) + u_begin;
+          cell_forward(g, nullptr, c_prev, c_all + here, tc_all + here, h_all + here, units, H);
+        }
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+      }
     }
   }
 }

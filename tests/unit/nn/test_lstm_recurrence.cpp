@@ -101,6 +101,39 @@ TEST(LstmRecurrence, MatchesTorchLstmWithGradients) {
   }
 }
 
+// On panels the threads share out the sentences (W_hh small, two or more sentences a thread) or
+// the hidden units (few sentences, or a W_hh too large for each thread's cache): either way every
+// product is the same sum as on one thread, and so are the outputs, bit for bit, where each
+// thread's cell covers whole vectors of 16 units. (Sharing out units of a part-filled panel, H 40
+// on two threads, puts a tail of 8 units through the tanh's scalar tail on one thread and through
+// its vector body on the other: equal to rounding only.)
+TEST(LstmRecurrence, PanelsGiveTheSameBitsOnOneThreadAndOnTwo) {
+  if (!LstmHiddenPanels::available()) GTEST_SKIP() << "the CPU has no AVX-512F";
+  at::manual_seed(9);
+  torch::NoGradGuard no_grad;
+  // sentences shared out (B 13, 10 and 4: 7 + 6, 5 + 5, 2 + 2, part-filled panels included),
+  // units shared out (B 3; and H 256, whose packed W_hh is 1 MiB).
+  for (const auto& [B, H] : {std::pair{13, 40}, std::pair{10, 200}, std::pair{4, 33}, std::pair{3, 48},
+                             std::pair{8, 256}}) {
+    const int64_t T = 9, Din = 12;
+    const LstmWeights w{at::randn({4 * H, Din}) * 0.3, at::randn({4 * H, H}) * 0.3, at::randn({4 * H}) * 0.1,
+                        at::randn({4 * H}) * 0.1};
+    const auto x = at::randn({B, T, Din}), h0 = at::randn({B, H}), c0 = at::randn({B, H});
+    std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> one, two;
+    {
+      const ThreadCount threads(1);
+      one = lstm_recurrence(x, h0, c0, w);
+    }
+    {
+      const ThreadCount threads(2);
+      two = lstm_recurrence(x, h0, c0, w);
+    }
+    EXPECT_TRUE(at::equal(std::get<0>(one), std::get<0>(two))) << "B " << B << " H " << H;
+    EXPECT_TRUE(at::equal(std::get<1>(one), std::get<1>(two))) << "B " << B << " H " << H;
+    EXPECT_TRUE(at::equal(std::get<2>(one), std::get<2>(two))) << "B " << B << " H " << H;
+  }
+}
+
 TEST(LstmRecurrence, MatchesFiniteDifferences) {
   at::manual_seed(2);
   const int64_t B = 2, T = 3, Din = 3, H = 4;
