@@ -125,6 +125,44 @@ float biased_exp_sum(const float* z, const float* bias, int64_t n, float shift) 
   return bias != nullptr ? unstored_exp_sum<true>(z, bias, n, shift) : unstored_exp_sum<false>(z, bias, n, shift);
 }
 
+// Σ_v exp(z_v + bias_v) unshifted and max_v (z_v + bias_v), in one sweep of 16 lanes.
+template <bool Biased>
+__attribute__((always_inline)) inline void unshifted_exp_sum_and_max(const float* __restrict z,
+                                                                     const float* __restrict bias, int64_t n,
+                                                                     float* sum_out, float* max_out) {
+  const auto at = [&](int64_t v) {
+    if constexpr (Biased) return z[v] + bias[v];
+    return z[v];
+  };
+  float sum[kLanes] = {}, max[kLanes];
+  for (int l = 0; l < kLanes; ++l) max[l] = -std::numeric_limits<float>::infinity();
+  int64_t v = 0;
+  for (; v + kLanes <= n; v += kLanes)
+    for (int l = 0; l < kLanes; ++l) {
+      const float x = at(v + l);
+      max[l] = x > max[l] ? x : max[l];
+      sum[l] += exp_by_range_reduction(x);
+    }
+  for (int l = 0; v < n; ++v, ++l) {
+    const float x = at(v);
+    max[l] = x > max[l] ? x : max[l];
+    sum[l] += exp_by_range_reduction(x);
+  }
+  float m = max[0], s = 0.0f;
+  for (int l = 0; l < kLanes; ++l) m = max[l] > m ? max[l] : m, s += sum[l];
+  *sum_out = s;
+  *max_out = m;
+}
+
+MIXSEQ_VECTOR_CLONES
+void biased_unshifted_exp_sum(const float* z, const float* bias, int64_t n, float* sum, float* max) {
+  if (bias != nullptr) {
+    unshifted_exp_sum_and_max<true>(z, bias, n, sum, max);
+  } else {
+    unshifted_exp_sum_and_max<false>(z, bias, n, sum, max);
+  }
+}
+
 // g_v <- p_v (g_v - Σ_u g_u p_u).
 MIXSEQ_VECTOR_CLONES
 void softmax_backward_in_place(const float* __restrict p, float* __restrict g, int64_t n) {
@@ -142,6 +180,16 @@ float biased_log_sum_exp(const float* z, const float* bias, int64_t n) {
   const float max = biased_max(z, bias, n);
   if (!std::isfinite(max)) return max + std::log(static_cast<float>(n));  // ±inf or NaN rows stay so
   return max + std::log(biased_exp_sum(z, bias, n, max));
+}
+
+float biased_log_sum_exp_in_one_sweep(const float* z, const float* bias, int64_t n) {
+  float sum = 0.0f, max = 0.0f;
+  biased_unshifted_exp_sum(z, bias, n, &sum, &max);
+  // Within [-40, 60] no exponential overflows (n e^60 stays finite up to n = 10^12) and the
+  // largest is far above exp_by_range_reduction's floor; elsewhere (and for rows that are not
+  // finite) the shifted sweeps.
+  if (max >= -40.0f && max <= 60.0f && sum > 0.0f) return std::log(sum);
+  return biased_log_sum_exp(z, bias, n);
 }
 
 void masked_softmax_row(float* z, const float* add, const float* mask, int64_t n) {

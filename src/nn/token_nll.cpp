@@ -31,7 +31,7 @@ const RowArithmetic<scalar_t>* scores_of(const scalar_t* row, const RowArithmeti
   return buffer;
 }
 
-// log Σ_v exp(z_v) for fp64 rows (fp32 ones: biased_log_sum_exp, nn/softmax_rows.h).
+// log Σ_v exp(z_v) for fp64 rows (fp32 ones: biased_log_sum_exp_in_one_sweep, nn/softmax_rows.h).
 double log_sum_exp_of(const double* z, int64_t n) {
   double max = -std::numeric_limits<double>::infinity(), total = 0.0;
   for (int64_t v = 0; v < n; ++v) max = std::max(max, z[v]);
@@ -71,7 +71,7 @@ void forward_rows(const at::Tensor& logits, const at::Tensor& bias, const at::Te
       if constexpr (std::is_same_v<acc_t, float>) {  // the bias added as the row is read
         const float* z = widened_row(z_all + i * V, V, buffer.data());
         const int64_t t = target[i];
-        lse[i] = biased_log_sum_exp(z, b, V);
+        lse[i] = biased_log_sum_exp_in_one_sweep(z, b, V);
         out[i] = lse[i] - (b != nullptr ? z[t] + b[t] : z[t]);
       } else {
         const acc_t* z = scores_of(z_all + i * V, b, V, buffer.data());

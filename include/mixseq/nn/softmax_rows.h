@@ -29,6 +29,14 @@ SoftmaxRowStats softmax_row_stats(const float* z, int64_t n, float* scratch);
 // segment on the 2-core Zen 5 EPYC.
 float biased_log_sum_exp(const float* z, const float* bias, int64_t n);
 
+// The same log Σ_v exp(z_v + bias_v) in one sweep of the row: the unshifted exponentials summed
+// with the maximum on the side, and biased_log_sum_exp where that maximum lies outside [-40, 60]
+// (an exponential could overflow or fall to the floor) or the row is not finite. Equal to it up
+// to float rounding, not bit for bit. For nn/token_nll.h's forward, where the logits come from
+// memory (the LSTM language model's evaluation: [350, 10,000], 14 MB a segment) and the second
+// sweep of biased_log_sum_exp read them again.
+float biased_log_sum_exp_in_one_sweep(const float* z, const float* bias, int64_t n);
+
 // max_v (z_v + bias_v) for v < n (bias may be null: none), in one sweep of 16 lanes; -inf for
 // n = 0. For scans that pass over blocks of a row (decode/beam_candidates.cpp).
 float biased_row_max(const float* z, const float* bias, int64_t n);

@@ -72,6 +72,44 @@ TEST(SoftmaxRows, BiasedLogSumExpMatchesDoublePrecisionAndTheStatisticsOfTheBias
   EXPECT_TRUE(std::isnan(biased_log_sum_exp(z.data(), bias.data(), 3)));
 }
 
+TEST(SoftmaxRows, BiasedLogSumExpInOneSweepMatchesDoublePrecisionAndKeepsNonFiniteRows) {
+  at::manual_seed(5);
+  for (const int64_t n : {1, 7, 16, 33, 2000, 10000}) {
+    for (const double scale : {0.1, 5.0, 40.0}) {
+      // Offsets beyond [-40, 60] take the shifted sweeps: unshifted, e^150 would overflow.
+      for (const float offset : {0.0f, 150.0f, -150.0f, 55.0f}) {
+        auto z = random_row(n, scale);
+        const auto bias = random_row(n, scale);
+        for (auto& v : z) v += offset;
+        double max = -INFINITY, total = 0.0;
+        for (int64_t v = 0; v < n; ++v) max = std::max<double>(max, z[v] + bias[v]);
+        for (int64_t v = 0; v < n; ++v) total += std::exp(static_cast<double>(z[v] + bias[v]) - max);
+        const double exact = max + std::log(total);
+        EXPECT_NEAR(biased_log_sum_exp_in_one_sweep(z.data(), bias.data(), n), exact,
+                    3e-6 * std::max(1.0, std::abs(exact)))
+            << n << " " << scale << " " << offset;
+        double unbiased_max = -INFINITY, unbiased_total = 0.0;
+        for (const float v : z) unbiased_max = std::max<double>(unbiased_max, v);
+        for (const float v : z) unbiased_total += std::exp(v - unbiased_max);
+        const double unbiased = unbiased_max + std::log(unbiased_total);
+        EXPECT_NEAR(biased_log_sum_exp_in_one_sweep(z.data(), nullptr, n), unbiased,
+                    3e-6 * std::max(1.0, std::abs(unbiased)))
+            << n << " " << scale << " " << offset;
+      }
+    }
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> z{1.0f, 2.0f, 3.0f}, bias{0.0f, 0.0f, 0.0f};
+  bias[1] = inf;
+  EXPECT_EQ(biased_log_sum_exp_in_one_sweep(z.data(), bias.data(), 3), inf);
+  bias = {-inf, -inf, -inf};
+  EXPECT_EQ(biased_log_sum_exp_in_one_sweep(z.data(), bias.data(), 3), -inf);
+  bias = {0.0f, std::nanf(""), 0.0f};
+  EXPECT_TRUE(std::isnan(biased_log_sum_exp_in_one_sweep(z.data(), bias.data(), 3)));
+  bias = {0.0f, -inf, 0.0f};  // one entry blocked: the other two
+  EXPECT_NEAR(biased_log_sum_exp_in_one_sweep(z.data(), bias.data(), 3), std::log(std::exp(1.0) + std::exp(3.0)), 1e-6);
+}
+
 TEST(SoftmaxRows, VeryNegativeExponentsGiveTinyProbabilitiesAndNanPropagates) {
   std::vector<float> z = {0.0f, -200.0f, -1e30f};
   std::vector<float> scratch(3), p(3);
