@@ -58,12 +58,15 @@ bool projected(const LstmLmConfig& config) { return config.tie_weights && config
 // One layer over x [B, T, Din] from h0, c0 [B, H] -> output [B, T, H], h_T, c_T [B, H]. With
 // weight_drop in training, the hidden-to-hidden matrix is AWD-LSTM's WeightDrop of it: a function
 // of the raw matrix (which gets the gradient), one mask for every step of the segment.
+// `panels` keeps W_hh laid out between evaluation segments (nn/lstm_recurrence.h).
 std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> run_layer(torch::nn::LSTMImpl& lstm, const torch::Tensor& x,
                                                                   const torch::Tensor& h0, const torch::Tensor& c0,
-                                                                  double weight_drop, bool training) {
+                                                                  double weight_drop, bool training,
+                                                                  LstmPanelCache& panels) {
   // In PyTorch's order: weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0.
   const auto weights = lstm.all_weights();
-  const LstmWeights used{weights[0], hashed_dropout(weights[1], weight_drop, training), weights[2], weights[3]};
+  const LstmWeights used{weights[0], hashed_dropout(weights[1], weight_drop, training), weights[2], weights[3],
+                         &panels};
   const auto dtype = weights[0].scalar_type();
   if (lstm_recurrence_applies(x, used)) return lstm_recurrence(x, h0.to(dtype), c0.to(dtype), used);
   // LibTorch's fused LSTM (cuDNN on the GPU). Inputs in the weights' dtype, as nn/lstm.h's run_lstm.
@@ -95,7 +98,8 @@ LstmLmModelImpl::LstmLmModelImpl(const LstmLmConfig& config, int64_t vocab_size,
       tie_weights_(config.tie_weights),
       output_layer_(output_layer),
       embedding_(register_module("embedding", torch::nn::Embedding(vocab_size, config.embed_dim))),
-      layers_(register_module("layers", make_layers(config))) {
+      layers_(register_module("layers", make_layers(config))),
+      panel_caches_(static_cast<size_t>(config.num_layers)) {
   if (output_layer && projected(config))
     projection_ = register_module(
         "projection", torch::nn::Linear(torch::nn::LinearOptions(config.hidden_size, config.embed_dim).bias(false)));
@@ -137,7 +141,7 @@ std::pair<torch::Tensor, LmMemory> LstmLmModelImpl::encode(const torch::Tensor& 
     } else {
       h0 = memory.layers[2 * i].squeeze(1), c0 = memory.layers[2 * i + 1].squeeze(1);
     }
-    auto [y, h, c] = run_layer(lstm, x, h0, c0, weight_drop_, training);  // [B, T, H], [B, H], [B, H]
+    auto [y, h, c] = run_layer(lstm, x, h0, c0, weight_drop_, training, panel_caches_[i]);  // [B, T, H], [B, H], [B, H]
     next.layers.push_back(h.detach().unsqueeze(1));     // [B, 1, H]
     next.layers.push_back(c.detach().unsqueeze(1));
     x = y;

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -149,6 +151,53 @@ void step_product_bf16(const at::Tensor& a, const at::Tensor& b, const PackedBf1
 // one step a call (GNMT's beam search: 15% fewer sentences/s on panels) stays with oneDNN.
 bool panels_apply(int64_t steps) { return steps >= 8 && LstmHiddenPanels::available() && float_matmul_is_direct(); }
 
+}  // namespace
+
+struct LstmPanelCache::State {
+  std::mutex lock;
+  // What the panels were laid out from: the weight's storage, held so that its memory is not
+  // reused under it, and where in it the weight lay (as TransposedWeight, nn/cpu_float_linear.h).
+  c10::Storage storage;
+  const void* data = nullptr;
+  std::vector<int64_t> sizes, strides;
+  int64_t version = -1;
+  std::shared_ptr<const LstmHiddenPanels> panels;
+
+  // The panels of w_hh if laid out from it as it is now, else null.
+  std::shared_ptr<const LstmHiddenPanels> find(const at::Tensor& w_hh) {
+    const std::lock_guard<std::mutex> hold(lock);
+    const bool same = panels && storage.is_alias_of(w_hh.storage()) && data == w_hh.data_ptr() &&
+                      w_hh.sizes() == sizes && w_hh.strides() == strides && version == w_hh._version();
+    return same ? panels : nullptr;
+  }
+
+  // Keeps `laid_out` as w_hh's panels; an undefined w_hh: nothing.
+  void keep(const at::Tensor& w_hh, std::shared_ptr<const LstmHiddenPanels> laid_out) {
+    const std::lock_guard<std::mutex> hold(lock);
+    const bool some = w_hh.defined();
+    storage = some ? w_hh.storage() : c10::Storage();
+    data = some ? w_hh.data_ptr() : nullptr;
+    sizes = some ? w_hh.sizes().vec() : std::vector<int64_t>();
+    strides = some ? w_hh.strides().vec() : std::vector<int64_t>();
+    version = some ? w_hh._version() : -1;
+    panels = some ? std::move(laid_out) : nullptr;
+  }
+};
+
+bool LstmPanelCache::holds(const torch::Tensor& w_hh) const { return state_->find(w_hh) != nullptr; }
+
+void LstmPanelCache::drop() { state_->keep(at::Tensor(), nullptr); }
+
+LstmPanelCache::LstmPanelCache() : state_(std::make_unique<State>()) {}
+LstmPanelCache::~LstmPanelCache() = default;
+LstmPanelCache::LstmPanelCache(const LstmPanelCache&) : state_(std::make_unique<State>()) {}
+LstmPanelCache& LstmPanelCache::operator=(const LstmPanelCache&) {
+  state_ = std::make_unique<State>();
+  return *this;
+}
+
+namespace {
+
 // Up to this many bytes of packed W_hh, the threads of panel_recurrence_forward share out the
 // sentences rather than the hidden units: each multiplies by all of W_hh, which its L2 cache holds
 // (1-2 MiB a core on the CPUs of docs/benchmarks.md), and needs no other thread's h_t, so the
@@ -165,11 +214,19 @@ constexpr int64_t kRowSplitPackedBytes = 768 * 1024;
 // apart), then waits for the others, since the next step's products read all of h_t. Each
 // output is the same sum either way (a panel block sums over k in order for each of its rows).
 // Same tensors and contract as recurrence_forward.
+//
+// With a cache (only where nothing is recorded), W_hh laid out by an earlier call is taken from it
+// and nothing is packed; otherwise the threads lay it out, and the cache keeps it.
 void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh, const Sizes& n,
-                              at::Tensor& gates, at::Tensor& cells, at::Tensor& cell_tanh, at::Tensor& output) {
+                              LstmPanelCache* cache, at::Tensor& gates, at::Tensor& cells, at::Tensor& cell_tanh,
+                              at::Tensor& output) {
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
   const auto w = w_hh.stride(1) == 1 ? w_hh : w_hh.contiguous();  // [4H, H]
-  LstmHiddenPanels panels(w.data_ptr<float>(), H, w.stride(0));
+  auto laid_out = cache != nullptr ? cache->state().find(w_hh) : nullptr;
+  const bool to_pack = laid_out == nullptr;
+  if (to_pack) laid_out = std::make_shared<LstmHiddenPanels>(w.data_ptr<float>(), H, w.stride(0));
+  // Written only by the packing below, in this call.
+  auto& panels = const_cast<LstmHiddenPanels&>(*laid_out);
   const int64_t P = panels.panels();
   const int64_t available = at::in_parallel_region() ? 1 : at::get_num_threads();
   const bool by_sentences = available > 1 && B >= 2 * available &&
@@ -192,10 +249,12 @@ void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const 
 #endif
     const int64_t p_begin = P * id / count, p_end = P * (id + 1) / count;
     if (by_sentences) {
-      panels.pack(p_begin, p_end);
+      if (to_pack) {
+        panels.pack(p_begin, p_end);
 #ifdef _OPENMP
 #pragma omp barrier
 #endif
+      }
       const int64_t b_begin = B * id / count, b_end = B * (id + 1) / count;
       for (int64_t t = 0; t < T; ++t) {
         const float* h_prev = t == 0 ? h_first + b_begin * H : h_all + (b_begin * T + t - 1) * H;
@@ -210,7 +269,7 @@ void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const 
     } else {
       const int64_t u_begin = std::min(H, p_begin * LstmHiddenPanels::kUnits);
       const int64_t units = std::min(H, p_end * LstmHiddenPanels::kUnits) - u_begin;
-      panels.pack(p_begin, p_end);  // only this thread multiplies by them
+      if (to_pack) panels.pack(p_begin, p_end);  // only this thread multiplies by them
       for (int64_t t = 0; t < T; ++t) {
         const float* h_prev = t == 0 ? h_first : h_all + (t - 1) * H;
         panels.add_products(h_prev, t == 0 ? H : T * H, B, p_begin, p_end, g_all + t * 4 * H, T * 4 * H);
@@ -226,6 +285,7 @@ void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const 
       }
     }
   }
+  if (to_pack && cache != nullptr) cache->state().keep(w_hh, std::move(laid_out));
 }
 
 // The raw tensors of one forward pass, batch-first: gates [B, T, 4H] (pre-activations from x on
@@ -235,13 +295,14 @@ void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const 
 // writes h_t in bf16 as well for the next step's product.
 template <typename scalar_t>
 void recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_hh,
-                        const at::Tensor& h0_products, const Sizes& n, at::Tensor& gates, at::Tensor& cells,
-                        at::Tensor& cell_tanh, at::Tensor& output, at::Tensor& h_products) {
+                        const at::Tensor& h0_products, const Sizes& n, LstmPanelCache* panel_cache,
+                        at::Tensor& gates, at::Tensor& cells, at::Tensor& cell_tanh, at::Tensor& output,
+                        at::Tensor& h_products) {
   const int64_t B = n.batch, T = n.steps, H = n.hidden;
   const bool bf16_products = h_products.defined();
   if constexpr (std::is_same_v<scalar_t, float>) {
     if (!bf16_products && panels_apply(T))
-      return panel_recurrence_forward(h0, c0, w_hh, n, gates, cells, cell_tanh, output);
+      return panel_recurrence_forward(h0, c0, w_hh, n, panel_cache, gates, cells, cell_tanh, output);
   }
   // h_{t-1} W_hhᵀ in the cell's dtype, added by the cell's pass (not under bf16 autocast).
   auto hidden_gates = bf16_products ? at::Tensor() : at::empty({B, 4 * H}, gates.options());
@@ -298,8 +359,8 @@ Forward run_forward(const at::Tensor& x, const at::Tensor& h0, const at::Tensor&
     f.h_products = at::empty_like(f.cells, x.options());
   }
   AT_DISPATCH_FLOATING_TYPES(cell_dtype, "mixseq::lstm_recurrence", [&] {
-    recurrence_forward<scalar_t>(h0, c0, w.w_hh, f.h0_products, n, f.gates, f.cells, f.cell_tanh, f.output,
-                                 f.h_products);
+    recurrence_forward<scalar_t>(h0, c0, w.w_hh, f.h0_products, n, w.panel_cache, f.gates, f.cells, f.cell_tanh,
+                                 f.output, f.h_products);
   });
   return f;
 }
@@ -439,11 +500,12 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> lstm_recurrence(const to
     const auto f = run_forward(x.to(product_dtype).contiguous(), h0.to(cell_dtype).contiguous(),
                                c0.to(cell_dtype).contiguous(),
                                {in_products_cached(weights.w_ih, product_dtype),
-                                in_products_cached(weights.w_hh, product_dtype),
-                                weights.b_ih, weights.b_hh});
+                                in_products_cached(weights.w_hh, product_dtype), weights.b_ih, weights.b_hh,
+                                weights.panel_cache});
     const int64_t T = x.size(1);
     return {f.output, f.output.select(1, T - 1), f.cells.select(1, T - 1)};
   }
+  if (weights.panel_cache != nullptr) weights.panel_cache->drop();  // training moves the weights
   auto outputs = LstmRecurrence::apply(x, h0, c0, weights.w_ih, weights.w_hh, weights.b_ih, weights.b_hh);
   return {outputs[0], outputs[1], outputs[2]};
 }

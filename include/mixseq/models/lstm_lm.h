@@ -50,10 +50,12 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "mixseq/models/language_model.h"
 #include "mixseq/models/model_config.h"
 #include "mixseq/nn/cpu_float_linear.h"
+#include "mixseq/nn/lstm_recurrence.h"
 
 namespace mixseq {
 
@@ -106,6 +108,7 @@ class LstmLmModelImpl : public LanguageModelImpl {
   torch::Tensor output_weight_;              // "output_weight" [V, H]; undefined when tied
   torch::Tensor output_bias_;                // "output_bias" [V]
   TransposedWeight output_columns_;          // the output matrix as [H, V] for forward() in evaluation
+  std::vector<LstmPanelCache> panel_caches_;  // each layer's W_hh laid out for evaluation (nn/lstm_recurrence.h)
 };
 TORCH_MODULE(LstmLmModel);
 

@@ -25,15 +25,47 @@
 
 #include <torch/types.h>
 
+#include <memory>
 #include <tuple>
 
 namespace mixseq {
+
+// W_hh laid out for the fp32 recurrence on panels (nn/lstm_hidden_panels.h), kept from one call
+// that records nothing (evaluation, decoding) to the next for as long as W_hh is the same tensor
+// with the same contents (its storage, place, shape and version counter); a change of any makes
+// the next such call lay it out again. A call that records a graph (training) lets go of it, as
+// TransposedWeight does (nn/cpu_float_linear.h): optimizers that write the weights through their
+// data (optim/fused_adam.h) move no version counter. A layer whose weights meet many inputs
+// between their changes owns one and passes it in LstmWeights. Why: laying out W_hh took 1.7% of the LSTM
+// language model's evaluation at its bench shape, every segment, for weights that never change
+// there (docs/benchmarks.md). Copies start empty (a module that holds one may be cloned).
+class LstmPanelCache {
+ public:
+  LstmPanelCache();
+  ~LstmPanelCache();
+  LstmPanelCache(const LstmPanelCache&);
+  LstmPanelCache& operator=(const LstmPanelCache&);
+
+  // Whether it holds W_hh laid out from w_hh as it is now (the next call that records nothing
+  // packs nothing).
+  bool holds(const torch::Tensor& w_hh) const;
+
+  // Lets go of what it holds.
+  void drop();
+
+  struct State;  // nn/lstm_recurrence.cpp
+  State& state() const { return *state_; }
+
+ private:
+  std::unique_ptr<State> state_;
+};
 
 struct LstmWeights {
   torch::Tensor w_ih;  // [4H, Din]
   torch::Tensor w_hh;  // [4H, H]
   torch::Tensor b_ih;  // [4H]
   torch::Tensor b_hh;  // [4H]
+  LstmPanelCache* panel_cache = nullptr;  // optional; used only where nothing is recorded
 };
 
 // Whether lstm_recurrence runs x [B, T, Din] (any floating dtype) with these weights: CPU, fp32

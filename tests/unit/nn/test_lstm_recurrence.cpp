@@ -134,6 +134,49 @@ TEST(LstmRecurrence, PanelsGiveTheSameBitsOnOneThreadAndOnTwo) {
   }
 }
 
+// A panel cache keeps W_hh laid out between calls that record nothing, gives the same bits as
+// laying it out again, and lets go of it when W_hh changes in place or is another tensor, and at
+// a call that records a graph (training may write the weights through their data).
+TEST(LstmRecurrence, PanelCacheKeepsWhhUntilItChanges) {
+  if (!LstmHiddenPanels::available()) GTEST_SKIP() << "the CPU has no AVX-512F";
+  at::manual_seed(10);
+  const int64_t B = 6, T = 9, Din = 8, H = 40;
+  const auto x = at::randn({B, T, Din}), h0 = at::randn({B, H}), c0 = at::randn({B, H});
+  LstmWeights w{at::randn({4 * H, Din}) * 0.3, at::randn({4 * H, H}) * 0.3, at::randn({4 * H}) * 0.1,
+                at::randn({4 * H}) * 0.1};
+  LstmPanelCache cache;
+  auto cached = w;
+  cached.panel_cache = &cache;
+  for (const int threads : {1, 2}) {
+    const ThreadCount thread_count(threads);
+    {
+      torch::NoGradGuard no_grad;
+      const auto fresh = std::get<0>(lstm_recurrence(x, h0, c0, w));
+      EXPECT_TRUE(at::equal(std::get<0>(lstm_recurrence(x, h0, c0, cached)), fresh));  // lays it out, keeps it
+      ASSERT_TRUE(cache.holds(w.w_hh));
+      EXPECT_TRUE(at::equal(std::get<0>(lstm_recurrence(x, h0, c0, cached)), fresh));  // from the cache
+      w.w_hh.mul_(0.5);  // in place: the version counter moves
+      EXPECT_FALSE(cache.holds(w.w_hh));
+      EXPECT_TRUE(at::equal(std::get<0>(lstm_recurrence(x, h0, c0, cached)), std::get<0>(lstm_recurrence(x, h0, c0, w))));
+      EXPECT_TRUE(cache.holds(w.w_hh));
+      const auto other = w.w_hh.clone();  // the same values in another tensor
+      EXPECT_FALSE(cache.holds(other));
+    }
+    // Recording a graph: computed without the cache, which lets go of what it held.
+    auto recorded = cached;
+    recorded.w_hh = w.w_hh.detach().clone().requires_grad_();
+    const auto y = std::get<0>(lstm_recurrence(x, h0, c0, recorded));
+    ASSERT_TRUE(y.requires_grad());
+    EXPECT_FALSE(cache.holds(recorded.w_hh));
+    EXPECT_FALSE(cache.holds(w.w_hh));
+    torch::NoGradGuard no_grad;
+    lstm_recurrence(x, h0, c0, cached);
+    EXPECT_TRUE(cache.holds(w.w_hh));
+  }
+  const LstmPanelCache copy = cache;  // copies start empty
+  EXPECT_FALSE(copy.holds(w.w_hh));
+}
+
 TEST(LstmRecurrence, MatchesFiniteDifferences) {
   at::manual_seed(2);
   const int64_t B = 2, T = 3, Din = 3, H = 4;
