@@ -8,7 +8,8 @@
 //   p <- p + momentum^2 c b - (1 + momentum) lr g
 //   b <- momentum c b - lr g
 //
-// statement by statement as the reference. Its lr_old is kept per group; here per parameter, in the
+// statement by statement as the reference (dense fp32 CPU parameters take the four in one pass
+// over p, b and g, in that order). Its lr_old is kept per group; here per parameter, in the
 // state that checkpoints carry (LibTorch 1.13's optimizer load does not restore a group's options).
 #pragma once
 
