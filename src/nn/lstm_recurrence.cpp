@@ -161,10 +161,10 @@ struct LstmPanelCache::State {
   const void* data = nullptr;
   std::vector<int64_t> sizes, strides;
   int64_t version = -1;
-  std::shared_ptr<const LstmHiddenPanels> panels;
+  std::shared_ptr<LstmHiddenPanels> panels;  // read only, once kept
 
   // The panels of w_hh if laid out from it as it is now, else null.
-  std::shared_ptr<const LstmHiddenPanels> find(const at::Tensor& w_hh) {
+  std::shared_ptr<LstmHiddenPanels> find(const at::Tensor& w_hh) {
     const std::lock_guard<std::mutex> hold(lock);
     const bool same = panels && storage.is_alias_of(w_hh.storage()) && data == w_hh.data_ptr() &&
                       w_hh.sizes() == sizes && w_hh.strides() == strides && version == w_hh._version();
@@ -172,7 +172,7 @@ struct LstmPanelCache::State {
   }
 
   // Keeps `laid_out` as w_hh's panels; an undefined w_hh: nothing.
-  void keep(const at::Tensor& w_hh, std::shared_ptr<const LstmHiddenPanels> laid_out) {
+  void keep(const at::Tensor& w_hh, std::shared_ptr<LstmHiddenPanels> laid_out) {
     const std::lock_guard<std::mutex> hold(lock);
     const bool some = w_hh.defined();
     storage = some ? w_hh.storage() : c10::Storage();
@@ -224,9 +224,9 @@ void panel_recurrence_forward(const at::Tensor& h0, const at::Tensor& c0, const 
   const auto w = w_hh.stride(1) == 1 ? w_hh : w_hh.contiguous();  // [4H, H]
   auto laid_out = cache != nullptr ? cache->state().find(w_hh) : nullptr;
   const bool to_pack = laid_out == nullptr;
+  // (pack() reads w, which may be a copy made here: a kept layout is never packed again.)
   if (to_pack) laid_out = std::make_shared<LstmHiddenPanels>(w.data_ptr<float>(), H, w.stride(0));
-  // Written only by the packing below, in this call.
-  auto& panels = const_cast<LstmHiddenPanels&>(*laid_out);
+  LstmHiddenPanels& panels = *laid_out;  // written only by the packing below, in this call
   const int64_t P = panels.panels();
   const int64_t available = at::in_parallel_region() ? 1 : at::get_num_threads();
   const bool by_sentences = available > 1 && B >= 2 * available &&
