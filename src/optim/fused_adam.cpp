@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include <cmath>
 #include <memory>
@@ -105,6 +106,9 @@ at::Tensor FusedAdam::step(LossClosure closure) {
       at::parallel_for(0, parameter.numel(), 32768, [&](int64_t begin, int64_t end) {
         adam_update(w + begin, g + begin, m + begin, v + begin, end - begin, constants);
       });
+      // Written through its data, as an in-place op would write it: its version counter moves, so
+      // that copies kept while it is unchanged (TransposedWeight, LstmPanelCache) see the change.
+      torch::autograd::impl::bump_version(parameter);
     }
   }
   return loss;

@@ -5,6 +5,7 @@
 #include <torch/serialize/archive.h>
 
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include <memory>
 
@@ -114,6 +115,9 @@ at::Tensor Nag::step(LossClosure closure) {
         at::parallel_for(0, parameter.numel(), 32768, [&](int64_t begin, int64_t end) {
           nag_update(p + begin, b + begin, g + begin, end - begin, c);
         });
+        // Written through its data, as an in-place op would write it: its version counter moves,
+        // so that copies kept while it is unchanged (TransposedWeight, LstmPanelCache) see it.
+        torch::autograd::impl::bump_version(parameter);
       } else {
         if (weight_decay != 0.0) parameter.mul_(1.0 - lr * weight_decay);
         parameter.add_(buffer, momentum * momentum * lr_correct);

@@ -64,6 +64,18 @@ TEST(FusedAdam, StepsAsLibTorchsAdamWithWeightDecay) { expect_same_steps(at::kFl
 
 TEST(FusedAdam, TakesLibTorchsStepForOtherDtypes) { expect_same_steps(at::kDouble, 0.01, 0.0); }
 
+// The fused step writes the weights through their data, and moves their version counters as an
+// in-place op would: copies kept while a weight is unchanged (nn/cpu_float_linear.h's
+// TransposedWeight, nn/lstm_recurrence.h's LstmPanelCache) are made again after it.
+TEST(FusedAdam, AStepMovesEachWeightsVersionCounter) {
+  auto w = at::randn({300}).requires_grad_();
+  FusedAdam adam({w}, torch::optim::AdamOptions(1e-3));
+  w.mutable_grad() = at::randn({300});
+  const auto before = w._version();
+  adam.step();
+  EXPECT_GT(w._version(), before);
+}
+
 TEST(FusedAdam, IsATorchAdamForCheckpointsAndLearningRates) {
   auto parameter = at::randn({4}).requires_grad_();
   FusedAdam optimizer({parameter}, torch::optim::AdamOptions(1e-3));

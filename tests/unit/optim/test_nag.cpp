@@ -78,6 +78,16 @@ TEST(Nag, Fp32StepsInOnePassEqualTheStatementsToRounding) {
   }
 }
 
+// The one-pass step moves the weights' version counters as the statements' in-place ops do.
+TEST(Nag, AStepMovesEachWeightsVersionCounter) {
+  auto w = at::randn({300}).requires_grad_();
+  Nag nag({w}, NagOptions(0.25));
+  w.mutable_grad() = at::randn({300});
+  const auto before = w._version();
+  nag.step();
+  EXPECT_GT(w._version(), before);
+}
+
 TEST(Nag, BuiltByNameWithTheMomentumOption) {
   auto p = at::ones({2}).requires_grad_();
   OptimizerOptions options;
