@@ -33,10 +33,11 @@ namespace mixseq {
 // W_hh laid out for the fp32 recurrence on panels (nn/lstm_hidden_panels.h), kept from one call
 // that records nothing (evaluation, decoding) to the next for as long as W_hh is the same tensor
 // with the same contents (its storage, place, shape and version counter); a change of any makes
-// the next such call lay it out again. A call that records a graph (training) lets go of it, as
-// TransposedWeight does (nn/cpu_float_linear.h): optimizers that write the weights through their
-// data (optim/fused_adam.h) move no version counter. A layer whose weights meet many inputs
-// between their changes owns one and passes it in LstmWeights. Why: laying out W_hh took 1.7% of the LSTM
+// the next such call lay it out again (mixseq's fused optimizer steps, which write weights
+// through their data, move the counter as in-place ops do). A call that records a graph
+// (training) lets go of it, as TransposedWeight does (nn/cpu_float_linear.h): training keeps no
+// copy beside the weights. A layer whose weights meet many inputs between their changes owns one
+// and passes it in LstmWeights. Why: laying out W_hh took 1.7% of the LSTM
 // language model's evaluation at its bench shape, every segment, for weights that never change
 // there (docs/benchmarks.md). Copies start empty (a module that holds one may be cloned).
 class LstmPanelCache {

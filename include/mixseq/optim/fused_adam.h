@@ -8,7 +8,9 @@
 // ms of a 170 ms bf16 GNMT training step at the bench shape (one thread). Here one loop, compiled
 // for the CPU it runs on (util/vector_clones.h), reads w, grad, m and v once and writes w, m and
 // v once, with LibTorch's operations in its order; results agree with its step to float rounding
-// (multiply-adds may be fused differently). It is a torch::optim::Adam: the same options, state
+// (multiply-adds may be fused differently), and each weight's version counter moves as LibTorch's
+// in-place ops would move it (copies kept of a weight, nn/cpu_float_linear.h's TransposedWeight,
+// see the change). It is a torch::optim::Adam: the same options, state
 // (AdamParamState) and checkpoints. Parameters that are not dense fp32 CPU tensors, and amsgrad,
 // take LibTorch's step.
 #pragma once
