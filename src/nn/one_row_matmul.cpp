@@ -5,7 +5,6 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "util/lane_dot.h"
@@ -16,46 +15,16 @@ namespace {
 
 using FloatLanes = Lanes<float>::type;  // sixteen floats
 
-// out [N] = Σ_k r[k · r_stride] m[k · m_stride + n]: the matrix's rows contiguous. Each block of
-// 64 (then 16) outputs is summed over k in four (one) registers, k in order.
+// out [N] = Σ_k r[k · r_stride] m[k · m_stride + n]: the matrix's rows contiguous, k in order
+// (lane_weighted_rows, util/lane_dot.h).
 MIXSEQ_VECTOR_CLONES
 void row_times_rows(const float* __restrict r, int64_t r_stride, const float* __restrict m, int64_t m_stride,
                     int64_t K, int64_t N, float* __restrict out) {
-  int64_t n = 0;
-  for (; n + 64 <= N; n += 64) {
-    FloatLanes a0 = {}, a1 = {}, a2 = {}, a3 = {};
-    for (int64_t k = 0; k < K; ++k) {
-      const float w = r[k * r_stride];
-      const float* p = m + k * m_stride + n;
-      FloatLanes x;
-      load_lanes(x, p);
-      a0 += w * x;
-      load_lanes(x, p + 16);
-      a1 += w * x;
-      load_lanes(x, p + 32);
-      a2 += w * x;
-      load_lanes(x, p + 48);
-      a3 += w * x;
-    }
-    std::memcpy(out + n, &a0, sizeof a0);
-    std::memcpy(out + n + 16, &a1, sizeof a1);
-    std::memcpy(out + n + 32, &a2, sizeof a2);
-    std::memcpy(out + n + 48, &a3, sizeof a3);
-  }
-  for (; n + 16 <= N; n += 16) {
-    FloatLanes a = {};
-    for (int64_t k = 0; k < K; ++k) {
-      FloatLanes x;
-      load_lanes(x, m + k * m_stride + n);
-      a += r[k * r_stride] * x;
-    }
-    std::memcpy(out + n, &a, sizeof a);
-  }
-  for (; n < N; ++n) {
-    float sum = 0.0f;
-    for (int64_t k = 0; k < K; ++k) sum += r[k * r_stride] * m[k * m_stride + n];
-    out[n] = sum;
-  }
+  lane_weighted_rows<float, float>(
+      K, N, [&](int64_t k) __attribute__((always_inline)) { return r[k * r_stride]; },
+      [&](int64_t k) __attribute__((always_inline)) { return m + k * m_stride; },
+      [](FloatLanes& lanes, const float* p) __attribute__((always_inline)) { load_lanes(lanes, p); },
+      [](const float* p) __attribute__((always_inline)) { return *p; }, out);
 }
 
 // out [N] = Σ_k r[k] m[n · m_stride + k]: the matrix's columns contiguous (a transposed one, as

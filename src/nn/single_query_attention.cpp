@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -97,44 +96,20 @@ __attribute__((always_inline)) inline void attend_pairs(const Layout<Stored>& n,
     const float inverse = 1.0f / sum;
     for (int64_t j = 0; j < n.length; ++j) scores[j] *= inverse;
     if (n.weights) std::copy(scores, scores + n.length, n.weights + output_pair * n.length);
-    // The weighted sum of values, 64 columns at a time held in registers (four independent
-    // chains of additions): summed into memory, each addition would wait for the last store.
-    float* out = n.output + output_pair * n.width;
-    int64_t d = 0;
-    for (; d + 64 <= n.width; d += 64) {
-      Lanes<float>::type sums[4] = {};
-      for (int64_t j = 0; j < n.length; ++j) {
-        if (scores[j] == 0.0f) continue;  // padding: its values are never read
-        const int64_t row = n.rows ? n.rows[b * n.rows_row + j * n.rows_position] : b;
-        const Stored* v = n.values + row * n.v_row + h * n.v_head + j * n.v_position + d;
-        for (int c = 0; c < 4; ++c) {
-          Lanes<float>::type values;
-          load_stored(values, v + 16 * c, n.value_grid);
-          sums[c] += scores[j] * values;
-        }
-      }
-      std::memcpy(out + d, sums, sizeof sums);
-    }
-    for (; d + 16 <= n.width; d += 16) {
-      Lanes<float>::type sum = {};
-      for (int64_t j = 0; j < n.length; ++j) {
-        if (scores[j] == 0.0f) continue;
-        const int64_t row = n.rows ? n.rows[b * n.rows_row + j * n.rows_position] : b;
-        Lanes<float>::type values;
-        load_stored(values, n.values + row * n.v_row + h * n.v_head + j * n.v_position + d, n.value_grid);
-        sum += scores[j] * values;
-      }
-      std::memcpy(out + d, &sum, sizeof sum);
-    }
-    for (; d < n.width; ++d) {
-      float sum = 0.0f;
-      for (int64_t j = 0; j < n.length; ++j) {
-        if (scores[j] == 0.0f) continue;
-        const int64_t row = n.rows ? n.rows[b * n.rows_row + j * n.rows_position] : b;
-        sum += scores[j] * stored_value(n.values + row * n.v_row + h * n.v_head + j * n.v_position + d, n.value_grid);
-      }
-      out[d] = sum;
-    }
+    // The weighted sum of values (lane_weighted_rows, util/lane_dot.h); padding's values are
+    // never read.
+    lane_weighted_rows<float, Stored>(
+        n.length, n.width, [&](int64_t j) __attribute__((always_inline)) { return scores[j]; },
+        [&](int64_t j) __attribute__((always_inline)) -> const Stored* {
+          if (scores[j] == 0.0f) return nullptr;
+          const int64_t row = n.rows ? n.rows[b * n.rows_row + j * n.rows_position] : b;
+          return n.values + row * n.v_row + h * n.v_head + j * n.v_position;
+        },
+        [&](Lanes<float>::type& lanes, const Stored* p) __attribute__((always_inline)) {
+          load_stored(lanes, p, n.value_grid);
+        },
+        [&](const Stored* p) __attribute__((always_inline)) { return stored_value(p, n.value_grid); },
+        n.output + output_pair * n.width);
   }
 }
 

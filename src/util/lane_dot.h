@@ -63,4 +63,52 @@ __attribute__((always_inline)) inline scalar_t lane_dot(const scalar_t* a, const
       [](const scalar_t* p) __attribute__((always_inline)) { return *p; });
 }
 
+// out[0, N) = Σ_k weight(k) · row(k)[0, N) over k = 0 ... K-1, in order: each block of 64 outputs
+// held in four registers (four independent chains of additions; summed into memory, each addition
+// would wait for the last store), then blocks of 16 in one, then one at a time. row(k) is a
+// pointer to the k-th row's first element, or null to skip the row (it is never read); its
+// elements come through `load` (sixteen into lanes) and `value` (one), as in lane_dot. For a row
+// times a matrix's rows (nn/one_row_matmul.cpp) and attention's weighted sum of values
+// (nn/single_query_attention.cpp).
+template <typename scalar_t, typename stored_t, typename Weight, typename Row, typename LoadLanes, typename LoadOne>
+__attribute__((always_inline)) inline void lane_weighted_rows(int64_t K, int64_t N, const Weight& weight, const Row& row,
+                                                              const LoadLanes& load, const LoadOne& value,
+                                                              scalar_t* out) {
+  using Vector = typename Lanes<scalar_t>::type;
+  int64_t n = 0;
+  for (; n + 64 <= N; n += 64) {
+    Vector sums[4] = {};
+    for (int64_t k = 0; k < K; ++k) {
+      const stored_t* p = row(k);
+      if (p == nullptr) continue;
+      const scalar_t w = weight(k);
+      for (int c = 0; c < 4; ++c) {
+        Vector x;
+        load(x, p + n + 16 * c);
+        sums[c] += w * x;
+      }
+    }
+    std::memcpy(out + n, sums, sizeof sums);
+  }
+  for (; n + 16 <= N; n += 16) {
+    Vector sum = {};
+    for (int64_t k = 0; k < K; ++k) {
+      const stored_t* p = row(k);
+      if (p == nullptr) continue;
+      Vector x;
+      load(x, p + n);
+      sum += weight(k) * x;
+    }
+    std::memcpy(out + n, &sum, sizeof sum);
+  }
+  for (; n < N; ++n) {
+    scalar_t sum = 0;
+    for (int64_t k = 0; k < K; ++k) {
+      const stored_t* p = row(k);
+      if (p != nullptr) sum += weight(k) * value(p + n);
+    }
+    out[n] = sum;
+  }
+}
+
 }  // namespace mixseq
