@@ -147,10 +147,8 @@ TransposedWeight& TransposedWeight::operator=(const TransposedWeight&) {
 
 void TransposedWeight::drop() {
   const std::lock_guard<std::mutex> hold(lock_);
-  storage_ = c10::Storage();
+  source_ = TensorIdentity();
   columns_ = torch::Tensor();
-  data_ = nullptr;
-  version_ = -1;
 }
 
 bool TransposedWeight::applies(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
@@ -166,16 +164,11 @@ torch::Tensor TransposedWeight::product(const torch::Tensor& x, const torch::Ten
   torch::Tensor columns;
   {
     const std::lock_guard<std::mutex> hold(lock_);
-    const bool same = columns_.defined() && data_ == weight.data_ptr() && weight.sizes() == sizes_ &&
-                      weight.strides() == strides_ && version_ == weight._version() && scale_ == weight_scale;
+    const bool same = columns_.defined() && source_.matches(weight) && scale_ == weight_scale;
     if (!same) {
       const at::NoGradGuard no_grad;
       columns_ = (weight_scale == 1.0 ? weight : weight * weight_scale).t().contiguous();  // [K, N]
-      storage_ = weight.storage();
-      data_ = weight.data_ptr();
-      sizes_ = weight.sizes().vec();
-      strides_ = weight.strides().vec();
-      version_ = weight._version();
+      source_ = TensorIdentity(weight);
       scale_ = weight_scale;
     }
     columns = columns_;

@@ -22,6 +22,7 @@
 #include "mixseq/nn/bf16_rows.h"
 #include "mixseq/nn/packed_bf16_matrix.h"
 #include "mixseq/nn/vectorized_tanh.h"
+#include "mixseq/util/tensor_identity.h"
 #include "nn/lstm_hidden_panels.h"
 #include "util/torch_compat.h"
 #include "util/vector_clones.h"
@@ -155,32 +156,20 @@ bool panels_apply(int64_t steps) { return steps >= 8 && LstmHiddenPanels::availa
 
 struct LstmPanelCache::State {
   std::mutex lock;
-  // What the panels were laid out from: the weight's storage, held so that its memory is not
-  // reused under it, and where in it the weight lay (as TransposedWeight, nn/cpu_float_linear.h).
-  c10::Storage storage;
-  const void* data = nullptr;
-  std::vector<int64_t> sizes, strides;
-  int64_t version = -1;
+  TensorIdentity source;                     // the W_hh the panels were laid out from
   std::shared_ptr<LstmHiddenPanels> panels;  // read only, once kept
 
   // The panels of w_hh if laid out from it as it is now, else null.
   std::shared_ptr<LstmHiddenPanels> find(const at::Tensor& w_hh) {
     const std::lock_guard<std::mutex> hold(lock);
-    const bool same = panels && storage.is_alias_of(w_hh.storage()) && data == w_hh.data_ptr() &&
-                      w_hh.sizes() == sizes && w_hh.strides() == strides && version == w_hh._version();
-    return same ? panels : nullptr;
+    return panels && source.matches(w_hh) ? panels : nullptr;
   }
 
   // Keeps `laid_out` as w_hh's panels; an undefined w_hh: nothing.
   void keep(const at::Tensor& w_hh, std::shared_ptr<LstmHiddenPanels> laid_out) {
     const std::lock_guard<std::mutex> hold(lock);
-    const bool some = w_hh.defined();
-    storage = some ? w_hh.storage() : c10::Storage();
-    data = some ? w_hh.data_ptr() : nullptr;
-    sizes = some ? w_hh.sizes().vec() : std::vector<int64_t>();
-    strides = some ? w_hh.strides().vec() : std::vector<int64_t>();
-    version = some ? w_hh._version() : -1;
-    panels = some ? std::move(laid_out) : nullptr;
+    source = TensorIdentity(w_hh);
+    panels = w_hh.defined() ? std::move(laid_out) : nullptr;
   }
 };
 

@@ -16,9 +16,9 @@
 
 #include <torch/types.h>
 
-#include <cstdint>
 #include <mutex>
-#include <vector>
+
+#include "mixseq/util/tensor_identity.h"
 
 namespace mixseq {
 
@@ -83,14 +83,7 @@ class TransposedWeight {
 
  private:
   std::mutex lock_;
-  // What the copy was made from: the weight's storage, held, so that its memory is not reused
-  // under it, and where in it the weight lay. A tensor with the same data pointer, sizes and
-  // strides reads the same elements; views share their base's version counter, so a write
-  // through any of them is seen.
-  c10::Storage storage_;
-  const void* data_ = nullptr;
-  std::vector<int64_t> sizes_, strides_;
-  int64_t version_ = -1;
+  TensorIdentity source_;  // the weight the copy was made from
   double scale_ = 1.0;
   torch::Tensor columns_;  // [K, N]: (s W)ᵀ
 };
