@@ -2,13 +2,13 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <cmath>
 #include <memory>
 #include <utility>
 
 #include "optim/closure_loss.h"
+#include "optim/fused_step.h"
 #include "util/torch_compat.h"
 #include "util/vector_clones.h"
 
@@ -54,9 +54,7 @@ void adam_update(float* w, const float* grad, float* m, float* v, int64_t n, con
 
 bool fusable(const at::Tensor& parameter) {
   const auto& grad = parameter.grad();
-  return !grad.defined() ||
-         (parameter.device().is_cpu() && parameter.scalar_type() == at::kFloat && parameter.is_contiguous() &&
-          !grad.is_sparse() && grad.scalar_type() == at::kFloat && grad.is_contiguous());
+  return !grad.defined() || (dense_fp32_cpu(parameter) && dense_fp32_cpu(grad));
 }
 
 }  // namespace
@@ -106,9 +104,7 @@ at::Tensor FusedAdam::step(LossClosure closure) {
       at::parallel_for(0, parameter.numel(), 32768, [&](int64_t begin, int64_t end) {
         adam_update(w + begin, g + begin, m + begin, v + begin, end - begin, constants);
       });
-      // Written through its data, as an in-place op would write it: its version counter moves, so
-      // that copies kept while it is unchanged (TransposedWeight, LstmPanelCache) see the change.
-      torch::autograd::impl::bump_version(parameter);
+      mark_written(parameter);
     }
   }
   return loss;

@@ -5,12 +5,12 @@
 #include <torch/serialize/archive.h>
 
 #include <ATen/Parallel.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <memory>
 
 #include "mixseq/util/error.h"
 #include "optim/closure_loss.h"
+#include "optim/fused_step.h"
 #include "util/torch_compat.h"
 #include "util/vector_clones.h"
 
@@ -35,13 +35,6 @@ void nag_update(float* __restrict p, float* __restrict b, const float* __restric
     p[i] = w + c.grad_weight * g[i];
     b[i] = b[i] * c.momentum + c.minus_lr * g[i];
   }
-}
-
-bool fusable(const at::Tensor& parameter, const at::Tensor& grad, const at::Tensor& buffer) {
-  const auto dense_fp32 = [](const at::Tensor& t) {
-    return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous() && !t.is_sparse();
-  };
-  return dense_fp32(parameter) && dense_fp32(grad) && dense_fp32(buffer);
 }
 
 }  // namespace
@@ -104,7 +97,7 @@ at::Tensor Nag::step(LossClosure closure) {
       const double lr_old = state.lr_old() < 0 ? lr : state.lr_old();
       const double lr_correct = lr_old > 0 ? lr / lr_old : lr;
       auto& buffer = state.momentum_buffer();
-      if (fusable(parameter, grad, buffer)) {  // one pass instead of four (a 1.3% of ConvS2S's step)
+      if (dense_fp32_cpu(parameter) && dense_fp32_cpu(grad) && dense_fp32_cpu(buffer)) {  // one pass instead of four (a 1.3% of ConvS2S's step)
         const NagConstants c{static_cast<float>(1.0 - lr * weight_decay), weight_decay != 0.0,
                              static_cast<float>(momentum * momentum * lr_correct),
                              static_cast<float>(-(1.0 + momentum) * lr), static_cast<float>(momentum * lr_correct),
@@ -115,9 +108,7 @@ at::Tensor Nag::step(LossClosure closure) {
         at::parallel_for(0, parameter.numel(), 32768, [&](int64_t begin, int64_t end) {
           nag_update(p + begin, b + begin, g + begin, end - begin, c);
         });
-        // Written through its data, as an in-place op would write it: its version counter moves,
-        // so that copies kept while it is unchanged (TransposedWeight, LstmPanelCache) see it.
-        torch::autograd::impl::bump_version(parameter);
+        mark_written(parameter);
       } else {
         if (weight_decay != 0.0) parameter.mul_(1.0 - lr * weight_decay);
         parameter.add_(buffer, momentum * momentum * lr_correct);
