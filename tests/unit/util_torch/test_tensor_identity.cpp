@@ -34,6 +34,10 @@ TEST(TensorIdentity, TellsOtherTensorsAndOtherViewsApart) {
   EXPECT_FALSE(identity.matches(weight.narrow(0, 1, 3)));       // another place in the storage
   EXPECT_FALSE(identity.matches(weight.reshape({2, 8})));       // other sizes
   EXPECT_FALSE(identity.matches(torch::Tensor()));
+  // The same sizes and strides and the same storage, at another offset in it.
+  const TensorIdentity top(weight.narrow(0, 0, 2));
+  EXPECT_TRUE(top.matches(weight.narrow(0, 0, 2)));
+  EXPECT_FALSE(top.matches(weight.narrow(0, 2, 2)));
 }
 
 TEST(TensorIdentity, TheDefaultAndAnUndefinedTensorMatchNothing) {
