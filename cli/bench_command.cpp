@@ -32,7 +32,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iostream>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -64,7 +63,6 @@
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
 #include "mixseq/util/worker_threads.h"
-#include "operator_profile.h"
 #include "option_checks.h"
 
 namespace mixseq::cli {
@@ -339,21 +337,22 @@ int bench_train(const BenchArguments& arguments, int threads) {
   const int64_t world_size = group ? group->world_size() : 1;
   const int64_t update_tokens = workload.rank_update_tokens * world_size;  // every rank's batch has as many
   const auto& forward_loss = workload.forward_loss;
-  for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(1, forward_loss, update_tokens);
-  wait_for_device(device);
-  reset_peak_device_memory(device);
-  const auto start = std::chrono::steady_clock::now();
   int64_t tokens = 0, target_tokens = 0;
   double allreduce_wait_ms = 0;
-  auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
-  for (int64_t step = 0; step < arguments.steps; ++step) {
-    const auto result = update.run(1, forward_loss, update_tokens);
-    tokens += result.target_tokens + (counts_target_tokens_only(arguments) ? 0 : result.source_tokens);
-    target_tokens += result.target_tokens;
-    if (reducer) allreduce_wait_ms += reducer->last_stats().wait_ms;
-  }
-  wait_for_device(device);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto part = time_after_warm_up(
+      device, arguments.profile_top,
+      [&] {
+        for (int64_t step = 0; step < arguments.warmup_steps; ++step) update.run(1, forward_loss, update_tokens);
+      },
+      [&] {
+        for (int64_t step = 0; step < arguments.steps; ++step) {
+          const auto result = update.run(1, forward_loss, update_tokens);
+          tokens += result.target_tokens + (counts_target_tokens_only(arguments) ? 0 : result.source_tokens);
+          target_tokens += result.target_tokens;
+          if (reducer) allreduce_wait_ms += reducer->last_stats().wait_ms;
+        }
+      });
+  const double seconds = part.seconds;
   if (launch.rank != 0) return 0;
   auto record = common_fields(arguments, *model, device, precision, threads);
   if (reducer) {
@@ -380,9 +379,7 @@ int bench_train(const BenchArguments& arguments, int threads) {
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
   if (!is_language_model(arguments))  // fairseq's figure (its ntokens): target tokens, </s> included
     record["tgt_tok_per_s"] = static_cast<double>(target_tokens * world_size) / seconds;
-  record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
-  std::cout << record.dump() << std::endl;
-  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  print_bench_record(record, part, arguments.profile_top, arguments.steps);
   return 0;
 }
 
@@ -425,14 +422,11 @@ int bench_translate(const BenchArguments& arguments, int threads) {
   const auto batch_count = arguments.batches * workers;
   std::vector<TranslationBatch> batches;
   for (int64_t i = 0; i < batch_count + workers; ++i) batches.push_back(random_batch(arguments).to(device));
-  run_on_workers(workers, workers, [&](int64_t i) { run(batches[static_cast<size_t>(batch_count + i)]); });  // warm-up
-  wait_for_device(device);
-  reset_peak_device_memory(device);
-  const auto start = std::chrono::steady_clock::now();
-  auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
-  run_on_workers(batch_count, workers, [&](int64_t i) { run(batches[static_cast<size_t>(i)]); });
-  wait_for_device(device);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto part = time_after_warm_up(
+      device, arguments.profile_top,
+      [&] { run_on_workers(workers, workers, [&](int64_t i) { run(batches[static_cast<size_t>(batch_count + i)]); }); },
+      [&] { run_on_workers(batch_count, workers, [&](int64_t i) { run(batches[static_cast<size_t>(i)]); }); });
+  const double seconds = part.seconds;
   const double sentences = static_cast<double>(batch_count * arguments.batch);
   auto record = common_fields(arguments, *model, device, precision, threads);
   if (int8) record.update({{"precision", "int8"}, {"int8_engine", use_int8_engine()}});
@@ -448,9 +442,7 @@ int bench_translate(const BenchArguments& arguments, int threads) {
                  {"ms_per_batch", seconds * 1e3 * workers / batch_count},  // each batch's time on its worker
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
-  record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
-  std::cout << record.dump() << std::endl;
-  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.batches);
+  print_bench_record(record, part, arguments.profile_top, arguments.batches);
   return 0;
 }
 
@@ -481,24 +473,23 @@ int bench_eval(const BenchArguments& arguments, int threads) {
     memory = std::move(loss.memory);
     return loss.nll_sum;
   };
-  for (int64_t i = 0; i < arguments.warmup_steps; ++i) run();
-  wait_for_device(device);
-  reset_peak_device_memory(device);
-  const auto start = std::chrono::steady_clock::now();
-  auto profile = arguments.profile_top > 0 ? std::make_unique<OperatorProfile>() : nullptr;
   // On the CPU each segment's time is kept too (its operators run as they are called): the first
   // timed segments can pay for memory the process touches for the first time, which a mean of a
   // few segments hides. A GPU's segments are not synchronised one by one.
   const bool per_segment = device.is_cpu();
   std::vector<double> segment_ms;
-  for (int64_t i = 0; i < arguments.steps; ++i) {
-    const auto begun = std::chrono::steady_clock::now();
-    nll += run();
-    if (per_segment)
-      segment_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun).count());
-  }
-  wait_for_device(device);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto part = time_after_warm_up(
+      device, arguments.profile_top, [&] { for (int64_t i = 0; i < arguments.warmup_steps; ++i) run(); },
+      [&] {
+        for (int64_t i = 0; i < arguments.steps; ++i) {
+          const auto begun = std::chrono::steady_clock::now();
+          nll += run();
+          if (per_segment)
+            segment_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begun).count());
+        }
+      });
+  const double seconds = part.seconds;
   const double tokens = static_cast<double>(arguments.steps * arguments.batch * length);
   auto record = common_fields(arguments, *model, device, precision, threads);
   record.update({{"bench", "eval"},
@@ -512,14 +503,12 @@ int bench_eval(const BenchArguments& arguments, int threads) {
                  {"loss", nll.item<double>() / tokens},
                  {"peak_host_memory_mb", peak_host_memory_bytes() / 1048576.0},
                  {"peak_device_memory_mb", peak_device_memory_bytes(device) / 1048576.0}});
-  record["threads_at_end"] = at::get_num_threads();  // --threads 0 follows the load (docs/threads.md)
   if (per_segment) {
     record["segment_ms"] = segment_ms;  // each timed segment, in order
     std::sort(segment_ms.begin(), segment_ms.end());
     record["segment_ms_median"] = segment_ms[segment_ms.size() / 2];
   }
-  std::cout << record.dump() << std::endl;
-  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  print_bench_record(record, part, arguments.profile_top, arguments.steps);
   return 0;
 }
 

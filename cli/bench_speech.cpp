@@ -3,10 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include <chrono>
 #include <cmath>
-#include <iostream>
-#include <memory>
 
 #include "mixseq/criteria/ctc_loss.h"
 #include "mixseq/decode/ctc_decoding.h"
@@ -19,7 +16,6 @@
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
 #include "bench_clock.h"
-#include "operator_profile.h"
 
 namespace mixseq::cli {
 namespace {
@@ -89,15 +85,8 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
   bench.model->train();
   double loss_sum = 0;
   int64_t frames = 0;
-  std::unique_ptr<OperatorProfile> profile;
-  auto start = std::chrono::steady_clock::now();
-  for (int64_t step = 0; step < arguments.warmup + arguments.steps; ++step) {
-    if (step == arguments.warmup) {
-      wait_for_device(bench.device);
-      if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
-      start = std::chrono::steady_clock::now();
-    }
-    const RandomBatch& batch = batches[static_cast<size_t>(step % 4)];
+  const auto step = [&](int64_t i, bool timed) {
+    const RandomBatch& batch = batches[static_cast<size_t>(i % 4)];
     if (bench.device.is_cpu()) adapt_threads_to_load();  // as the training loop does each update (docs/threads.md)
     CtcOutput output;
     {
@@ -109,16 +98,17 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
     optimizer->zero_grad();
     loss.backward();
     optimizer->step();
-    if (step >= arguments.warmup) {
+    if (timed) {
       loss_sum += loss.item<double>();
       frames += arguments.batch * arguments.frames;
     }
-  }
-  wait_for_device(bench.device);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto part = time_after_warm_up(
+      bench.device, arguments.profile_top, [&] { for (int64_t i = 0; i < arguments.warmup; ++i) step(i, false); },
+      [&] { for (int64_t i = 0; i < arguments.steps; ++i) step(arguments.warmup + i, true); });
+  const double seconds = part.seconds;
   auto record = common(arguments, bench, threads);
   const double hop = bench.config.speech.hop_ms / 1000.0;
-  record["threads_at_end"] = at::get_num_threads();
   record.update({{"bench", "train"},
                  {"optimizer", bench.config.optim.name},
                  {"steps", arguments.steps},
@@ -126,8 +116,7 @@ int bench_speech_train(const SpeechBenchArguments& arguments, int threads) {
                  {"frames_per_s", static_cast<double>(frames) / seconds},
                  {"audio_sec_per_s", static_cast<double>(frames) * hop / seconds},
                  {"loss", loss_sum / static_cast<double>(arguments.steps)}});
-  std::cout << record.dump() << std::endl;
-  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  print_bench_record(record, part, arguments.profile_top, arguments.steps);
   return 0;
 }
 
@@ -137,14 +126,7 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
   torch::NoGradGuard no_grad;
   const RandomBatch batch = random_batch(arguments, bench, bench.device);
   int64_t frames = 0, symbols = 0;
-  std::unique_ptr<OperatorProfile> profile;
-  auto start = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) {
-    if (i == arguments.warmup) {
-      wait_for_device(bench.device);
-      if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
-      start = std::chrono::steady_clock::now();
-    }
+  const auto transcribe = [&](bool timed) {
     if (bench.device.is_cpu()) adapt_threads_to_load();  // as transcribe does each batch
     CtcOutput output;
     {
@@ -152,16 +134,17 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
       output = bench.model->forward(batch.features, batch.lengths);
     }
     const auto hypotheses = ctc_greedy_decode(output.logits, output.lengths);  // argmax + collapse, as the peers
-    if (i >= arguments.warmup) {
+    if (timed) {
       frames += arguments.batch * arguments.frames;
       for (const auto& h : hypotheses) symbols += static_cast<int64_t>(h.symbols.size());
     }
-  }
-  wait_for_device(bench.device);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto part = time_after_warm_up(
+      bench.device, arguments.profile_top, [&] { for (int64_t i = 0; i < arguments.warmup; ++i) transcribe(false); },
+      [&] { for (int64_t i = 0; i < arguments.steps; ++i) transcribe(true); });
+  const double seconds = part.seconds;
   auto record = common(arguments, bench, threads);
   const double hop = bench.config.speech.hop_ms / 1000.0;
-  record["threads_at_end"] = at::get_num_threads();
   record.update({{"bench", "transcribe"},
                  {"batches", arguments.steps},
                  {"ms_per_batch", seconds * 1e3 / static_cast<double>(arguments.steps)},
@@ -169,8 +152,7 @@ int bench_speech_transcribe(const SpeechBenchArguments& arguments, int threads) 
                  {"audio_sec_per_s", static_cast<double>(frames) * hop / seconds},
                  {"real_time_factor", seconds / (static_cast<double>(frames) * hop)},
                  {"symbols_out", symbols}});
-  std::cout << record.dump() << std::endl;
-  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  print_bench_record(record, part, arguments.profile_top, arguments.steps);
   return 0;
 }
 

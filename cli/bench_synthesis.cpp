@@ -3,9 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include <chrono>
 #include <cmath>
-#include <iostream>
 
 #include "mixseq/criteria/synthesis_loss.h"
 #include "mixseq/models/registry.h"
@@ -18,7 +16,6 @@
 #include "mixseq/util/mixed_precision.h"
 #include "mixseq/util/threads.h"
 #include "bench_clock.h"
-#include "operator_profile.h"
 
 namespace mixseq::cli {
 namespace {
@@ -98,15 +95,8 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
   bench.model->train();
   double loss_sum = 0;
   int64_t frames = 0;
-  std::unique_ptr<OperatorProfile> profile;
-  auto start = std::chrono::steady_clock::now();
-  for (int64_t step = 0; step < arguments.warmup + arguments.steps; ++step) {
-    if (step == arguments.warmup) {
-      wait_for_device(bench.device);
-      if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
-      start = std::chrono::steady_clock::now();
-    }
-    const RandomSynthesisBatch& batch = batches[static_cast<size_t>(step % 4)];
+  const auto step = [&](int64_t i, bool timed) {
+    const RandomSynthesisBatch& batch = batches[static_cast<size_t>(i % 4)];
     if (bench.device.is_cpu()) adapt_threads_to_load();  // as the training loop does each update (docs/threads.md)
     optimizer->zero_grad();
     SynthesisOutput output;
@@ -117,19 +107,20 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
     const auto loss = synthesis_loss(output.frames.to(torch::kFloat), output.frames_postnet.to(torch::kFloat),
                                      output.gate_logits.to(torch::kFloat), batch.mels, batch.gate);
     const double value = loss.total.item<double>();
-    MIXSEQ_CHECK(std::isfinite(value), "bench train: the loss is ", value, " at step ", step);
+    MIXSEQ_CHECK(std::isfinite(value), "bench train: the loss is ", value, " at step ", i);
     loss.total.backward();
     clip_gradient_norm(parameters, bench.config.clipping);
     optimizer->step();
-    if (step >= arguments.warmup) {
+    if (timed) {
       loss_sum += value;
       frames += arguments.batch * arguments.mel_len;
     }
-  }
-  wait_for_device(bench.device);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto part = time_after_warm_up(
+      bench.device, arguments.profile_top, [&] { for (int64_t i = 0; i < arguments.warmup; ++i) step(i, false); },
+      [&] { for (int64_t i = 0; i < arguments.steps; ++i) step(arguments.warmup + i, true); });
+  const double seconds = part.seconds;
   auto record = common(arguments, bench, threads);
-  record["threads_at_end"] = at::get_num_threads();
   record.update({{"bench", "train"},
                  {"optimizer", bench.config.optim.name},
                  {"clip", bench.config.clipping.max_norm},
@@ -138,8 +129,7 @@ int bench_synthesis_train(const SynthesisBenchArguments& arguments, int threads)
                  {"mel_frames_per_s", static_cast<double>(frames) / seconds},
                  {"decoder_steps_per_s", static_cast<double>(arguments.steps * arguments.mel_len) / seconds},
                  {"loss", loss_sum / static_cast<double>(arguments.steps)}});
-  std::cout << record.dump() << std::endl;
-  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  print_bench_record(record, part, arguments.profile_top, arguments.steps);
   return 0;
 }
 
@@ -156,14 +146,7 @@ int bench_synthesis_synthesize(const SynthesisBenchArguments& arguments, int thr
   std::vector<RandomSynthesisBatch> batches;
   for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) batches.push_back(random_batch(arguments, bench));
   int64_t steps = 0, frames = 0;
-  std::unique_ptr<OperatorProfile> profile;
-  auto start = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < arguments.warmup + arguments.steps; ++i) {
-    if (i == arguments.warmup) {
-      wait_for_device(bench.device);
-      if (arguments.profile_top > 0) profile = std::make_unique<OperatorProfile>();
-      start = std::chrono::steady_clock::now();
-    }
+  const auto synthesize = [&](int64_t i, bool timed) {
     if (bench.device.is_cpu()) adapt_threads_to_load();
     Synthesis synthesis;
     {
@@ -171,22 +154,22 @@ int bench_synthesis_synthesize(const SynthesisBenchArguments& arguments, int thr
       const auto& batch = batches[static_cast<size_t>(i)];
       synthesis = bench.model->infer(batch.text, batch.text_lengths, options);
     }
-    if (i >= arguments.warmup) {
+    if (timed) {
       steps += synthesis.frames.size(2);
       frames += synthesis.frames.size(0) * synthesis.frames.size(2);
     }
-  }
-  wait_for_device(bench.device);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto part = time_after_warm_up(
+      bench.device, arguments.profile_top, [&] { for (int64_t i = 0; i < arguments.warmup; ++i) synthesize(i, false); },
+      [&] { for (int64_t i = 0; i < arguments.steps; ++i) synthesize(arguments.warmup + i, true); });
+  const double seconds = part.seconds;
   auto record = common(arguments, bench, threads);
-  record["threads_at_end"] = at::get_num_threads();
   record.update({{"bench", "synthesize"},
                  {"batches", arguments.steps},
                  {"ms_per_batch", seconds * 1e3 / static_cast<double>(arguments.steps)},
                  {"decoder_steps_per_s", static_cast<double>(steps) / seconds},
                  {"mel_frames_per_s", static_cast<double>(frames) / seconds}});
-  std::cout << record.dump() << std::endl;
-  if (profile) print_operator_profile(*profile, arguments.profile_top, seconds, arguments.steps);
+  print_bench_record(record, part, arguments.profile_top, arguments.steps);
   return 0;
 }
 
