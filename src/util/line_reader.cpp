@@ -38,6 +38,10 @@ bool LineReader::next(std::string& line) {
   ++line_number_;
   ended_with_newline_ = !in_->eof();  // getline sets eof only when the file ended before a "\n"
   if (!keep_carriage_returns && !line.empty() && line.back() == '\r') line.pop_back();
+  // A byte order mark that some editors write first (Windows' Notepad, Excel's "UTF-8 CSV"): not
+  // part of the text, where it would be an invisible first character of the first path or word.
+  static constexpr char kByteOrderMark[] = "\xEF\xBB\xBF";
+  if (line_number_ == 1 && !keep_carriage_returns && line.compare(0, 3, kByteOrderMark) == 0) line.erase(0, 3);
   if (check_utf8) {
     if (const auto bad = find_invalid_utf8(line)) fail("malformed UTF-8 at byte ", *bad + 1);
   }

@@ -2,8 +2,9 @@
 // about the input can name the file and the line. "-" reads standard input; a path ending in
 // ".gz" is decompressed as it is read (util/gzip_input.h). It is the one reader
 // of text in mixseq, so text is read alike everywhere: a line ends at "\n", and a "\r" before it
-// (Windows line ends, "\r\n") is not part of the line. Only readers that reproduce another tool
-// byte for byte (subword-nmt's, sacreBLEU's) keep the "\r" and apply that tool's rules.
+// (Windows line ends, "\r\n") is not part of the line, nor is a UTF-8 byte order mark that starts
+// the file. Only readers that reproduce another tool byte for byte (subword-nmt's, sacreBLEU's,
+// and so `wer`, `bleu` and `chrf`) keep both and apply that tool's rules.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,8 @@ class LineReader {
   // to reproduce the input's ending byte for byte.
   bool ended_with_newline() const { return ended_with_newline_; }
   bool check_utf8 = true;
-  // Keep a "\r" that ends a line, for readers that apply another tool's line rules (see above).
+  // Keep a "\r" that ends a line, and a byte order mark that starts the file, for readers that
+  // apply another tool's line rules (see above).
   bool keep_carriage_returns = false;
 
   // "<path>:<line>: <what>" for the line last read.

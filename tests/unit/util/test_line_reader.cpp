@@ -50,6 +50,20 @@ TEST(LineReader, WindowsLineEndsEndLinesAsNewlinesDo) {
   EXPECT_EQ(lines, (std::vector<std::string>{"a b\r", "\r", "c\rd\r", "e\r"}));
 }
 
+TEST(LineReader, AByteOrderMarkThatStartsTheFileIsNotText) {
+  test::TempDir dir;
+  // Only at the very start: one further in is text (and the exact readers keep the first).
+  const std::string path = dir.write("bom.tsv", "\xEF\xBB\xBFg0.wav\ttwo\n\xEF\xBB\xBFg1.wav\n");
+  EXPECT_EQ(read_lines(path), (std::vector<std::string>{"g0.wav\ttwo", "\xEF\xBB\xBFg1.wav"}));
+  LineReader exact(path);
+  exact.keep_carriage_returns = true;
+  std::string line;
+  ASSERT_TRUE(exact.next(line));
+  EXPECT_EQ(line, "\xEF\xBB\xBFg0.wav\ttwo");
+  const std::string short_mark = dir.write("short.txt", "\xEF\xBB" "a\n");  // not a whole mark: kept
+  EXPECT_EQ(test::error_of([&] { read_lines(short_mark); }), short_mark + ":1: malformed UTF-8 at byte 1");
+}
+
 // gzip a file's bytes with zlib, as `gzip` would.
 std::string write_gzip(const std::string& path, const std::string& bytes) {
   gzFile file = gzopen(path.c_str(), "wb");
