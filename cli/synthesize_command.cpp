@@ -66,10 +66,24 @@ std::string manifest_path(const std::filesystem::path& path, const std::filesyst
   return std::filesystem::absolute(path).lexically_relative(manifest_folder).string();
 }
 
+// Refuses, before anything is written, an output among `inputs`: the files 000001 to `count` of
+// the -o folder (count -1: as many as are written, each checked as it is written), and --manifest.
+void refuse_outputs_in_folder(const InputFiles& inputs, const SynthesizeArguments& arguments, int64_t count) {
+  if (!arguments.manifest.empty()) inputs.refuse({"--manifest", arguments.manifest});
+  const std::filesystem::path folder(arguments.output_dir);
+  for (int64_t number = 1; number <= count; ++number)
+    inputs.refuse({"-o", (folder / audio_name(number, arguments.format)).string()});
+}
+
 // --copy-synthesis: recordings -> training frames -> Griffin-Lim -> files (see the top of the file).
 int copy_synthesis(const SynthesizeArguments& arguments) {
   const auto entries = read_speech_manifest(arguments.copy_synthesis, false);
   MIXSEQ_CHECK(!entries.empty(), arguments.copy_synthesis, ": no recordings");
+  // The recordings may lie in the output folder under the names the copies take (000001.wav).
+  InputFiles inputs({{"--checkpoint", arguments.checkpoint}, {"--copy-synthesis", arguments.copy_synthesis}});
+  for (const ManifestEntry& entry : entries)
+    inputs.add({str_cat(arguments.copy_synthesis, ":", entry.line, "'s recording"), entry.audio});
+  refuse_outputs_in_folder(inputs, arguments, static_cast<int64_t>(entries.size()));
   // The model is loaded for its synthesis settings only (a checkpoint of another kind is named).
   const auto synthesizer = load_trained_speech_synthesizer(arguments.checkpoint, torch::kCPU);
   const SynthesisInputConfig& input = synthesizer.input;
@@ -178,18 +192,21 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
     }
     MIXSEQ_CHECK(arguments->input.empty() != arguments->texts.empty(),
                  "synthesize: give either --input FILE or texts, not ", arguments->input.empty() ? "neither" : "both");
-    std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
-    if (!arguments->input.empty() && arguments->input != "-") inputs.push_back({"--input", arguments->input});
-    if (!arguments->manifest.empty()) refuse_output_over_inputs({"--manifest", arguments->manifest}, inputs);
+    InputFiles inputs({{"--checkpoint", arguments->checkpoint}});
+    if (!arguments->input.empty() && arguments->input != "-") inputs.add({"--input", arguments->input});
     // Every text of a file or the command line checked before anything is loaded or written.
+    int64_t count = -1;  // texts to speak, where known before reading standard input
     if (arguments->input.empty()) {
       for (size_t i = 0; i < arguments->texts.size(); ++i)
         synthesis_symbol_ids(arguments->texts[i], str_cat("text ", i + 1));
+      count = static_cast<int64_t>(arguments->texts.size());
     } else if (arguments->input != "-") {
       LineReader checker(arguments->input);
       std::string text;
       while (checker.next(text)) synthesis_symbol_ids(text, str_cat(checker.path(), ":", checker.line_number()));
+      count = checker.line_number();
     }
+    refuse_outputs_in_folder(inputs, *arguments, count);
 
     const auto device = resolve_device(arguments->device, "--device");
     const auto precision = resolve_precision(arguments->precision, device);
@@ -246,6 +263,7 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
       for (size_t k = 0; k < speech.size(); ++k) {
         const std::string name = audio_name(++number, arguments->format);
         const auto path = folder / name;
+        if (count < 0) inputs.refuse({"-o", path.string()});  // standard input: each as it comes
         write_audio(path.string(), speech[k].samples, speaker.sample_rate());
         audio_seconds += static_cast<double>(speech[k].samples.size()) / static_cast<double>(speaker.sample_rate());
         if (!speech[k].stopped) {

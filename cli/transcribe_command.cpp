@@ -135,6 +135,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
                    " lists no audio files");
     }
     for (const auto& path : paths) inputs.push_back({"audio file", path});
+    for (const auto& path : adaptation_paths) inputs.push_back({"--adapt-norms audio file", path});
     refuse_output_over_inputs({"--output", arguments->output}, inputs);
 
     const auto device = resolve_device(arguments->device, "--device");

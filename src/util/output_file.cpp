@@ -9,7 +9,9 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <streambuf>
+#include <utility>
 
 #include "mixseq/util/error.h"
 
@@ -196,22 +198,45 @@ void create_folder(const std::string& path) {
   throw Error(str_cat("cannot create the folder '", path, "': ", error.message()));
 }
 
+namespace {
+
+// (device, inode) of an existing regular file, links followed; nothing for the others.
+std::optional<std::pair<uint64_t, uint64_t>> regular_file_identity(const std::string& path) {
+  if (path.empty() || path == "-") return std::nullopt;
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
+  return std::make_pair(static_cast<uint64_t>(status.st_dev), static_cast<uint64_t>(status.st_ino));
+}
+
+}  // namespace
+
 bool same_regular_file(const std::string& a, const std::string& b) {
-  if (a.empty() || b.empty() || a == "-" || b == "-") return false;
-  struct stat first, second;
-  if (::stat(a.c_str(), &first) != 0 || ::stat(b.c_str(), &second) != 0) return false;  // follows links
-  return S_ISREG(first.st_mode) && S_ISREG(second.st_mode) && first.st_dev == second.st_dev &&
-         first.st_ino == second.st_ino;
+  const auto first = regular_file_identity(a);
+  return first && first == regular_file_identity(b);
+}
+
+InputFiles::InputFiles(const std::vector<NamedPath>& inputs) {
+  for (const auto& input : inputs) add(input);
+}
+
+void InputFiles::add(const NamedPath& input) {
+  if (const auto identity = regular_file_identity(input.path)) files_.emplace(*identity, input);
+}
+
+void InputFiles::refuse(const NamedPath& output) const {
+  const auto identity = regular_file_identity(output.path);
+  if (!identity) return;
+  const auto found = files_.find(*identity);
+  if (found == files_.end()) return;
+  const NamedPath& input = found->second;
+  const std::string also = output.path == input.path ? "" : str_cat(" ('", input.path, "')");
+  throw Error(str_cat(output.flag, " '", output.path, "' is the same file as ", input.flag, also,
+                      ", which this command reads: writing the output there would replace its input; "
+                      "write to another file"));
 }
 
 void refuse_output_over_inputs(const NamedPath& output, const std::vector<NamedPath>& inputs) {
-  for (const auto& input : inputs) {
-    if (!same_regular_file(output.path, input.path)) continue;
-    const std::string also = output.path == input.path ? "" : str_cat(" ('", input.path, "')");
-    throw Error(str_cat(output.flag, " '", output.path, "' is the same file as ", input.flag, also,
-                        ", which this command reads: writing the output there would replace its input; "
-                        "write to another file"));
-  }
+  InputFiles(inputs).refuse(output);
 }
 
 }  // namespace mixseq

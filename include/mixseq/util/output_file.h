@@ -8,9 +8,12 @@
 // One writer per OutputFile; nothing is shared between instances but std::cout.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mixseq {
@@ -69,5 +72,22 @@ bool same_regular_file(const std::string& a, const std::string& b);
 // every other option's values (cli/main.cpp); commands whose inputs are not options' values
 // (files found in a folder) call it themselves.
 void refuse_output_over_inputs(const NamedPath& output, const std::vector<NamedPath>& inputs);
+
+// The files a command reads, known by identity (device and inode, links followed), for commands
+// that write many files or files a folder's name leads to (`prepare -o DIR` writes DIR/train.tsv,
+// `synthesize -o DIR` writes DIR/000001.wav): each output is refused as refuse_output_over_inputs
+// refuses it, in one lookup, however many inputs there are (a manifest's recordings). Inputs
+// that are "-", do not exist or are not regular files are left out, as same_regular_file does.
+class InputFiles {
+ public:
+  InputFiles() = default;
+  explicit InputFiles(const std::vector<NamedPath>& inputs);
+  void add(const NamedPath& input);
+  // Throws mixseq::Error naming both when `output` is one of the inputs.
+  void refuse(const NamedPath& output) const;
+
+ private:
+  std::map<std::pair<uint64_t, uint64_t>, NamedPath> files_;  // (device, inode) -> how it was named
+};
 
 }  // namespace mixseq
