@@ -1,6 +1,7 @@
 #include "mixseq/serve/model_server.h"
 
 #include <arpa/inet.h>
+#include <c10/util/Exception.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -642,6 +643,10 @@ void ModelServer::Impl::handle(EndpointCounts& counts, const char* what, httplib
   } catch (const Refusal& refusal) {
     ++refused_;
     answer(response, refusal.status, {{"error", refusal.message}});
+  } catch (const c10::Error& e) {  // LibTorch's: its message without the C++ backtrace for the client
+    ++failed_;
+    log_info("serve: a ", what, " request failed: ", e.what());
+    answer(response, 500, {{"error", str_cat(what, " failed: ", e.what_without_backtrace())}});
   } catch (const std::exception& e) {
     ++failed_;
     log_info("serve: a ", what, " request failed: ", e.what());

@@ -82,6 +82,7 @@ std::vector<int64_t> synthesis_symbol_ids(const std::string& text, const std::st
                  "and {ARPAbet} in braces (spell out digits and other signs)");
     out.push_back(it->second);
   }
+  MIXSEQ_CHECK(!out.empty(), where, ": no symbols to synthesize: the braces hold no ARPAbet phonemes");
   return out;
 }
 

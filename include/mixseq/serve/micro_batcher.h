@@ -16,7 +16,10 @@
 //
 // Threads and ownership. submit() and queued_requests() may be called from any thread. The
 // run function runs on the worker thread only, so it may own a model that is not thread-safe.
-// An exception it throws reaches every request of that batch through its future. shutdown() (and
+// A failure is its request's own: where the run function throws for a batch of several requests,
+// each of them is run again alone, and the exception reaches (through its future) only a request
+// whose own items throw it; the others get their results. One client's bad input (a text that no
+// check foresaw, on which the model fails) must not fail the clients it happened to share a batch with. shutdown() (and
 // the destructor) lets the worker finish every request already submitted; a submit() after it
 // throws mixseq::Error.
 #pragma once
@@ -207,14 +210,32 @@ void MicroBatcher<Item, Result, Settings>::run_batch(std::vector<Pending>& batch
     counts.push_back(own.size());
     items.insert(items.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
   }
-  const size_t total = items.size();
+  const Settings& settings = batch.front().request.settings;
+  const auto run = [&](const std::vector<Item>& some) {
+    Results out = run_batch_(some, settings);
+    MIXSEQ_CHECK(out.size() == some.size(), "the batch function returned ", out.size(), " results for ", some.size(),
+                 " items");
+    return out;
+  };
   Results results;
   try {
-    results = run_batch_(items, batch.front().request.settings);
-    MIXSEQ_CHECK(results.size() == total, "the batch function returned ", results.size(), " results for ", total,
-                 " items");
+    results = run(items);
   } catch (...) {
-    for (auto& pending : batch) pending.promise.set_exception(std::current_exception());
+    if (batch.size() == 1) {
+      batch.front().promise.set_exception(std::current_exception());
+      return;
+    }
+    size_t first = 0;
+    for (size_t r = 0; r < batch.size(); ++r) {  // each request alone: the failure is found its own
+      const std::vector<Item> own(items.begin() + static_cast<std::ptrdiff_t>(first),
+                                  items.begin() + static_cast<std::ptrdiff_t>(first + counts[r]));
+      first += counts[r];
+      try {
+        batch[r].promise.set_value(run(own));
+      } catch (...) {
+        batch[r].promise.set_exception(std::current_exception());
+      }
+    }
     return;
   }
   size_t next = 0;

@@ -17,8 +17,8 @@ namespace mixseq {
 const std::vector<std::string>& synthesis_symbols();
 
 // The ids of `text`. Throws mixseq::Error starting "<where>: " for empty text (or only spaces), a
-// character outside the table (naming it, its position and the characters allowed) and an unknown
-// or unclosed ARPAbet phoneme. `where` names the text in messages ("texts.txt:3").
+// character outside the table (naming it, its position and the characters allowed), an unknown
+// or unclosed ARPAbet phoneme, and a text of empty braces alone ("{}": no symbol at all). `where` names the text in messages ("texts.txt:3").
 std::vector<int64_t> synthesis_symbol_ids(const std::string& text, const std::string& where);
 
 // The symbols one per line, in id order: what a synthesizer's checkpoint stores as its vocabulary,

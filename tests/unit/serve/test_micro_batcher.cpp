@@ -137,6 +137,51 @@ TEST(MicroBatcher, AnErrorReachesItsBatchAndTheWorkerGoesOn) {
   EXPECT_EQ(batcher.submit(request_of({"b"})).get()[0][0].text, "ok");
 }
 
+// A batch whose run throws is run again one request at a time: only the request whose own item
+// the model fails on gets the error; the requests that shared its batch get their results.
+TEST(MicroBatcher, OneRequestsFailureIsItsOwnNotItsBatchs) {
+  std::promise<void> gate_open;
+  const std::shared_future<void> opened = gate_open.get_future().share();
+  std::vector<std::vector<std::string>> runs;
+  MicroBatcher batcher({/*max_batch_cost=*/100, /*max_wait_ms=*/0},
+                       [&](const std::vector<std::string>& sources, const BeamSearchOptions& search) {
+                         if (sources.front() == "gate") opened.wait();
+                         runs.push_back(sources);
+                         for (const auto& source : sources)
+                           if (source == "bad") throw Error("the model failed on \"bad\"");
+                         BatchResults results;
+                         for (const auto& source : sources)
+                           results.push_back({TextHypothesis{"T(" + source + ")", 0, 1, {}, {}}});
+                         (void)search;
+                         return results;
+                       });
+  auto gate = batcher.submit(request_of({"gate"}));  // holds the worker while the next three queue
+  while (batcher.queued_requests() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto first = batcher.submit(request_of({"a", "b"}));
+  auto bad = batcher.submit(request_of({"bad"}));
+  auto last = batcher.submit(request_of({"c"}));
+  while (batcher.queued_requests() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  gate_open.set_value();
+  EXPECT_EQ(gate.get()[0][0].text, "T(gate)");
+  const auto a_b = first.get();
+  ASSERT_EQ(a_b.size(), 2u);
+  EXPECT_EQ(a_b[0][0].text, "T(a)");
+  EXPECT_EQ(a_b[1][0].text, "T(b)");
+  EXPECT_EQ(last.get()[0][0].text, "T(c)");
+  try {
+    bad.get();
+    ADD_FAILURE() << "the bad request got results";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "the model failed on \"bad\"");
+  }
+  // The three shared one batch, which failed; then each ran alone.
+  ASSERT_EQ(runs.size(), 5u);
+  EXPECT_EQ(runs[1], (std::vector<std::string>{"a", "b", "bad", "c"}));
+  EXPECT_EQ(runs[2], (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(runs[3], (std::vector<std::string>{"bad"}));
+  EXPECT_EQ(runs[4], (std::vector<std::string>{"c"}));
+}
+
 TEST(MicroBatcher, ShutdownAnswersEverySubmittedRequestThenRefusesNewOnes) {
   FakeModel model;
   model.delay = std::chrono::milliseconds(20);

@@ -39,6 +39,13 @@ TEST(SynthesisSymbols, BadTextIsAClearError) {
   EXPECT_NE(phoneme.find("unknown ARPAbet phoneme 'XX'"), std::string::npos) << phoneme;
   const auto open = test::error_of([] { synthesis_symbol_ids("a {HH", "x"); });
   EXPECT_NE(open.find("no '}' closes them"), std::string::npos) << open;
+  // Empty braces alone leave no symbol: the encoder's convolutions would fail on it (a 500 with a
+  // LibTorch backtrace from `serve` before).
+  for (const char* braces : {"{}", "{ }", "{  }"})
+    EXPECT_EQ(test::error_of([&] { synthesis_symbol_ids(braces, "texts.txt:2"); }),
+              "texts.txt:2: no symbols to synthesize: the braces hold no ARPAbet phonemes")
+        << braces;
+  EXPECT_EQ(synthesis_symbol_ids("{} a", "x").size(), 2u);  // " a": braces beside text are fine
 }
 
 }  // namespace
