@@ -101,12 +101,19 @@ std::vector<ManifestEntry> read_speech_manifest(const std::string& path, bool ne
   LineReader reader(path);
   std::vector<ManifestEntry> entries;
   std::string line;
+  int64_t blank = 0;  // the first blank line since the last entry
   while (reader.next(line)) {
     const int64_t number = reader.line_number();
     if (const auto bad = find_invalid_utf8(line))
       throw Error(str_cat(path, ":", number, ": malformed UTF-8 at byte ", *bad, " of the line"));
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (strip_whitespace(line).empty()) continue;
+    if (strip_whitespace(line).empty()) {
+      if (blank == 0) blank = number;
+      continue;
+    }
+    MIXSEQ_CHECK(blank == 0 || entries.empty(), path, ":", blank,
+                 ": a blank line between entries (transcripts are written one per manifest line; remove it)");
+    blank = 0;
     ManifestEntry entry;
     entry.line = number;
     if (strip_whitespace(line).front() == '{') {
@@ -119,6 +126,12 @@ std::vector<ManifestEntry> read_speech_manifest(const std::string& path, bool ne
       MIXSEQ_CHECK(record.is_object() && record.contains("audio_filepath") && record["audio_filepath"].is_string(),
                    path, ":", number, ": a JSON manifest line needs \"audio_filepath\" (a string)");
       entry.audio = record["audio_filepath"].get<std::string>();
+      if (record.contains("offset")) {
+        const auto& offset = record["offset"];
+        MIXSEQ_CHECK(offset.is_number() && offset.get<double>() == 0.0, path, ":", number, ": \"offset\" ",
+                     offset.dump(), ": segments of a longer file are not read (the whole file would be, against "
+                     "this line's transcript); cut the segment into a file of its own");
+      }
       if (record.contains("text")) {
         MIXSEQ_CHECK(record["text"].is_string(), path, ":", number, ": \"text\" must be a string");
         entry.transcript = record["text"].get<std::string>();
@@ -131,8 +144,12 @@ std::vector<ManifestEntry> read_speech_manifest(const std::string& path, bool ne
                    ": expected `audio<TAB>transcript`, found no tab");
       entry.audio = line.substr(0, tab);
       if (tab != std::string::npos) entry.transcript = line.substr(tab + 1);
+      MIXSEQ_CHECK(!need_transcripts || entry.transcript.find('\t') == std::string::npos, path, ":", number,
+                   ": more than two tab-separated columns; expected `audio<TAB>transcript`");
     }
     MIXSEQ_CHECK(!entry.audio.empty(), path, ":", number, ": the audio path is empty");
+    MIXSEQ_CHECK(entry.audio.find('\0') == std::string::npos, path, ":", number,
+                 ": the audio path holds a NUL character");
     entry.audio = resolve(entry.audio, path);
     entries.push_back(std::move(entry));
   }
@@ -141,7 +158,12 @@ std::vector<ManifestEntry> read_speech_manifest(const std::string& path, bool ne
 
 std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepareOptions& options) {
   MIXSEQ_CHECK(!options.manifests.empty(), "prepare: no manifest given");
-  MIXSEQ_CHECK(options.sample_rate >= 1000, "prepare: the sample rate (", options.sample_rate, ") is below 1000 Hz");
+  MIXSEQ_CHECK(options.sample_rate >= 1000 && options.sample_rate <= kMaxPreparedSampleRate, "prepare: the sample rate (",
+               options.sample_rate, " Hz) is outside 1000 to ", kMaxPreparedSampleRate, " Hz");
+  MIXSEQ_CHECK(options.min_seconds >= 0 && options.max_seconds >= 0 &&
+                   (options.max_seconds == 0 || options.min_seconds <= options.max_seconds),
+               "prepare: --min-seconds (", options.min_seconds, ") must be at most --max-seconds (", options.max_seconds,
+               "), and neither negative; 0 turns either off");
   const bool pieces = options.symbols.rfind(kSpmPrefix, 0) == 0;
   MIXSEQ_CHECK(options.symbols == "english" || options.symbols == "data" || pieces, "prepare: symbols '",
                options.symbols, "' is not english, data or spm:MODEL");
@@ -155,6 +177,20 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
   }
   const std::string pieces_model = pieces ? options.symbols.substr(kSpmPrefix.size()) : "";
   if (pieces) symbols = CtcSymbols::from_sentencepiece(pieces_model);
+  // Nothing written may replace what is read (prepare -o onto the manifests' own folder would
+  // replace train.tsv with the prepared one).
+  InputFiles inputs;
+  for (const auto& [split, manifest] : options.manifests) {
+    inputs.add({"the " + split + " manifest", manifest});
+    for (const auto& entry : entries[split]) inputs.add({str_cat(manifest, ":", entry.line, "'s audio"), entry.audio});
+  }
+  if (pieces) inputs.add({"the SentencePiece model", pieces_model});
+  std::vector<std::string> outputs = {kSymbolsName, kManifestName, kPiecesModelName, kPiecesVocabName};
+  for (const auto& [split, manifest] : options.manifests) {
+    outputs.push_back(split + ".pcm");
+    outputs.push_back(split + ".tsv");
+  }
+  for (const auto& name : outputs) inputs.refuse({"-o", (fs::path(options.out_dir) / name).string()});
   create_folder(options.out_dir);
   AudioReadOptions audio;
   audio.sample_rate = options.sample_rate;

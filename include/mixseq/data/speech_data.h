@@ -2,8 +2,12 @@
 // and their reading for training, validation and transcription.
 //
 // A manifest is either TSV, `audio<TAB>transcript` per line, or JSON lines as NeMo writes them
-// ({"audio_filepath": ..., "text": ..., "duration": ...}; other keys are ignored); audio paths are
-// absolute or relative to the manifest's folder. Each utterance is read (audio/audio_file.h:
+// ({"audio_filepath": ..., "text": ..., "duration": ...}; other keys are ignored, but a non-zero
+// "offset", NeMo's segment of a longer file, is an error: the whole file would be read, and its
+// transcript paired with audio it does not describe); audio paths are absolute or relative to the
+// manifest's folder. Blank lines may end a manifest, not stand between entries (transcripts are
+// written one per manifest line, in order); a TSV line with a transcript has two columns, no more
+// (a third would be joined into the transcript). Each utterance is read (audio/audio_file.h:
 // resampled to one rate, mono), its transcript normalised and encoded (text/ctc_symbols.h);
 // an unreadable, too short or too long file, or a transcript with a character outside the symbols,
 // is skipped and counted with its reason, as `prepare` does with text lines. A malformed manifest
@@ -28,13 +32,16 @@
 namespace mixseq {
 
 inline constexpr int64_t kSpeechDatasetVersion = 1;
+// The highest rate `prepare` resamples to: studio audio's highest common rate, twice over. A larger
+// one is a typo (a rate of 1e9 would ask for 62,500 times a 16 kHz dataset's memory).
+inline constexpr int64_t kMaxPreparedSampleRate = 384000;
 
 struct SpeechPrepareOptions {
   std::map<std::string, std::string> manifests;  // split name ("train", "valid", "test") -> manifest path
   std::string out_dir;                           // the dataset folder (created; its files replaced)
-  int64_t sample_rate = 16000;                   // Hz every utterance is resampled to
+  int64_t sample_rate = 16000;                   // Hz every utterance is resampled to, 1,000 to 384,000
   double min_seconds = 0.1;                      // shorter utterances are skipped; 0 keeps all
-  double max_seconds = 30.0;                     // longer utterances are skipped; 0 keeps all
+  double max_seconds = 30.0;                     // longer utterances are skipped; 0 keeps all (else >= min)
   std::string symbols = "english";               // english: OpenSeq2Seq's 28 characters; data: the characters
                                                  // of the training transcripts; spm:MODEL: the pieces of a
                                                  // SentencePiece model (`mixseq spm train`; its .vocab beside

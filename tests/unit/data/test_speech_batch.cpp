@@ -84,6 +84,72 @@ TEST(SpeechPrepare, CountsEachSkipUnderItsReason) {
   EXPECT_EQ(report.skipped, expected);
 }
 
+// Manifest lines that would pair audio with the wrong transcript, or transcripts with the wrong
+// manifest line, are errors naming the line (a hostile-input sweep, 2026-12-07).
+TEST(SpeechManifest, RefusesWhatWouldMisalignOrMispairItsLines) {
+  test::TempDir dir;
+  const auto error = [&](const std::string& name, const std::string& text, bool need_transcripts = true) {
+    const std::string path = dir.write(name, text);
+    return test::error_of([&] { read_speech_manifest(path, need_transcripts); });
+  };
+  EXPECT_EQ(error("mid.tsv", "a.wav\tone\n\nb.wav\ttwo\n"),
+            dir.path("mid.tsv") + ":2: a blank line between entries (transcripts are written one per manifest "
+                                  "line; remove it)");
+  EXPECT_EQ(error("three.tsv", "a.wav\tone\tand more\n"),
+            dir.path("three.tsv") + ":1: more than two tab-separated columns; expected `audio<TAB>transcript`");
+  const auto offset = error("seg.json", "{\"audio_filepath\": \"a.wav\", \"text\": \"one\", \"offset\": 0.5}\n");
+  EXPECT_EQ(offset.rfind(dir.path("seg.json") + ":1: \"offset\" 0.5: segments of a longer file are not read", 0), 0u)
+      << offset;
+  EXPECT_EQ(error("nul.json", "{\"audio_filepath\": \"a\\u0000.wav\"}\n", false),
+            dir.path("nul.json") + ":1: the audio path holds a NUL character");
+
+  // What stays allowed: blank lines at the end, a zero offset, a third column where no transcript
+  // is read (transcribe ignores the second), a byte order mark before the first line.
+  const std::string ok = dir.write("ok.json", "\xEF\xBB\xBF{\"audio_filepath\": \"a.wav\", \"text\": \"one\", \"offset\": 0, "
+                                              "\"duration\": 1.5}\n{\"audio_filepath\": \"b.wav\", \"text\": \"two\"}\n\n\n");
+  const auto entries = read_speech_manifest(ok, true);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].audio, dir.path("a.wav"));
+  EXPECT_EQ(entries[1].transcript, "two");
+  EXPECT_EQ(read_speech_manifest(dir.write("cols.tsv", "a.wav\tx\ty\n"), false).size(), 1u);
+}
+
+// prepare -o into the manifests' own folder would have replaced train.tsv by the prepared one;
+// an output that is an utterance's audio would have replaced the recording.
+TEST(SpeechPrepare, RefusesToWriteOverItsInputs) {
+  test::TempDir dir;
+  std::vector<float> tone(8000);
+  for (size_t i = 0; i < tone.size(); ++i) tone[i] = 0.3f * static_cast<float>(std::sin(0.05 * static_cast<double>(i)));
+  write_wav(dir.path("ok.wav"), tone, 16000);
+  const std::string manifest_text = "ok.wav\tone\n";
+  SpeechPrepareOptions options;
+  options.manifests["train"] = dir.write("train.tsv", manifest_text);
+  options.out_dir = dir.root().string();
+  const auto error = test::error_of([&] { prepare_speech_data(options); });
+  EXPECT_EQ(error.rfind("-o '" + dir.path("train.tsv") + "' is the same file as the train manifest", 0), 0u) << error;
+  EXPECT_EQ(test::read_file(dir.path("train.tsv")), manifest_text);  // left as it was
+
+  // A recording named as an output of its split (train.pcm: raw samples libsndfile would not read,
+  // but its name is enough to lose it).
+  options.manifests["train"] = dir.write("in/train.tsv", "../ok.wav\tone\n");
+  options.manifests["valid"] = dir.write("in/valid.tsv", "../valid.tsv\tone\n");
+  dir.write("valid.tsv", "not audio");
+  const auto over_audio = test::error_of([&] { prepare_speech_data(options); });
+  EXPECT_NE(over_audio.find("is the same file as " + dir.path("in/valid.tsv") + ":1's audio"), std::string::npos)
+      << over_audio;
+
+  options.manifests = {{"train", dir.path("in/train.tsv")}};
+  options.out_dir = dir.path("data");
+  options.min_seconds = 2.0;
+  options.max_seconds = 1.0;
+  EXPECT_EQ(test::error_of([&] { prepare_speech_data(options); }),
+            "prepare: --min-seconds (2) must be at most --max-seconds (1), and neither negative; 0 turns either off");
+  options.min_seconds = 0.1;
+  options.sample_rate = 1000000000;
+  EXPECT_EQ(test::error_of([&] { prepare_speech_data(options); }),
+            "prepare: the sample rate (1000000000 Hz) is outside 1000 to 384000 Hz");
+}
+
 // Stored samples are 16-bit: audio within +-1 is rounded to the nearest step, as always; an
 // utterance that peaks beyond (integer-scaled float samples) is scaled down by its peak, where it
 // used to be clipped into a square wave.
