@@ -136,8 +136,9 @@ Audio decode(const std::string& bytes, const std::string& name, const AudioReadO
   SndfilePtr file(sf_open_virtual(&io, SFM_READ, &info, &memory));
   MIXSEQ_CHECK(file != nullptr, name, ": not an audio file libsndfile can read (", libsndfile_reason(nullptr),
                "; ", bytes.size(), " bytes)");
-  MIXSEQ_CHECK(info.channels >= 1 && info.samplerate > 0, name, ": its header says ", info.channels,
-               " channels at ", info.samplerate, " Hz");
+  MIXSEQ_CHECK(info.channels >= 1 && info.samplerate >= kMinAudioFileRate && info.samplerate <= kMaxAudioFileRate, name,
+               ": its header says ", info.channels, " channels at ", info.samplerate, " Hz (damaged: audio is read at ",
+               kMinAudioFileRate, " to ", kMaxAudioFileRate, " Hz)");
   MIXSEQ_CHECK(info.frames > 0, name, ": empty: no audio frames (", bytes.size(), " bytes)");
   const int major = info.format & SF_FORMAT_TYPEMASK;
   if (major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX) {
@@ -204,9 +205,23 @@ Audio read_audio(const std::string& path, const AudioReadOptions& options) {
   const auto status = std::filesystem::status(path, error);
   MIXSEQ_CHECK(std::filesystem::exists(status), path, ": cannot read audio: no such file");
   MIXSEQ_CHECK(!std::filesystem::is_directory(status), path, ": cannot read audio: it is a folder");
+  const auto too_large = [&] {
+    return str_cat(path, ": cannot read audio: more than ", options.max_file_bytes >> 20,
+                   " MiB (cut long recordings into utterances)");
+  };
+  if (std::filesystem::is_regular_file(status)) {
+    const auto size = std::filesystem::file_size(path, error);
+    MIXSEQ_CHECK(error || size <= static_cast<uintmax_t>(options.max_file_bytes), too_large());
+  }
   std::ifstream in(path, std::ios::binary);
   MIXSEQ_CHECK(in.good(), path, ": cannot read audio: ", std::strerror(errno));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string bytes;  // read in blocks up to the limit: a device or pipe may never end
+  std::vector<char> block(1 << 20);
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    bytes.append(block.data(), static_cast<size_t>(in.gcount()));
+    MIXSEQ_CHECK(static_cast<int64_t>(bytes.size()) <= options.max_file_bytes, too_large());
+  }
   MIXSEQ_CHECK(!in.bad(), path, ": cannot read audio: ", std::strerror(errno));
   return decode(bytes, path, options);
 }

@@ -17,12 +17,23 @@
 
 namespace mixseq {
 
+// The largest audio file read_audio reads by default (1 GiB: 9 hours of 16 kHz 16-bit stereo); a
+// larger file, or a device or pipe that goes on past it (/dev/zero), is an error naming it rather
+// than a read that fills the memory. A recognizer transcribes an utterance whole: cut long recordings into utterances.
+inline constexpr int64_t kMaxAudioFileBytes = int64_t{1} << 30;
+
+// The sample rates a file's header may give: below 1 kHz or above 768 kHz it is damaged (a WAV
+// header saying 1 Hz made 100 samples into 100 s of made-up words).
+inline constexpr int64_t kMinAudioFileRate = 1000;
+inline constexpr int64_t kMaxAudioFileRate = 768000;
+
 struct AudioReadOptions {
   int64_t sample_rate = 16000;     // Hz the samples are resampled to; 0 keeps the file's own rate
   double min_seconds = 0.0;        // shorter files are an error (after resampling); 0 disables
   double max_seconds = 0.0;        // longer files are an error; 0 disables
   int64_t min_samples = 0;         // fewer samples (after resampling) are an error: what a recognizer's
                                    // features need (SpeechFeatureOptions::min_samples()); 0 disables
+  int64_t max_file_bytes = kMaxAudioFileBytes;  // read_audio: a larger file (or device) is an error
 };
 
 // What read_audio and decode_audio throw for a file outside min_seconds or max_seconds: an Error

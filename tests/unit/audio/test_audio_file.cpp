@@ -198,6 +198,22 @@ TEST(AudioFile, BadFilesAreErrorsNamingTheFile) {
   limits.sample_rate = 8000;
   limits.max_seconds = 0.99;
   expect_error([&] { read_audio(whole, limits); }, whole, "too long");
+
+  // A header with an absurd rate (1 Hz made 100 samples into 100 s of made-up words), and a device
+  // that never ends (/dev/zero filled 16 GB before std::bad_alloc named nothing).
+  const std::string slow = dir.path("one_hertz.wav");
+  write_with_libsndfile(slow, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 1, 1, sine(0.1, 0.5, 1, 100));
+  expect_error([&] { read_audio(slow); }, slow, "its header says 1 channels at 1 Hz (damaged");
+  AudioReadOptions small;
+  small.max_file_bytes = 4 << 20;
+  expect_error([&] { read_audio("/dev/zero", small); }, "/dev/zero", "cannot read audio: more than 4 MiB");
+  EXPECT_EQ(read_audio(whole, small).samples.size(), 16000u);  // 32 KB: read
+  small.max_file_bytes = 1 << 20;
+  const std::string big = dir.path("big.wav");
+  write_wav(big, sine(440.0, 0.5, 16000, 600000), 16000);  // 1.2 MB: refused by its size, unread
+  expect_error([&] { read_audio(big, small); }, big, "more than 1 MiB");
+  EXPECT_EQ(kMaxAudioFileBytes, int64_t{1} << 30);
+  EXPECT_EQ(AudioReadOptions().max_file_bytes, kMaxAudioFileBytes);
 }
 
 // A float file may hold anything: a NaN, an infinity or an absurd value is refused, naming the
