@@ -27,11 +27,22 @@
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
+#include "mixseq/util/utf8.h"
 #include "option_checks.h"
 
 namespace mixseq::cli {
-
 namespace {
+
+// read_audio's samples; its errors (which name the file) preceded by `where`, the manifest line
+// that listed it ("list.tsv:12: "), where there is one.
+std::vector<float> read_audio_naming(const std::string& path, const std::string& where, const AudioReadOptions& reading) {
+  try {
+    return read_audio(path, reading).samples;
+  } catch (const Error& e) {
+    if (where.empty()) throw;
+    throw Error(where + e.what());
+  }
+}
 
 struct TranscribeArguments {
   std::string checkpoint;
@@ -119,18 +130,34 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     MIXSEQ_CHECK(arguments->manifest.empty() != arguments->files.empty(),
                  "transcribe: give either --input MANIFEST or audio files, not ",
                  arguments->manifest.empty() ? "neither" : "both");
+    MIXSEQ_CHECK(arguments->manifest != "-" || arguments->adapt_norms != "-",
+                 "transcribe: --input and --adapt-norms both read standard input; give one of them a file");
     std::vector<std::string> paths = arguments->files;
-    if (!arguments->manifest.empty())
-      for (const auto& entry : read_speech_manifest(arguments->manifest, false)) paths.push_back(entry.audio);
+    std::vector<std::string> where;  // "manifest:line: " of each path (audio files given alone: "")
+    if (!arguments->manifest.empty()) {
+      for (const auto& entry : read_speech_manifest(arguments->manifest, false)) {
+        paths.push_back(entry.audio);
+        where.push_back(str_cat(arguments->manifest, ":", entry.line, ": "));
+      }
+      MIXSEQ_CHECK(!paths.empty(), "transcribe: --input ", arguments->manifest, " lists no audio files");
+    }
+    where.resize(paths.size());
+    if (arguments->json)  // written as JSON strings
+      for (size_t i = 0; i < paths.size(); ++i)
+        if (const auto bad = find_invalid_utf8(paths[i]))
+          throw Error(str_cat(where[i], "the audio path '", paths[i], "' is not UTF-8 (byte ", *bad + 1,
+                              "): --json writes paths as JSON strings; rename the file or leave out --json"));
     std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
     if (!arguments->manifest.empty()) inputs.push_back({"--input", arguments->manifest});
     if (!arguments->lm.empty()) inputs.push_back({"--lm", arguments->lm});
     if (!arguments->rescore_lm.empty()) inputs.push_back({"--rescore-lm", arguments->rescore_lm});
-    std::vector<std::string> adaptation_paths;
+    std::vector<std::string> adaptation_paths, adaptation_where;
     if (!arguments->adapt_norms.empty()) {
       inputs.push_back({"--adapt-norms", arguments->adapt_norms});
-      for (const auto& entry : read_speech_manifest(arguments->adapt_norms, false))
+      for (const auto& entry : read_speech_manifest(arguments->adapt_norms, false)) {
         adaptation_paths.push_back(entry.audio);
+        adaptation_where.push_back(str_cat(arguments->adapt_norms, ":", entry.line, ": "));
+      }
       MIXSEQ_CHECK(!adaptation_paths.empty(), "transcribe: --adapt-norms ", arguments->adapt_norms,
                    " lists no audio files");
     }
@@ -176,7 +203,8 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       const int64_t norms = adapt_speech_recognizer(
           recognizer, static_cast<int64_t>(adaptation_paths.size()),
           [&](int64_t i) {
-            auto samples = as_stored_samples(read_audio(adaptation_paths[static_cast<size_t>(i)], reading).samples);
+            const auto at = static_cast<size_t>(i);
+            auto samples = as_stored_samples(read_audio_naming(adaptation_paths[at], adaptation_where[at], reading));
             adaptation_seconds += static_cast<double>(samples.size()) / static_cast<double>(reading.sample_rate);
             return samples;
           },
@@ -192,7 +220,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       const size_t end = std::min(paths.size(), begin + static_cast<size_t>(arguments->buffer_size));
       std::vector<std::vector<float>> audio;
       for (size_t i = begin; i < end; ++i) {
-        audio.push_back(as_stored_samples(read_audio(paths[i], reading).samples));
+        audio.push_back(as_stored_samples(read_audio_naming(paths[i], where[i], reading)));
         audio_seconds += static_cast<double>(audio.back().size()) / static_cast<double>(reading.sample_rate);
       }
       const auto start = std::chrono::steady_clock::now();

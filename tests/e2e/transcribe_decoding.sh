@@ -73,6 +73,16 @@ expect_error "$work/bad.wav" --threads 2 transcribe -c "$checkpoint" -i "$manife
 : >empty.tsv
 expect_error "--adapt-norms $work/empty.tsv lists no audio files" transcribe -c "$checkpoint" -i "$manifest" \
   -o adapted.hyp --adapt-norms "$work/empty.tsv"
+# An output that is one of the adaptation manifest's recordings is refused before any work, and
+# the recording is left as it was (a hostile-input sweep, 2026-12-07: it was overwritten).
+first_audio=$(head -1 "$manifest" | cut -f1)
+[ "${first_audio#/}" = "$first_audio" ] && first_audio="$(dirname "$manifest")/$first_audio"
+cp "$first_audio" victim.wav
+printf 'victim.wav\n' >adapt_victim.tsv
+before=$(md5sum <victim.wav)
+expect_error "--output 'victim.wav' is the same file as --adapt-norms audio file" transcribe -c "$checkpoint" \
+  -i "$manifest" --adapt-norms adapt_victim.tsv -o victim.wav
+[ "$(md5sum <victim.wav)" = "$before" ] || { echo "FAIL: --adapt-norms audio overwritten"; failures=$((failures + 1)); }
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: --adapt-norms"
 
