@@ -160,6 +160,23 @@ if [ "$status" -eq 0 ] || ! grep -qF "(texts 1-2 were already written to $work/l
   [ ! -s "$work/late_stdin/000002.wav" ]; then
   echo "FAIL: synthesize from stdin, bad third line (exit $status):"; cat "$work/late_stdin.log"; failures=$((failures + 1))
 fi
+# Outputs over inputs, refused before anything is written: recordings named as the copies are
+# (000001.wav in the -o folder), and an -i text file there (the sweep of 2026-12-07 lost both).
+mkdir -p "$work/over"
+first=$(head -1 "$work/digits/valid.tsv" | cut -f1)
+[ "${first#/}" = "$first" ] && first="$work/digits/$first"
+cp "$first" "$work/over/000001.wav"
+printf '000001.wav\tone\n' >"$work/over/m.tsv"
+before=$(md5sum <"$work/over/000001.wav")
+expect_error "-o '$work/over/000001.wav' is the same file as $work/over/m.tsv:1's recording" \
+  synthesize -c "$checkpoint" --copy-synthesis "$work/over/m.tsv" -o "$work/over"
+[ "$(md5sum <"$work/over/000001.wav")" = "$before" ] || { echo "FAIL: a recording was overwritten"; failures=$((failures + 1)); }
+mkdir -p "$work/over2"
+printf 'one two\n' >"$work/over2/000001.wav"
+expect_error "-o '$work/over2/000001.wav' is the same file as --input" synthesize -c "$checkpoint" \
+  -i "$work/over2/000001.wav" -o "$work/over2"
+[ "$(cat "$work/over2/000001.wav")" = "one two" ] || { echo "FAIL: the -i text was overwritten"; failures=$((failures + 1)); }
+expect_error "no symbols to synthesize: the braces hold no ARPAbet phonemes" synthesize -c "$checkpoint" -o "$work/bad" "{}"
 printf 'missing.wav\tone two\n' >"$work/missing.tsv"
 expect_error "missing.wav" synthesize -c "$checkpoint" --copy-synthesis "$work/missing.tsv" -o "$work/bad"
 expect_error "give no --input or texts with it" synthesize -c "$checkpoint" --copy-synthesis "$work/digits/valid.tsv" \
