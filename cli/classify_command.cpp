@@ -4,6 +4,7 @@
 // One output line per input line, in order: the label as the training data wrote it, a tab, its
 // probability; with --json, one JSON object per line with every label's probability. Lines are
 // answered as they arrive (a pipe gets each buffer at once). An empty line is an error naming it.
+#include <algorithm>
 #include <chrono>
 #include <iomanip>
 #include <memory>
@@ -124,6 +125,11 @@ void add_classify_command(CLI::App& app, CommandTable& table) {
           const std::string reference(strip_whitespace(std::string_view(line).substr(tab + 1)));
           if (reader.line_number() == 1 && reference == "label") continue;  // a header
           if (reference.empty()) reader.fail("empty label after the text");
+          if (std::find(classifier.labels.begin(), classifier.labels.end(), reference) == classifier.labels.end()) {
+            std::string known;
+            for (const auto& label : classifier.labels) known += (known.empty() ? "" : ", ") + label;
+            reader.fail("label '", reference, "' is not one of the model's (", known, "): a typo would count as a miss");
+          }
           text = line.substr(0, tab);
           references.push_back(reference);
         }

@@ -129,6 +129,10 @@ printf 'good cat\tpos\nbad dog\tmaybe\n' > odd.tsv
 expect_error "label 'maybe' of example 2 does not occur" "$mixseq" prepare --task classify --train two.tsv --valid odd.tsv -o bad
 printf 'good cat\n\n' > blank.txt
 expect_error "blank.txt:2: empty text" "$mixseq" classify -c scratch/checkpoint_best.pt -i blank.txt
+# A reference label the model does not have (a typo) is an error naming the line, not a miss.
+printf 'good cat\tpos\nbad dog\tnge\n' > typo.tsv
+expect_error "typo.tsv:2: label 'nge' is not one of the model's (" \
+  "$mixseq" --threads 1 classify -c scratch/checkpoint_best.pt -i typo.tsv --labelled
 # A line longer than --max-source-tokens is refused by its line number (the lines before it are
 # answered); 0 lifts the limit.
 { echo "good cat"; echo "bad dog"; printf 'good %.0s' $(seq 40); echo; } > long.txt
