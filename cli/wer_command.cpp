@@ -131,7 +131,12 @@ int run_wer(const WerFlags& flags) {
   ErrorTally tally;
   nlohmann::ordered_json utterances = nlohmann::ordered_json::array();
   for (size_t i = 0; i < hypotheses.size(); ++i) {
-    const UtteranceErrors utterance = utterance_errors(hypotheses[i], references[i], options);
+    UtteranceErrors utterance;
+    try {
+      utterance = utterance_errors(hypotheses[i], references[i], options);
+    } catch (const Error& e) {
+      throw Error(str_cat(flags.input, ":", i + 1, " and ", flags.reference, ":", i + 1, ": ", e.what()));
+    }
     total += utterance.counts;
     if (flags.confusions) tally.add(utterance);
     if (!flags.details) continue;

@@ -156,6 +156,10 @@ ArpaLanguageModel ArpaLanguageModelBuilder::parse(Lines& in) {
       in.fail("expected a count line \"ngram N=COUNT\" in \\data\\, found \"", text, "\"");
     if (n != static_cast<int64_t>(counts.size()) + 1)
       in.fail("counts out of order: \"ngram ", n, "=\" where \"ngram ", counts.size() + 1, "=\" was expected");
+    // No words: every word would be unknown, and the search, finding no word worth a space, glued
+    // whole transcripts into one (a hostile-input sweep, 2026-12-07).
+    if (n == 1 && count == 0)
+      in.fail("\\data\\ declares no 1-grams (\"ngram 1=0\"): a language model with no words");
     counts.push_back(count);
   }
   if (counts.empty()) in.fail("\\data\\ lists no \"ngram N=COUNT\" lines");

@@ -77,6 +77,10 @@ std::vector<std::string> error_rate_tokens(std::string_view text, const ErrorRat
 std::vector<AlignmentStep> align_tokens(const std::vector<std::string>& hypothesis,
                                         const std::vector<std::string>& reference) {
   const size_t rows = reference.size() + 1, cols = hypothesis.size() + 1;
+  MIXSEQ_CHECK(static_cast<double>(rows) * static_cast<double>(cols) <= static_cast<double>(kMaxAlignmentCells),
+               "error rate: ", hypothesis.size(), " hypothesis tokens against ", reference.size(),
+               " reference tokens: their alignment would take ", rows * cols / 1048576, " MiB, more than the limit of ",
+               kMaxAlignmentCells / 1048576, " MiB; split the line into utterances");
   std::vector<uint8_t> moves(rows * cols);       // moves[r * cols + h]: the move into cell (r, h)
   std::vector<int64_t> previous(cols), current(cols);  // cost rows r - 1 and r
   for (size_t h = 1; h < cols; ++h) {

@@ -38,6 +38,10 @@ std::vector<std::string> read_stripped_lines(const std::string& path, std::strin
 
 ScoringInput read_scoring_input(const std::string& hypothesis_path, const std::vector<std::string>& reference_paths) {
   MIXSEQ_CHECK(!reference_paths.empty(), "no reference file given; name at least one before -i");
+  int64_t from_stdin = hypothesis_path == "-" ? 1 : 0;
+  for (const auto& path : reference_paths) from_stdin += path == "-" ? 1 : 0;
+  MIXSEQ_CHECK(from_stdin <= 1, "the system output (-i) and the references read standard input ", from_stdin,
+               " times between them; give all but one of them as files");
   ScoringInput input;
   std::string hypothesis_name;
   input.hypotheses = read_stripped_lines(hypothesis_path, hypothesis_name);

@@ -152,4 +152,15 @@ EOF
 check words -s --
 check chars -s -c --  --cer
 check words_folded -- --lowercase
+
+# Errors that name what is wrong: both sides from standard input, and a pair too long to align
+# (a byte a cell: two lines of 20,000 words would take 381 MiB, over the 256 MiB limit).
+echo "a b" | "$mixseq" wer - -i - 2>"$work/stdin.err" && fail "wer - -i - succeeded"
+grep -qF "the system output (-i) and the references read standard input 2 times" "$work/stdin.err" ||
+  fail "wer - -i -: $(cat "$work/stdin.err")"
+python3 -c 'print(" ".join(["one"] * 20000))' >"$work/long.ref"
+python3 -c 'print(" ".join(["two"] * 20000))' >"$work/long.hyp"
+"$mixseq" wer "$work/long.ref" -i "$work/long.hyp" 2>"$work/long.err" && fail "wer on 20,000-word lines succeeded"
+grep -qF "$work/long.hyp:1 and $work/long.ref:1: error rate: 20000 hypothesis tokens against 20000 reference tokens" \
+  "$work/long.err" || fail "wer on 20,000-word lines: $(cat "$work/long.err")"
 echo "PASS: mixseq wer agrees with sclite ($sclite) on S, D, I, N and the rate, in total and per line, and on the detailed report's lists, for words, characters and case-folded words"

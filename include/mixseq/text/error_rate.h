@@ -98,8 +98,13 @@ std::optional<double> error_rate(const ErrorCounts& counts);
 // The tokens of one line under `options`: its words, or its words' characters (see above).
 std::vector<std::string> error_rate_tokens(std::string_view text, const ErrorRateOptions& options);
 
+// The most cells (|hypothesis| + 1) * (|reference| + 1) one alignment takes, a byte each: 256 MiB,
+// two lines of 16,000 words. A longer pair (two 1 MB files of one line each needed 3.6 GB) is an
+// error saying so, rather than a std::bad_alloc naming nothing.
+inline constexpr int64_t kMaxAlignmentCells = int64_t{1} << 28;
+
 // sclite's minimum-cost alignment of two token sequences, in order, with sclite's tie-breaking.
-// Takes O(|hypothesis| * |reference|) time and bytes.
+// Takes O(|hypothesis| * |reference|) time and bytes; throws mixseq::Error past kMaxAlignmentCells.
 std::vector<AlignmentStep> align_tokens(const std::vector<std::string>& hypothesis,
                                         const std::vector<std::string>& reference);
 

@@ -126,6 +126,8 @@ TEST(ArpaLanguageModel, MalformedFilesNameFileAndLine) {
       {"\\data\\\nngram 1=-3\n", "bad.arpa:2: expected a count line"},
       {"\\data\\\nngram 2=3\n", "bad.arpa:2: counts out of order: \"ngram 2=\" where \"ngram 1=\" was expected"},
       {"\\data\\\n\\1-grams:\n", "bad.arpa:2: \\data\\ lists no \"ngram N=COUNT\" lines"},
+      {"\\data\\\nngram 1=0\n\n\\1-grams:\n\n\\end\\\n",
+       "bad.arpa:2: \\data\\ declares no 1-grams (\"ngram 1=0\"): a language model with no words"},
       {counts + "\\2-grams:\n", "bad.arpa:5: expected \"\\1-grams:\", found \"\\2-grams:\""},
       {counts + "\\1-grams:\n-0.3 a -0.1 x\n", "bad.arpa:6: a 1-gram line has 4 fields; expected 2 or 3"},
       {counts + unigrams + "\\2-grams:\n-0.2 a b -0.1\n", "bad.arpa:10: a 2-gram line has 4 fields; expected 3 (log10"},
