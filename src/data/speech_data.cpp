@@ -235,8 +235,12 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
       ++report.utterances;
       total_samples += static_cast<int64_t>(samples.size());
     }
-    MIXSEQ_CHECK(report.utterances > 0, "prepare: the ", split, " manifest (", options.manifests.at(split),
-                 ") kept no utterance (", split_entries.size(), " read)");
+    if (report.utterances == 0) {
+      std::string reasons;  // why each was skipped, so that the error says what to fix
+      for (const auto& [reason, count] : report.skipped) reasons += str_cat(reasons.empty() ? "" : ", ", count, " ", reason);
+      throw Error(str_cat("prepare: the ", split, " manifest (", options.manifests.at(split), ") kept no utterance (",
+                          split_entries.size(), " read", reasons.empty() ? "" : "; skipped: " + reasons, ")"));
+    }
     pcm.commit();
     tsv.commit();
     report.seconds = static_cast<double>(total_samples) / static_cast<double>(options.sample_rate);

@@ -144,6 +144,11 @@ TEST(SpeechPrepare, RefusesToWriteOverItsInputs) {
   options.max_seconds = 1.0;
   EXPECT_EQ(test::error_of([&] { prepare_speech_data(options); }),
             "prepare: --min-seconds (2) must be at most --max-seconds (1), and neither negative; 0 turns either off");
+  options.min_seconds = 2.0;
+  options.max_seconds = 0;  // the only utterance (0.5 s) is too short: the error says so
+  EXPECT_EQ(test::error_of([&] { prepare_speech_data(options); }),
+            "prepare: the train manifest (" + dir.path("in/train.tsv") +
+                ") kept no utterance (1 read; skipped: 1 shorter than min_seconds)");
   options.min_seconds = 0.1;
   options.sample_rate = 1000000000;
   EXPECT_EQ(test::error_of([&] { prepare_speech_data(options); }),
