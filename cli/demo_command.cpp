@@ -482,7 +482,7 @@ int run_speech_demo(const DemoArguments& arguments, const CommandTable& table) {
   std::vector<std::string> references;
   double audio_seconds = 0;
   for (const auto& entry : read_speech_manifest(raw + "/valid.tsv", true)) {
-    audio.push_back(as_stored_samples(read_audio(entry.audio, reading).samples));
+    audio.push_back(as_stored_samples(read_audio(entry.audio, entry.segment(reading)).samples));
     audio_seconds += static_cast<double>(audio.back().size()) / static_cast<double>(reading.sample_rate);
     references.push_back(entry.transcript);
   }

@@ -110,7 +110,7 @@ int copy_synthesis(const SynthesizeArguments& arguments) {
     const std::string where = str_cat(arguments.copy_synthesis, ":", entry.line, ": ");
     std::vector<float> samples;
     try {
-      samples = as_stored_samples(read_audio(entry.audio, read).samples);
+      samples = as_stored_samples(read_audio(entry.audio, entry.segment(read)).samples);
     } catch (const Error& e) {
       throw Error(where + e.what());
     }

@@ -134,10 +134,12 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
                  "transcribe: --input and --adapt-norms both read standard input; give one of them a file");
     std::vector<std::string> paths = arguments->files;
     std::vector<std::string> where;  // "manifest:line: " of each path (audio files given alone: "")
+    std::vector<ManifestEntry> segments(paths.size());  // each path's segment (NeMo's offset, duration)
     if (!arguments->manifest.empty()) {
       for (const auto& entry : read_speech_manifest(arguments->manifest, false)) {
         paths.push_back(entry.audio);
         where.push_back(str_cat(arguments->manifest, ":", entry.line, ": "));
+        segments.push_back(entry);
       }
       MIXSEQ_CHECK(!paths.empty(), "transcribe: --input ", arguments->manifest, " lists no audio files");
     }
@@ -152,11 +154,13 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     if (!arguments->lm.empty()) inputs.push_back({"--lm", arguments->lm});
     if (!arguments->rescore_lm.empty()) inputs.push_back({"--rescore-lm", arguments->rescore_lm});
     std::vector<std::string> adaptation_paths, adaptation_where;
+    std::vector<ManifestEntry> adaptation_segments;
     if (!arguments->adapt_norms.empty()) {
       inputs.push_back({"--adapt-norms", arguments->adapt_norms});
       for (const auto& entry : read_speech_manifest(arguments->adapt_norms, false)) {
         adaptation_paths.push_back(entry.audio);
         adaptation_where.push_back(str_cat(arguments->adapt_norms, ":", entry.line, ": "));
+        adaptation_segments.push_back(entry);
       }
       MIXSEQ_CHECK(!adaptation_paths.empty(), "transcribe: --adapt-norms ", arguments->adapt_norms,
                    " lists no audio files");
@@ -204,7 +208,8 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
           recognizer, static_cast<int64_t>(adaptation_paths.size()),
           [&](int64_t i) {
             const auto at = static_cast<size_t>(i);
-            auto samples = as_stored_samples(read_audio_naming(adaptation_paths[at], adaptation_where[at], reading));
+            auto samples = as_stored_samples(read_audio_naming(adaptation_paths[at], adaptation_where[at],
+                                                                 adaptation_segments[at].segment(reading)));
             adaptation_seconds += static_cast<double>(samples.size()) / static_cast<double>(reading.sample_rate);
             return samples;
           },
@@ -220,7 +225,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       const size_t end = std::min(paths.size(), begin + static_cast<size_t>(arguments->buffer_size));
       std::vector<std::vector<float>> audio;
       for (size_t i = begin; i < end; ++i) {
-        audio.push_back(as_stored_samples(read_audio_naming(paths[i], where[i], reading)));
+        audio.push_back(as_stored_samples(read_audio_naming(paths[i], where[i], segments[i].segment(reading))));
         audio_seconds += static_cast<double>(audio.back().size()) / static_cast<double>(reading.sample_rate);
       }
       const auto start = std::chrono::steady_clock::now();

@@ -175,6 +175,27 @@ Audio decode(const std::string& bytes, const std::string& name, const AudioReadO
                ": truncated: its header announces ", info.frames, " frames, the file holds ", mono.size());
   MIXSEQ_CHECK(!mono.empty(), name, ": empty: no audio frames");
 
+  if (options.offset_seconds > 0.0 || options.duration_seconds > 0.0) {
+    const double file_seconds = static_cast<double>(mono.size()) / info.samplerate;
+    MIXSEQ_CHECK(std::isfinite(options.offset_seconds) && options.offset_seconds >= 0.0 &&
+                     std::isfinite(options.duration_seconds) && options.duration_seconds >= 0.0,
+                 name, ": a segment needs a finite offset and duration of 0 or more, not ", options.offset_seconds,
+                 " and ", options.duration_seconds, " s");
+    const auto begin = static_cast<size_t>(std::llround(options.offset_seconds * info.samplerate));
+    MIXSEQ_CHECK(begin < mono.size(), name, ": the segment's offset ", options.offset_seconds,
+                 " s is at or past the end of the file (", file_seconds, " s)");
+    size_t end = mono.size();
+    if (options.duration_seconds > 0.0) {
+      MIXSEQ_CHECK(options.offset_seconds + options.duration_seconds <= file_seconds + kSegmentEndSlack, name,
+                   ": the segment ", options.offset_seconds, " s + ", options.duration_seconds, " s ends after the file (",
+                   file_seconds, " s)");
+      end = std::min(end, begin + static_cast<size_t>(std::llround(options.duration_seconds * info.samplerate)));
+    }
+    mono = std::vector<float>(mono.begin() + static_cast<std::ptrdiff_t>(begin),
+                              mono.begin() + static_cast<std::ptrdiff_t>(end));
+    MIXSEQ_CHECK(!mono.empty(), name, ": the segment ", options.offset_seconds, " s + ", options.duration_seconds,
+                 " s holds no frames");
+  }
   Audio audio;
   audio.sample_rate = info.samplerate;
   if (options.sample_rate > 0 && options.sample_rate != info.samplerate) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -71,7 +72,7 @@ void read_range(const std::vector<ManifestEntry>& entries, size_t begin, size_t 
     // Each skip counted under its own reason (until 2026-12-06 the length limits were told apart
     // by words their messages lacked, and every skip was counted as unreadable).
     try {
-      u.pcm = to_pcm16(read_audio(entries[i].audio, audio).samples);
+      u.pcm = to_pcm16(read_audio(entries[i].audio, entries[i].segment(audio)).samples);
     } catch (const AudioLengthError& e) {
       u.skip_reason = e.limit() == AudioLengthError::Limit::kMinSeconds ? "shorter than min_seconds"
                                                                         : "longer than max_seconds";
@@ -126,11 +127,13 @@ std::vector<ManifestEntry> read_speech_manifest(const std::string& path, bool ne
       MIXSEQ_CHECK(record.is_object() && record.contains("audio_filepath") && record["audio_filepath"].is_string(),
                    path, ":", number, ": a JSON manifest line needs \"audio_filepath\" (a string)");
       entry.audio = record["audio_filepath"].get<std::string>();
-      if (record.contains("offset")) {
-        const auto& offset = record["offset"];
-        MIXSEQ_CHECK(offset.is_number() && offset.get<double>() == 0.0, path, ":", number, ": \"offset\" ",
-                     offset.dump(), ": segments of a longer file are not read (the whole file would be, against "
-                     "this line's transcript); cut the segment into a file of its own");
+      for (const auto& [key, into] : {std::pair<const char*, double*>{"offset", &entry.offset},
+                                      std::pair<const char*, double*>{"duration", &entry.duration}}) {
+        if (!record.contains(key) || record[key].is_null()) continue;
+        const auto& value = record[key];
+        MIXSEQ_CHECK(value.is_number() && std::isfinite(value.get<double>()) && value.get<double>() >= 0.0, path, ":",
+                     number, ": \"", key, "\" must be a number of seconds, 0 or more, not ", value.dump());
+        *into = value.get<double>();
       }
       if (record.contains("text")) {
         MIXSEQ_CHECK(record["text"].is_string(), path, ":", number, ": \"text\" must be a string");

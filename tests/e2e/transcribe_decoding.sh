@@ -83,6 +83,31 @@ before=$(md5sum <victim.wav)
 expect_error "--output 'victim.wav' is the same file as --adapt-norms audio file" transcribe -c "$checkpoint" \
   -i "$manifest" --adapt-norms adapt_victim.tsv -o victim.wav
 [ "$(md5sum <victim.wav)" = "$before" ] || { echo "FAIL: --adapt-norms audio overwritten"; failures=$((failures + 1)); }
+# NeMo's segments: the first utterance twice in one file, read back as two segments of it, gives
+# its transcript twice; a segment past the file's end is an error naming the manifest line.
+python3 - "$first_audio" "$work" <<'PY'
+import json, sys, wave
+audio, work = sys.argv[1:]
+with wave.open(audio) as w:
+    rate, frames = w.getframerate(), w.readframes(w.getnframes())
+    params = w.getparams()
+with wave.open(f"{work}/twice.wav", "wb") as w:
+    w.setparams(params)
+    w.writeframes(frames + frames)
+seconds = len(frames) / params.sampwidth / params.nchannels / rate
+with open(f"{work}/segments.json", "w") as f:
+    f.write(json.dumps({"audio_filepath": "twice.wav", "duration": seconds}) + "\n")
+    f.write(json.dumps({"audio_filepath": "twice.wav", "offset": seconds, "duration": seconds}) + "\n")
+with open(f"{work}/past.json", "w") as f:
+    f.write(json.dumps({"audio_filepath": "twice.wav", "offset": 0}) + "\n")
+    f.write(json.dumps({"audio_filepath": "twice.wav", "offset": 3 * seconds}) + "\n")
+PY
+"$mixseq" --threads 2 transcribe -c "$checkpoint" "$first_audio" -o whole.hyp 2>/dev/null
+"$mixseq" --threads 2 transcribe -c "$checkpoint" -i "$work/segments.json" -o segments.hyp 2>/dev/null
+[ "$(cat segments.hyp)" = "$(cat whole.hyp whole.hyp)" ] ||
+  { echo "FAIL: segments transcribed as '$(cat segments.hyp)', the file alone as '$(cat whole.hyp)'"; failures=$((failures + 1)); }
+expect_error "$work/past.json:2: $work/twice.wav: the segment's offset" transcribe -c "$checkpoint" \
+  -i "$work/past.json" -o past.hyp
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: --adapt-norms"
 

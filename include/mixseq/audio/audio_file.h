@@ -34,7 +34,17 @@ struct AudioReadOptions {
   int64_t min_samples = 0;         // fewer samples (after resampling) are an error: what a recognizer's
                                    // features need (SpeechFeatureOptions::min_samples()); 0 disables
   int64_t max_file_bytes = kMaxAudioFileBytes;  // read_audio: a larger file (or device) is an error
+  // A segment of the file, as NeMo's manifests give one ("offset", "duration"): its frames from
+  // offset_seconds on, duration_seconds of them (0: to the end), cut at the file's own rate before
+  // resampling; the length limits apply to the segment. An offset at or past the end, or a segment
+  // that would end more than kSegmentEndSlack after the file, is an error naming the file.
+  double offset_seconds = 0.0;
+  double duration_seconds = 0.0;
 };
+
+// How far a segment may run past the end of its file: manifests round durations (NeMo's to
+// milliseconds or less), so a file's own duration may be written a little long.
+inline constexpr double kSegmentEndSlack = 0.1;
 
 // What read_audio and decode_audio throw for a file outside min_seconds or max_seconds: an Error
 // that says which limit, so that a caller (prepare) counts such a file apart from a damaged one.

@@ -2,10 +2,10 @@
 // and their reading for training, validation and transcription.
 //
 // A manifest is either TSV, `audio<TAB>transcript` per line, or JSON lines as NeMo writes them
-// ({"audio_filepath": ..., "text": ..., "duration": ...}; other keys are ignored, but a non-zero
-// "offset", NeMo's segment of a longer file, is an error: the whole file would be read, and its
-// transcript paired with audio it does not describe); audio paths are absolute or relative to the
-// manifest's folder. Blank lines may end a manifest, not stand between entries (transcripts are
+// ({"audio_filepath": ..., "text": ..., "duration": ..., "offset": ...}; other keys are ignored);
+// audio paths are absolute or relative to the manifest's folder. "offset" and "duration" (seconds)
+// name a segment of the file, as NeMo reads them: from offset on, duration of it (audio_file.h's
+// AudioReadOptions; a file's own duration written a little long is its whole length). Blank lines may end a manifest, not stand between entries (transcripts are
 // written one per manifest line, in order); a TSV line with a transcript has two columns, no more
 // (a third would be joined into the transcript). Each utterance is read (audio/audio_file.h:
 // resampled to one rate, mono), its transcript normalised and encoded (text/ctc_symbols.h);
@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "mixseq/audio/audio_file.h"
 #include "mixseq/text/ctc_symbols.h"
 #include "mixseq/util/mapped_file.h"
 
@@ -64,6 +65,15 @@ struct ManifestEntry {
   std::string audio;       // the audio file's path, resolved against the manifest's folder
   std::string transcript;  // as written (may be empty: transcription ignores it)
   int64_t line = 0;        // 1-based line in the manifest
+  double offset = 0.0;     // JSON lines: the segment's start in the file, seconds
+  double duration = 0.0;   // JSON lines: the segment's length, seconds; 0: to the end of the file
+
+  // `reading` with this entry's segment (audio_file.h: offset_seconds, duration_seconds).
+  AudioReadOptions segment(AudioReadOptions reading) const {
+    reading.offset_seconds = offset;
+    reading.duration_seconds = duration;
+    return reading;
+  }
 };
 // Reads a TSV or JSON-lines manifest (see above); `need_transcripts` makes a missing transcript an
 // error naming the line.

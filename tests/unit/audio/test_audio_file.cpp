@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -214,6 +215,36 @@ TEST(AudioFile, BadFilesAreErrorsNamingTheFile) {
   expect_error([&] { read_audio(big, small); }, big, "more than 1 MiB");
   EXPECT_EQ(kMaxAudioFileBytes, int64_t{1} << 30);
   EXPECT_EQ(AudioReadOptions().max_file_bytes, kMaxAudioFileBytes);
+}
+
+// A segment (NeMo's "offset", "duration") is the file's own frames from the offset on, cut before
+// resampling; its length is what the limits see; one that starts or ends past the file is an error.
+TEST(AudioFile, ReadsASegmentOfAFile) {
+  test::TempDir dir;
+  const std::string path = dir.path("one_second.wav");
+  write_wav(path, sine(440.0, 0.5, 16000, 16000), 16000);
+  const auto whole = read_audio(path).samples;
+  AudioReadOptions segment;
+  segment.offset_seconds = 0.25;
+  segment.duration_seconds = 0.5;
+  const auto cut = read_audio(path, segment).samples;
+  ASSERT_EQ(cut.size(), 8000u);
+  EXPECT_TRUE(std::equal(cut.begin(), cut.end(), whole.begin() + 4000));
+  segment.duration_seconds = 0;  // to the end
+  EXPECT_EQ(read_audio(path, segment).samples.size(), 12000u);
+  segment.sample_rate = 8000;  // cut at 16 kHz, then resampled
+  EXPECT_EQ(read_audio(path, segment).samples.size(), 6000u);
+  segment.sample_rate = 16000;
+  segment.max_seconds = 0.7;  // the limits see the segment (0.75 s), not the file
+  expect_error([&] { read_audio(path, segment); }, path, "too long: 0.75 s");
+  segment.max_seconds = 0;
+  segment.duration_seconds = 1.05 - 0.25;  // a duration written a little long: to the end
+  EXPECT_EQ(read_audio(path, segment).samples.size(), 12000u);
+  segment.duration_seconds = 0.9;  // 0.15 s past the end
+  expect_error([&] { read_audio(path, segment); }, path, "the segment 0.25 s + 0.9 s ends after the file (1 s)");
+  segment.offset_seconds = 1.0;
+  segment.duration_seconds = 0;
+  expect_error([&] { read_audio(path, segment); }, path, "the segment's offset 1 s is at or past the end of the file (1 s)");
 }
 
 // A float file may hold anything: a NaN, an infinity or an absurd value is refused, naming the

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <map>
 
 #include "mixseq/audio/audio_file.h"
@@ -97,9 +98,10 @@ TEST(SpeechManifest, RefusesWhatWouldMisalignOrMispairItsLines) {
                                   "line; remove it)");
   EXPECT_EQ(error("three.tsv", "a.wav\tone\tand more\n"),
             dir.path("three.tsv") + ":1: more than two tab-separated columns; expected `audio<TAB>transcript`");
-  const auto offset = error("seg.json", "{\"audio_filepath\": \"a.wav\", \"text\": \"one\", \"offset\": 0.5}\n");
-  EXPECT_EQ(offset.rfind(dir.path("seg.json") + ":1: \"offset\" 0.5: segments of a longer file are not read", 0), 0u)
-      << offset;
+  EXPECT_EQ(error("seg.json", "{\"audio_filepath\": \"a.wav\", \"text\": \"one\", \"offset\": -0.5}\n"),
+            dir.path("seg.json") + ":1: \"offset\" must be a number of seconds, 0 or more, not -0.5");
+  EXPECT_EQ(error("dur.json", "{\"audio_filepath\": \"a.wav\", \"text\": \"one\", \"duration\": \"2\"}\n"),
+            dir.path("dur.json") + ":1: \"duration\" must be a number of seconds, 0 or more, not \"2\"");
   EXPECT_EQ(error("nul.json", "{\"audio_filepath\": \"a\\u0000.wav\"}\n", false),
             dir.path("nul.json") + ":1: the audio path holds a NUL character");
 
@@ -110,8 +112,38 @@ TEST(SpeechManifest, RefusesWhatWouldMisalignOrMispairItsLines) {
   const auto entries = read_speech_manifest(ok, true);
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].audio, dir.path("a.wav"));
+  EXPECT_EQ(entries[0].duration, 1.5);
   EXPECT_EQ(entries[1].transcript, "two");
+  EXPECT_EQ(entries[1].offset, 0.0);
+  EXPECT_EQ(entries[1].duration, 0.0);
   EXPECT_EQ(read_speech_manifest(dir.write("cols.tsv", "a.wav\tx\ty\n"), false).size(), 1u);
+}
+
+// NeMo's segments: "offset" and "duration" cut each utterance out of its file (until 2026-12-07
+// they were ignored, and a segment's transcript was stored against the whole file).
+TEST(SpeechPrepare, ReadsNemoSegmentsOfAFile) {
+  test::TempDir dir;
+  std::vector<float> tone(16000);  // 1 s at 16 kHz
+  for (size_t i = 0; i < tone.size(); ++i) tone[i] = 0.3f * static_cast<float>(std::sin(0.05 * static_cast<double>(i)));
+  write_wav(dir.path("long.wav"), tone, 16000);
+  SpeechPrepareOptions options;
+  options.manifests["train"] = dir.write(
+      "train.json",
+      "{\"audio_filepath\": \"long.wav\", \"text\": \"one\", \"offset\": 0.25, \"duration\": 0.5}\n"
+      "{\"audio_filepath\": \"long.wav\", \"text\": \"two\", \"offset\": 0.75}\n"
+      "{\"audio_filepath\": \"long.wav\", \"text\": \"three\", \"duration\": 1.04}\n");  // its length, rounded up
+  options.out_dir = dir.path("data");
+  const auto report = prepare_speech_data(options).at("train");
+  EXPECT_EQ(report.utterances, 3);
+  EXPECT_EQ(test::read_file(dir.path("data/train.tsv")),
+            "8000\t" + dir.path("long.wav") + "\tone\n4000\t" + dir.path("long.wav") + "\ttwo\n16000\t" +
+                dir.path("long.wav") + "\tthree\n");
+  // The samples are the file's own, from the offset on.
+  const std::string pcm = test::read_file(dir.path("data/train.pcm"));
+  ASSERT_EQ(pcm.size(), 2u * (8000 + 4000 + 16000));
+  int16_t first = 0;
+  std::memcpy(&first, pcm.data(), sizeof first);
+  EXPECT_EQ(first, static_cast<int16_t>(std::lround(tone[4000] * 32767.0f)));
 }
 
 // prepare -o into the manifests' own folder would have replaced train.tsv by the prepared one;
