@@ -14,6 +14,7 @@
 // channel to be transcribed (the input manifest itself will do): decode/speech_transcriber.h.
 //   mixseq transcribe -c runs/asr/checkpoint_best.pt -i speaker7.tsv --adapt-norms speaker7.tsv -o speaker7.hyp
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@
 #include "mixseq/decode/nbest_rescoring.h"
 #include "mixseq/decode/speech_transcriber.h"
 #include "mixseq/text/arpa_language_model.h"
+#include "mixseq/text/score_report.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/log.h"
 #include "mixseq/util/output_file.h"
@@ -43,6 +45,9 @@ std::vector<float> read_audio_naming(const std::string& path, const std::string&
     throw Error(where + e.what());
   }
 }
+
+// Adaptation audio quieter than this (-60 dBFS) is warned about.
+constexpr double kSilentAdaptationRms = 1e-3;
 
 struct TranscribeArguments {
   std::string checkpoint;
@@ -188,6 +193,10 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       const auto& lm = *options.beam.language_model;
       log_info("transcribe: language model ", arguments->lm, ": order ", lm.order(), ", ", lm.vocabulary_size(),
                " words; alpha ", options.beam.alpha, ", beta ", options.beam.beta, ", beam ", options.beam.beam_size);
+      if (!lm.contains("<unk>"))  // KenLM says the same; the search then glues unknown words together
+        log_info("transcribe: warning: ", arguments->lm, " lists no <unk>: a word outside its ", lm.vocabulary_size(),
+                 " words costs 100 orders of magnitude, and the search would rather write one unknown word than ",
+                 "several (words run together); build it with <unk> (irstlm and KenLM do by default)");
     }
     if (!arguments->rescore_lm.empty()) {
       auto scorer = SentenceLmScorer::load(arguments->rescore_lm, device, precision);
@@ -203,7 +212,8 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     const AudioReadOptions reading = recognizer.input.audio_read_options();
     if (!adaptation_paths.empty()) {
       const auto start = std::chrono::steady_clock::now();
-      double adaptation_seconds = 0;
+      double adaptation_seconds = 0, energy = 0;
+      int64_t adaptation_samples = 0;
       const int64_t norms = adapt_speech_recognizer(
           recognizer, static_cast<int64_t>(adaptation_paths.size()),
           [&](int64_t i) {
@@ -211,12 +221,21 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
             auto samples = as_stored_samples(read_audio_naming(adaptation_paths[at], adaptation_where[at],
                                                                  adaptation_segments[at].segment(reading)));
             adaptation_seconds += static_cast<double>(samples.size()) / static_cast<double>(reading.sample_rate);
+            for (const float x : samples) energy += static_cast<double>(x) * x;
+            adaptation_samples += static_cast<int64_t>(samples.size());
             return samples;
           },
           device);
       log_info("transcribe: ", norms, " batch norms adapted on ", adaptation_paths.size(), " utterances (",
                adaptation_seconds, " s of audio) of ", arguments->adapt_norms, " in ",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), " s");
+      // Statistics of silence describe no speaker: adapted on 1 s of digital silence, a model wrote
+      // made-up words for everything after (a hostile-input sweep, 2026-12-07).
+      const double rms = adaptation_samples > 0 ? std::sqrt(energy / static_cast<double>(adaptation_samples)) : 0.0;
+      if (rms < kSilentAdaptationRms)
+        log_info("transcribe: warning: the --adapt-norms audio is nearly silent (RMS ",
+                 rms > 0 ? format_decimal(20.0 * std::log10(rms), 1) + " dBFS" : std::string("0"),
+                 "): the statistics describe silence, not a speaker or channel, and the transcripts may suffer");
     }
 
     OutputFile out(arguments->output);

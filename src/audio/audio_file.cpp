@@ -122,7 +122,8 @@ std::string libsndfile_reason(SNDFILE* file) {
   const std::string where = str_cat(name, ": damaged audio: frame ", frame, " (", seconds, " s",
                                     channels > 1 ? str_cat(", channel ", channel + 1) : "", ") holds a sample ");
   if (std::isnan(sample)) throw Error(str_cat(where, "that is not a number (NaN)"));
-  if (std::isinf(sample)) throw Error(str_cat(where, "that is infinite"));
+  // A double file's sample beyond float's range (3.4e38) reads as infinite too.
+  if (std::isinf(sample)) throw Error(str_cat(where, "that is infinite (or beyond +-3.4e38)"));
   throw Error(
       str_cat(where, "of ", sample, ", beyond +-", kMaxAudioMagnitude, " (audio is expected within about +-1)"));
 }
@@ -224,6 +225,8 @@ Audio decode(const std::string& bytes, const std::string& name, const AudioReadO
 Audio read_audio(const std::string& path, const AudioReadOptions& options) {
   std::error_code error;
   const auto status = std::filesystem::status(path, error);
+  // A link loop or an unreadable folder above it is not "no such file".
+  MIXSEQ_CHECK(!error || error == std::errc::no_such_file_or_directory, path, ": cannot read audio: ", error.message());
   MIXSEQ_CHECK(std::filesystem::exists(status), path, ": cannot read audio: no such file");
   MIXSEQ_CHECK(!std::filesystem::is_directory(status), path, ": cannot read audio: it is a folder");
   const auto too_large = [&] {

@@ -89,6 +89,13 @@ if command -v irstlm >/dev/null; then
     { echo "FAIL: the LM-fused WER $lm_wer is worse than greedy's $greedy_wer"; exit 1; }
   grep -q "language model .*digits.arpa: order 3" "$work/transcribe_lm.log" ||
     { echo "FAIL: no language model line"; cat "$work/transcribe_lm.log"; exit 1; }
+  grep -q "lists no <unk>" "$work/transcribe_lm.log" && { echo "FAIL: irstlm's model has <unk>, yet warned"; exit 1; }
+  # A model without <unk> is warned about (the search would run unknown words together).
+  printf '\\data\\\nngram 1=2\n\n\\1-grams:\n-0.3\tone\n-0.3\ttwo\n\n\\end\\\n' >"$work/no_unk.arpa"
+  "$mixseq" transcribe -c "$checkpoint" --beam-size 4 --lm "$work/no_unk.arpa" "$work/digits/$first" \
+    -o /dev/null 2>"$work/no_unk.log"
+  grep -qF "$work/no_unk.arpa lists no <unk>" "$work/no_unk.log" ||
+    { echo "FAIL: no warning for a model without <unk>"; cat "$work/no_unk.log"; exit 1; }
   # JSON lines with the n best, best first, the first being the transcript.
   "$mixseq" transcribe -c "$checkpoint" --json "$work/digits/$first" --beam-size 8 --nbest 3 \
     --lm "$work/digits.arpa" --lm-weight 1 --word-bonus 2 >"$work/nbest.json" 2>/dev/null

@@ -108,6 +108,13 @@ PY
   { echo "FAIL: segments transcribed as '$(cat segments.hyp)', the file alone as '$(cat whole.hyp)'"; failures=$((failures + 1)); }
 expect_error "$work/past.json:2: $work/twice.wav: the segment's offset" transcribe -c "$checkpoint" \
   -i "$work/past.json" -o past.hyp
+# Adapting on silence is warned about (the statistics describe no speaker).
+python3 -c 'import wave; w = wave.open("silence.wav", "wb"); w.setnchannels(1); w.setsampwidth(2); w.setframerate(16000); w.writeframes(bytes(32000))'
+printf 'silence.wav\n' >adapt_silence.tsv
+"$mixseq" --threads 2 transcribe -c "$checkpoint" "$first_audio" --adapt-norms adapt_silence.tsv -o /dev/null 2>silence.log
+grep -qF "the --adapt-norms audio is nearly silent (RMS 0)" silence.log ||
+  { echo "FAIL: no warning for silent adaptation audio"; cat silence.log; failures=$((failures + 1)); }
+grep -q "nearly silent" adapt.log && { echo "FAIL: warned about speech"; failures=$((failures + 1)); }
 [ "$failures" -eq 0 ] || exit 1
 echo "PASS: --adapt-norms"
 

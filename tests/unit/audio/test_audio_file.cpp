@@ -164,6 +164,9 @@ TEST(AudioFile, BadFilesAreErrorsNamingTheFile) {
   const std::string missing = dir.path("missing.wav");
   expect_error([&] { read_audio(missing); }, missing, "no such file");
   expect_error([&] { read_audio(dir.root().string()); }, dir.root().string(), "folder");
+  const std::string loop = dir.path("loop.wav");
+  std::filesystem::create_symlink(loop, loop);  // a link to itself
+  expect_error([&] { read_audio(loop); }, loop, "cannot read audio: Too many levels of symbolic links");
 
   const std::string text = dir.write("notes.wav", "this is a text file, not audio\n");
   expect_error([&] { read_audio(text); }, text, "not an audio file");
