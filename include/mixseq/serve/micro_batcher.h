@@ -19,9 +19,9 @@
 // A failure is its request's own: where the run function throws for a batch of several requests,
 // each of them is run again alone, and the exception reaches (through its future) only a request
 // whose own items throw it; the others get their results. One client's bad input (a text that no
-// check foresaw, on which the model fails) must not fail the clients it happened to share a batch with. shutdown() (and
-// the destructor) lets the worker finish every request already submitted; a submit() after it
-// throws mixseq::Error.
+// check foresaw, on which the model fails) must not fail the clients it shared a batch with.
+// shutdown() (and the destructor) lets the worker finish every request already submitted; a
+// submit() after it throws mixseq::Error.
 #pragma once
 
 #include <chrono>
@@ -226,7 +226,7 @@ void MicroBatcher<Item, Result, Settings>::run_batch(std::vector<Pending>& batch
       return;
     }
     size_t first = 0;
-    for (size_t r = 0; r < batch.size(); ++r) {  // each request alone: the failure is found its own
+    for (size_t r = 0; r < batch.size(); ++r) {  // each request alone, to find whose failure it is
       const std::vector<Item> own(items.begin() + static_cast<std::ptrdiff_t>(first),
                                   items.begin() + static_cast<std::ptrdiff_t>(first + counts[r]));
       first += counts[r];
