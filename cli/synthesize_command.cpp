@@ -105,20 +105,13 @@ int copy_synthesis(const SynthesizeArguments& arguments) {
   const auto start = std::chrono::steady_clock::now();
   int64_t number = 0;
   for (const ManifestEntry& entry : entries) {
-    // As training saw it: the prepared dataset keeps 16-bit samples. Errors name the manifest line
-    // (read_audio's name the file already).
-    const std::string where = str_cat(arguments.copy_synthesis, ":", entry.line, ": ");
-    std::vector<float> samples;
-    try {
-      samples = as_stored_samples(read_audio(entry.audio, entry.segment(read)).samples);
-    } catch (const Error& e) {
-      throw Error(where + e.what());
-    }
+    // As training saw it: the prepared dataset keeps 16-bit samples. Errors name the manifest line.
+    const auto samples = as_stored_samples(read_entry_audio(entry, arguments.copy_synthesis, read));
     torch::Tensor frames;
     try {
       frames = synthesis_frames(samples, input);
     } catch (const Error& e) {
-      throw Error(str_cat(where, entry.audio, ": ", e.what()));
+      throw Error(str_cat(arguments.copy_synthesis, ":", entry.line, ": ", entry.audio, ": ", e.what()));
     }
     auto out = synthesis_frames_to_audio(frames, input, arguments.options.griffin_lim, phase);
     for (float& x : out) x = std::clamp(x, -1.0f, 1.0f);

@@ -35,17 +35,6 @@
 namespace mixseq::cli {
 namespace {
 
-// read_audio's samples; its errors (which name the file) preceded by `where`, the manifest line
-// that listed it ("list.tsv:12: "), where there is one.
-std::vector<float> read_audio_naming(const std::string& path, const std::string& where, const AudioReadOptions& reading) {
-  try {
-    return read_audio(path, reading).samples;
-  } catch (const Error& e) {
-    if (where.empty()) throw;
-    throw Error(where + e.what());
-  }
-}
-
 // Adaptation audio quieter than this (-60 dBFS) is warned about.
 constexpr double kSilentAdaptationRms = 1e-3;
 
@@ -137,41 +126,32 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
                  arguments->manifest.empty() ? "neither" : "both");
     MIXSEQ_CHECK(arguments->manifest != "-" || arguments->adapt_norms != "-",
                  "transcribe: --input and --adapt-norms both read standard input; give one of them a file");
-    std::vector<std::string> paths = arguments->files;
-    std::vector<std::string> where;  // "manifest:line: " of each path (audio files given alone: "")
-    std::vector<ManifestEntry> segments(paths.size());  // each path's segment (NeMo's offset, duration)
+    // What to transcribe: the manifest's entries (with their lines and NeMo's segments), or the
+    // audio files given alone (line 0: whole files, named by themselves).
+    std::vector<ManifestEntry> utterances;
     if (!arguments->manifest.empty()) {
-      for (const auto& entry : read_speech_manifest(arguments->manifest, false)) {
-        paths.push_back(entry.audio);
-        where.push_back(str_cat(arguments->manifest, ":", entry.line, ": "));
-        segments.push_back(entry);
-      }
-      MIXSEQ_CHECK(!paths.empty(), "transcribe: --input ", arguments->manifest, " lists no audio files");
+      utterances = read_speech_manifest(arguments->manifest, false);
+      MIXSEQ_CHECK(!utterances.empty(), "transcribe: --input ", arguments->manifest, " lists no audio files");
     }
-    where.resize(paths.size());
+    for (const auto& file : arguments->files) utterances.push_back({file, "", 0});
     if (arguments->json)  // written as JSON strings
-      for (size_t i = 0; i < paths.size(); ++i)
-        if (const auto bad = find_invalid_utf8(paths[i]))
-          throw Error(str_cat(where[i], "the audio path '", paths[i], "' is not UTF-8 (byte ", *bad + 1,
+      for (const auto& u : utterances)
+        if (const auto bad = find_invalid_utf8(u.audio))
+          throw Error(str_cat(u.line > 0 ? str_cat(arguments->manifest, ":", u.line, ": ") : "", "the audio path '",
+                              u.audio, "' is not UTF-8 (byte ", *bad + 1,
                               "): --json writes paths as JSON strings; rename the file or leave out --json"));
     std::vector<NamedPath> inputs = {{"--checkpoint", arguments->checkpoint}};
     if (!arguments->manifest.empty()) inputs.push_back({"--input", arguments->manifest});
     if (!arguments->lm.empty()) inputs.push_back({"--lm", arguments->lm});
     if (!arguments->rescore_lm.empty()) inputs.push_back({"--rescore-lm", arguments->rescore_lm});
-    std::vector<std::string> adaptation_paths, adaptation_where;
-    std::vector<ManifestEntry> adaptation_segments;
+    std::vector<ManifestEntry> adaptation;
     if (!arguments->adapt_norms.empty()) {
       inputs.push_back({"--adapt-norms", arguments->adapt_norms});
-      for (const auto& entry : read_speech_manifest(arguments->adapt_norms, false)) {
-        adaptation_paths.push_back(entry.audio);
-        adaptation_where.push_back(str_cat(arguments->adapt_norms, ":", entry.line, ": "));
-        adaptation_segments.push_back(entry);
-      }
-      MIXSEQ_CHECK(!adaptation_paths.empty(), "transcribe: --adapt-norms ", arguments->adapt_norms,
-                   " lists no audio files");
+      adaptation = read_speech_manifest(arguments->adapt_norms, false);
+      MIXSEQ_CHECK(!adaptation.empty(), "transcribe: --adapt-norms ", arguments->adapt_norms, " lists no audio files");
     }
-    for (const auto& path : paths) inputs.push_back({"audio file", path});
-    for (const auto& path : adaptation_paths) inputs.push_back({"--adapt-norms audio file", path});
+    for (const auto& u : utterances) inputs.push_back({"audio file", u.audio});
+    for (const auto& a : adaptation) inputs.push_back({"--adapt-norms audio file", a.audio});
     refuse_output_over_inputs({"--output", arguments->output}, inputs);
 
     const auto device = resolve_device(arguments->device, "--device");
@@ -210,23 +190,22 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
     auto recognizer = load_trained_speech_recognizer(arguments->checkpoint, device);
     const SpeechTranscriber transcriber(recognizer, device, precision);
     const AudioReadOptions reading = recognizer.input.audio_read_options();
-    if (!adaptation_paths.empty()) {
+    if (!adaptation.empty()) {
       const auto start = std::chrono::steady_clock::now();
       double adaptation_seconds = 0, energy = 0;
       int64_t adaptation_samples = 0;
       const int64_t norms = adapt_speech_recognizer(
-          recognizer, static_cast<int64_t>(adaptation_paths.size()),
+          recognizer, static_cast<int64_t>(adaptation.size()),
           [&](int64_t i) {
-            const auto at = static_cast<size_t>(i);
-            auto samples = as_stored_samples(read_audio_naming(adaptation_paths[at], adaptation_where[at],
-                                                                 adaptation_segments[at].segment(reading)));
+            auto samples = as_stored_samples(
+                read_entry_audio(adaptation[static_cast<size_t>(i)], arguments->adapt_norms, reading));
             adaptation_seconds += static_cast<double>(samples.size()) / static_cast<double>(reading.sample_rate);
             for (const float x : samples) energy += static_cast<double>(x) * x;
             adaptation_samples += static_cast<int64_t>(samples.size());
             return samples;
           },
           device);
-      log_info("transcribe: ", norms, " batch norms adapted on ", adaptation_paths.size(), " utterances (",
+      log_info("transcribe: ", norms, " batch norms adapted on ", adaptation.size(), " utterances (",
                adaptation_seconds, " s of audio) of ", arguments->adapt_norms, " in ",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), " s");
       // Statistics of silence describe no speaker: adapted on 1 s of digital silence, a model wrote
@@ -240,11 +219,11 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
 
     OutputFile out(arguments->output);
     double audio_seconds = 0, seconds = 0;
-    for (size_t begin = 0; begin < paths.size(); begin += static_cast<size_t>(arguments->buffer_size)) {
-      const size_t end = std::min(paths.size(), begin + static_cast<size_t>(arguments->buffer_size));
+    for (size_t begin = 0; begin < utterances.size(); begin += static_cast<size_t>(arguments->buffer_size)) {
+      const size_t end = std::min(utterances.size(), begin + static_cast<size_t>(arguments->buffer_size));
       std::vector<std::vector<float>> audio;
       for (size_t i = begin; i < end; ++i) {
-        audio.push_back(as_stored_samples(read_audio_naming(paths[i], where[i], segments[i].segment(reading))));
+        audio.push_back(as_stored_samples(read_entry_audio(utterances[i], arguments->manifest, reading)));
         audio_seconds += static_cast<double>(audio.back().size()) / static_cast<double>(reading.sample_rate);
       }
       const auto start = std::chrono::steady_clock::now();
@@ -259,7 +238,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
         for (const auto& w : transcripts[k].words)
           words.push_back({{"word", w.word}, {"start", std::round(w.start * 1000) / 1000},
                            {"end", std::round(w.end * 1000) / 1000}});
-        nlohmann::json record = {{"audio", paths[begin + k]}, {"text", transcripts[k].text}, {"words", words}};
+        nlohmann::json record = {{"audio", utterances[begin + k].audio}, {"text", transcripts[k].text}, {"words", words}};
         if (options.beam.nbest > 1) {
           record["nbest"] = nlohmann::json::array();
           for (const auto& h : transcripts[k].nbest) {
@@ -277,7 +256,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
       out.stream().flush();
     }
     out.commit();
-    log_info("transcribe: ", paths.size(), " utterances, ", audio_seconds, " s of audio in ", seconds,
+    log_info("transcribe: ", utterances.size(), " utterances, ", audio_seconds, " s of audio in ", seconds,
              " s: real-time factor ", audio_seconds > 0 ? seconds / audio_seconds : 0.0, " (", arguments->precision,
              ", ", device.str(), ")");
     return 0;

@@ -4,13 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "mixseq/audio/audio_file.h"
 #include "mixseq/util/checksum.h"
@@ -157,6 +157,16 @@ std::vector<ManifestEntry> read_speech_manifest(const std::string& path, bool ne
     entries.push_back(std::move(entry));
   }
   return entries;
+}
+
+std::vector<float> read_entry_audio(const ManifestEntry& entry, const std::string& manifest,
+                                    const AudioReadOptions& reading) {
+  try {
+    return read_audio(entry.audio, entry.segment(reading)).samples;
+  } catch (const Error& e) {
+    if (entry.line <= 0 || manifest.empty()) throw;
+    throw Error(str_cat(manifest, ":", entry.line, ": ", e.what()));
+  }
 }
 
 std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepareOptions& options) {

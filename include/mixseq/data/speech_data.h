@@ -79,6 +79,12 @@ struct ManifestEntry {
 // error naming the line.
 std::vector<ManifestEntry> read_speech_manifest(const std::string& path, bool need_transcripts);
 
+// The samples of `entry`'s audio (its segment) read with `reading`. read_audio's errors name the
+// file; these put the manifest line that listed it first ("list.tsv:12: "), for an entry read
+// from `manifest` (line > 0; an audio file given alone, line 0, is named by itself).
+std::vector<float> read_entry_audio(const ManifestEntry& entry, const std::string& manifest,
+                                    const AudioReadOptions& reading);
+
 // The utterances of one split of a prepared folder.
 class SpeechSplit {
  public:
