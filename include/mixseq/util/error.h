@@ -12,7 +12,18 @@ namespace mixseq {
 
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // A NUL byte in the message (quoted from a file: a label "sho\0rt") is written "\0": what()
+  // is read as a C string, which would end the message there.
+  explicit Error(const std::string& message) : std::runtime_error(without_nul(message)) {}
+  explicit Error(const char* message) : std::runtime_error(message) {}
+
+ private:
+  static std::string without_nul(const std::string& message) {
+    if (message.find('\0') == std::string::npos) return message;
+    std::string printable;
+    for (const char c : message) printable += c == '\0' ? std::string("\\0") : std::string(1, c);
+    return printable;
+  }
 };
 
 // Concatenates anything that has an operator<<, e.g. str_cat("n=", 3, "; x=", 0.5).

@@ -25,7 +25,8 @@ class LineReader {
   explicit LineReader(const std::string& path);
 
   // Reads the next line without its "\n" (and a "\r" that ends it) into `line`; false at the end of the file.
-  // With check_utf8, malformed UTF-8 throws "<path>:<line>: malformed UTF-8 at byte <n>".
+  // With check_utf8, malformed UTF-8 throws "<path>:<line>: malformed UTF-8 at byte <n>", and so
+  // does a NUL byte ("a NUL byte at byte <n>: binary data, not text").
   bool next(std::string& line);
 
   // Whether next() would return at once: always for a file; for stdin, whether a line (or the
@@ -43,6 +44,11 @@ class LineReader {
   // Keep a "\r" that ends a line, and a byte order mark that starts the file, for readers that
   // apply another tool's line rules (see above).
   bool keep_carriage_returns = false;
+  // The longest line taken; a longer one throws "<path>:<line>: the line runs past N MiB without a
+  // line break ..." rather than filling memory (a binary file given as text, a gzip bomb of one
+  // 4 GiB line).
+  int64_t max_line_bytes = kMaxLineBytes;
+  static constexpr int64_t kMaxLineBytes = int64_t{256} << 20;
 
   // "<path>:<line>: <what>" for the line last read.
   template <typename... Args>
@@ -56,6 +62,9 @@ class LineReader {
   std::unique_ptr<GzipInput> gzip_;
   std::unique_ptr<std::istream> gzip_stream_;
   std::istream* in_;
+  // Reads up to the next "\n" into `line` in blocks, stopping at max_line_bytes; false at the end.
+  bool read_bounded_line(std::string& line);
+  [[noreturn]] void refuse_long_line();
   int64_t line_number_ = 0;
   bool ended_with_newline_ = true;
 };
