@@ -109,7 +109,7 @@ void add_classify_command(CLI::App& app, CommandTable& table) {
       lines += static_cast<int64_t>(texts.size());
       texts.clear();
       references.clear();
-      out.stream().flush();
+      out.flush();
     };
     for (bool ended = false; !ended;) {
       while (static_cast<int64_t>(texts.size()) < arguments->buffer_size) {

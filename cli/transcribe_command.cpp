@@ -253,7 +253,7 @@ void add_transcribe_command(CLI::App& app, CommandTable& table) {
         }
         out.stream() << record.dump() << '\n';
       }
-      out.stream().flush();
+      out.flush();
     }
     out.commit();
     log_info("transcribe: ", utterances.size(), " utterances, ", audio_seconds, " s of audio in ", seconds,

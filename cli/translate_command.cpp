@@ -132,9 +132,13 @@ void add_translate_command(CLI::App& app, CommandTable& table) {
           if (!nbest_format) break;  // the best alone
         }
       }
-      out.stream().flush();  // a reader at the other end of a pipe gets this buffer now
+      out.flush();  // a reader at the other end of a pipe gets this buffer now
     }
     out.commit();
+    if (sentences == 0) {  // (the rates of nothing were "-nan sentences/s")
+      log_info("translate: the input held no sentences");
+      return 0;
+    }
     log_info("translate: ", sentences, " sentences in ", seconds, " s of translation: ", sentences / seconds,
              " sentences/s, ", output_tokens / seconds, " output tokens/s (beam ", *options.beam_size, ", ",
              translator.quantization().empty() ? translator.precision()

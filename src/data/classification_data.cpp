@@ -136,8 +136,18 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
   std::map<std::string, std::vector<LabelledLine>> splits;
   for (const auto& [split, path] : options.files) splits[split] = read_labelled_file(path);
 
-  create_folder(options.out_dir);
-  const std::string out = options.out_dir + "/";
+  // Nothing written may replace a file read (-o onto the folder of train.tsv), and all of it or
+  // nothing (util/output_file.h, StagedFolder).
+  InputFiles inputs;
+  std::vector<std::string> outputs = {kManifestName, kVocabularyName, kLabelsName};
+  for (const auto& [split, path] : options.files) {
+    inputs.add({"--" + split, path});
+    outputs.push_back(split + ".tsv");
+  }
+  inputs.refuse_in_folder(options.out_dir, outputs);
+  StagedFolder output(options.out_dir);
+  const std::string& staged = output.staging_folder();  // where the files are written until commit()
+  const std::string out = staged + "/";
   std::string tokenizer_spec = "none";
   std::unique_ptr<Tokenizer> tokenizer;
   const auto take_vocabulary = [&]() -> Vocabulary {
@@ -147,7 +157,7 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
         write_file_bytes(out + "tokenizer." + pretrained.tokenizer_kind, pretrained.tokenizer_model);
         tokenizer_spec = pretrained.tokenizer_kind + ":tokenizer." + pretrained.tokenizer_kind;
       }
-      tokenizer = load_tokenizer(in_folder(tokenizer_spec, options.out_dir));
+      tokenizer = load_tokenizer(in_folder(tokenizer_spec, staged));
       write_file_bytes(out + kVocabularyName, pretrained.vocabulary_text);
       return Vocabulary::load(out + kVocabularyName);
     }
@@ -159,7 +169,7 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
       write_file_bytes(out + "tokenizer." + kind, read_file_bytes(options.tokenizer.substr(colon + 1)));
       tokenizer_spec = kind + ":tokenizer." + kind;
     }
-    tokenizer = load_tokenizer(in_folder(tokenizer_spec, options.out_dir));
+    tokenizer = load_tokenizer(in_folder(tokenizer_spec, staged));
     TokenCounts counts;
     for (const auto& line : splits.at("train"))
       for (const auto& piece : tokenizer->encode(line.text)) ++counts[piece];
@@ -215,6 +225,7 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
                                  {"checksum", checksum_hex(checksum64(bytes.data(), bytes.size()))}};
   }
   write_file_bytes(out + kManifestName, manifest.dump(2) + "\n");
+  output.commit(kManifestName);
   return reports;
 }
 

@@ -171,14 +171,14 @@ void count_pieces(const std::vector<std::string>& pieces, TokenCounts& counts) {
   for (const auto& piece : pieces) ++counts[piece];
 }
 
-// The tokenizer's model file travels with the data, so the folder is complete on its own.
-std::string copy_tokenizer_model(const std::string& spec, const std::string& output_dir) {
+// The tokenizer's model file travels with the data, so the folder is complete on its own (a copy
+// of the folder's own tokenizer, when it is re-prepared with it, replaces it with itself).
+std::string copy_tokenizer_model(const std::string& spec, const StagedFolder& output) {
   const auto colon = spec.find(':');
   if (colon == std::string::npos) return spec;
   const std::string kind = spec.substr(0, colon);
   const std::string name = "tokenizer." + kind;
-  std::filesystem::copy_file(spec.substr(colon + 1), output_dir + "/" + name,
-                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(spec.substr(colon + 1), output.path(name), std::filesystem::copy_options::overwrite_existing);
   return kind + ":" + name;
 }
 
@@ -191,6 +191,10 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
                "--vocabulary");
   MIXSEQ_CHECK(options.target_lang.empty() || !options.source_lang.empty(),
                "prepare: a parallel corpus needs --source-lang as well as --target-lang");
+  MIXSEQ_CHECK(options.target_lang.empty() || options.target_lang != options.source_lang,
+               "prepare: --source-lang and --target-lang are both '", options.source_lang,
+               "': the two sides of a parallel corpus are two files (train.de, train.en); for one language's text "
+               "(a language model's) give --target-lang \"\"");
   MIXSEQ_CHECK(options.max_length >= 0, "prepare: max_length must be >= 0 (0 = no limit), got ", options.max_length);
   MIXSEQ_CHECK(std::isfinite(options.max_length_ratio) && options.max_length_ratio >= 0,
                "prepare: max_length_ratio must be a finite number >= 0 (0 = off), got ", options.max_length_ratio);
@@ -203,7 +207,32 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
                       parallel ? split_path(*prefix, options.target_lang) : "",
                       std::string(name) == "train" ? SplitRole::kTraining : SplitRole::kEvaluation});
   }
-  create_folder(options.output_dir);
+  // What is written: nothing may replace a file read (a corpus called vocab.txt, -o onto the
+  // corpus's folder with a split named as an output), and all of it or nothing (a bad validation
+  // line after the training split was written left a new vocabulary beside an old manifest).
+  const auto lang_suffix = [&](const std::string& lang) { return lang.empty() ? std::string() : "." + lang; };
+  // A split's files in the folder: its sides' ids, and the raw target lines of validation and test
+  // splits (the references BLEU is computed against); "" where there is none.
+  struct SplitOutputs {
+    std::string source, target, references;
+  };
+  const auto outputs_of = [&](const SplitFiles& split) {
+    SplitOutputs names{split.name + lang_suffix(options.source_lang) + ".bin", "", ""};
+    if (parallel) names.target = split.name + lang_suffix(options.target_lang) + ".bin";
+    if (parallel && split.role == SplitRole::kEvaluation) names.references = split.name + lang_suffix(options.target_lang) + ".ref";
+    return names;
+  };
+  InputFiles inputs;
+  std::vector<std::string> outputs = {"vocab.txt", "dataset.json"};
+  for (const auto& split : splits) {
+    inputs.add({str_cat("the ", split.name, " split"), split.source});
+    if (parallel) inputs.add({str_cat("the ", split.name, " split"), split.target});
+    const SplitOutputs names = outputs_of(split);
+    for (const auto* name : {&names.source, &names.target, &names.references})
+      if (!name->empty()) outputs.push_back(*name);
+  }
+  inputs.refuse_in_folder(options.output_dir, outputs);
+  StagedFolder output(options.output_dir);
   const auto tokenizer = load_tokenizer(options.tokenizer);
   const SplitPreparer preparer(options, *tokenizer);
 
@@ -217,23 +246,20 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
     });
     return Vocabulary::build(counts, options.vocabulary_options);
   }();
-  vocabulary.save(options.output_dir + "/vocab.txt");
+  vocabulary.save(output.path("vocab.txt"));
   const uint64_t fingerprint = vocabulary_fingerprint(vocabulary);
 
   PrepareReport report;
   report.vocabulary_size = vocabulary.size();
   nlohmann::json manifest_splits = nlohmann::json::object();
   for (const auto& split : splits) {
-    const auto lang_suffix = [&](const std::string& lang) { return lang.empty() ? std::string() : "." + lang; };
-    const std::string source_file = split.name + lang_suffix(options.source_lang) + ".bin";
-    const std::string target_file = split.name + lang_suffix(options.target_lang) + ".bin";
-    TokenDatasetWriter source_out(options.output_dir + "/" + source_file, vocabulary.size(), fingerprint);
+    const SplitOutputs names = outputs_of(split);
+    const std::string &source_file = names.source, &target_file = names.target, &references_file = names.references;
+    TokenDatasetWriter source_out(output.path(source_file), vocabulary.size(), fingerprint);
     std::optional<TokenDatasetWriter> target_out;
-    if (parallel) target_out.emplace(options.output_dir + "/" + target_file, vocabulary.size(), fingerprint);
-    // Raw target lines of validation and test splits: the references BLEU is computed against.
+    if (!target_file.empty()) target_out.emplace(output.path(target_file), vocabulary.size(), fingerprint);
     std::optional<OutputFile> references;
-    const std::string references_file = split.name + lang_suffix(options.target_lang) + ".ref";
-    if (parallel && split.role == SplitRole::kEvaluation) references.emplace(options.output_dir + "/" + references_file);
+    if (!references_file.empty()) references.emplace(output.path(references_file));
     std::vector<int64_t> ids;
     const auto write_side = [&](const std::vector<std::string>& pieces, TokenDatasetWriter& out, int64_t& tokens,
                                 SplitReport& split_report) {
@@ -247,6 +273,10 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
       if (target_out) write_side(pair.target_pieces, *target_out, r.target_tokens, r);
       if (references) references->stream() << pair.target << '\n';
     });
+    // An empty split measures nothing: training reported "loss 0 | ppl 1 (best)" on an empty
+    // validation split and kept its checkpoint by it.
+    MIXSEQ_CHECK(split_report.lines > 0, "prepare: the ", split.name, " split is empty: '", split.source, "'",
+                 parallel ? str_cat(" and '", split.target, "' hold") : std::string(" holds"), " no lines");
     const uint64_t source_checksum = source_out.finish();
     const uint64_t target_checksum = target_out ? target_out->finish() : 0;
     if (references) references->commit();
@@ -272,12 +302,13 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
                                    {"version", kDatasetManifestVersion},
                                    {"source_lang", options.source_lang},
                                    {"target_lang", options.target_lang},
-                                   {"tokenizer", copy_tokenizer_model(options.tokenizer, options.output_dir)},
+                                   {"tokenizer", copy_tokenizer_model(options.tokenizer, output)},
                                    {"vocabulary", "vocab.txt"},
                                    {"splits", manifest_splits}};
-  OutputFile manifest_file(options.output_dir + "/dataset.json");
+  OutputFile manifest_file(output.path("dataset.json"));
   manifest_file.stream() << manifest.dump(2) << '\n';
   manifest_file.commit();
+  output.commit("dataset.json");
   return report;
 }
 

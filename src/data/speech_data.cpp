@@ -203,8 +203,9 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
     outputs.push_back(split + ".pcm");
     outputs.push_back(split + ".tsv");
   }
-  for (const auto& name : outputs) inputs.refuse({"-o", (fs::path(options.out_dir) / name).string()});
-  create_folder(options.out_dir);
+  inputs.refuse_in_folder(options.out_dir, outputs);
+  // All of it or nothing: a validation manifest that keeps no utterance leaves the folder as it was.
+  StagedFolder output(options.out_dir);
   AudioReadOptions audio;
   audio.sample_rate = options.sample_rate;
   audio.min_seconds = options.min_seconds;
@@ -228,8 +229,8 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
     for (auto& job : jobs) job.get();
 
     SpeechSplitReport& report = reports[split];
-    const std::string pcm_path = (fs::path(options.out_dir) / (split + ".pcm")).string();
-    const std::string tsv_path = (fs::path(options.out_dir) / (split + ".tsv")).string();
+    const std::string pcm_path = output.path(split + ".pcm");
+    const std::string tsv_path = output.path(split + ".tsv");
     OutputFile pcm(pcm_path), tsv(tsv_path);
     Checksum64 checksum;
     int64_t total_samples = 0;
@@ -263,7 +264,7 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
                                  {"pcm_checksum", checksum_hex(checksum.value())},
                                  {"manifest", fs::absolute(options.manifests.at(split)).string()}};
   }
-  OutputFile vocab((fs::path(options.out_dir) / kSymbolsName).string());
+  OutputFile vocab(output.path(kSymbolsName));
   vocab.stream() << symbols.to_text();
   vocab.commit();
   if (pieces) {  // training encodes the transcripts with the model: it travels with the dataset
@@ -272,15 +273,16 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
     for (const auto& [from, name] : copies) {
       std::ifstream in(from, std::ios::binary);
       MIXSEQ_CHECK(in.good(), from.string(), " cannot be read");
-      OutputFile copy((fs::path(options.out_dir) / name).string());
+      OutputFile copy(output.path(name));
       copy.stream() << in.rdbuf();
       copy.commit();
     }
     manifest["sentencepiece"] = kPiecesModelName;
   }
-  OutputFile json((fs::path(options.out_dir) / kManifestName).string());
+  OutputFile json(output.path(kManifestName));
   json.stream() << manifest.dump(2) << '\n';
   json.commit();
+  output.commit(kManifestName);
   return reports;
 }
 

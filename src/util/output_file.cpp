@@ -11,7 +11,9 @@
 #include <iostream>
 #include <optional>
 #include <streambuf>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "mixseq/util/error.h"
 
@@ -160,18 +162,24 @@ OutputFile::~OutputFile() {
   }
 }
 
+void OutputFile::flush() {
+  errno = 0;
+  out_->flush();
+  if (!buffer_) {
+    MIXSEQ_CHECK(out_->good(), "cannot write to standard output: ", standard_output_error());
+    return;
+  }
+  MIXSEQ_CHECK(out_->good() && buffer_->error() == 0, "cannot write '", path_, "': ", system_reason(buffer_->error()),
+               temporary_path_.empty() ? "" : str_cat("; '", path_, "' is left as it was"));
+}
+
 void OutputFile::commit() {
+  flush();
   if (!buffer_) {  // standard output
-    errno = 0;
-    out_->flush();
-    MIXSEQ_CHECK(out_->good(), "cannot write to standard output: ", system_reason(errno));
     committed_ = true;
     return;
   }
   const std::string unchanged = temporary_path_.empty() ? "" : str_cat("; '", path_, "' is left as it was");
-  out_->flush();
-  MIXSEQ_CHECK(out_->good() && buffer_->error() == 0, "cannot write '", path_, "': ", system_reason(buffer_->error()),
-               unchanged);
   if (options_.sync_to_disk && !temporary_path_.empty())
     MIXSEQ_CHECK(::fsync(buffer_->fd()) == 0, "cannot write '", path_, "' to disk: ", system_reason(errno), unchanged);
   MIXSEQ_CHECK(buffer_->close(), "cannot write '", path_, "': ", system_reason(buffer_->error()), unchanged);
@@ -181,6 +189,12 @@ void OutputFile::commit() {
     MIXSEQ_CHECK(!error, "cannot move '", temporary_path_, "' to '", target_, "': ", error.message(), unchanged);
   }
   committed_ = true;
+}
+
+std::string standard_output_error() {
+  if (errno != 0) return std::strerror(errno);
+  if (std::fflush(stdout) != 0 && errno != 0) return std::strerror(errno);  // stdio tries what it holds again
+  return "an earlier write failed (a full disk or device, or a closed pipe; the system's reason was not kept)";
 }
 
 void create_folder(const std::string& path) {
@@ -208,6 +222,15 @@ std::optional<std::pair<uint64_t, uint64_t>> regular_file_identity(const std::st
   return std::make_pair(static_cast<uint64_t>(status.st_dev), static_cast<uint64_t>(status.st_ino));
 }
 
+// The identity of a file a command reads: "-" is standard input, which a shell may have opened
+// on a regular file (`mixseq bpe apply -o text.en < text.en`).
+std::optional<std::pair<uint64_t, uint64_t>> input_identity(const std::string& path) {
+  if (path != "-") return regular_file_identity(path);
+  struct stat status;
+  if (::fstat(STDIN_FILENO, &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
+  return std::make_pair(static_cast<uint64_t>(status.st_dev), static_cast<uint64_t>(status.st_ino));
+}
+
 }  // namespace
 
 bool same_regular_file(const std::string& a, const std::string& b) {
@@ -220,7 +243,7 @@ InputFiles::InputFiles(const std::vector<NamedPath>& inputs) {
 }
 
 void InputFiles::add(const NamedPath& input) {
-  if (const auto identity = regular_file_identity(input.path)) files_.emplace(*identity, input);
+  if (const auto identity = input_identity(input.path)) files_.emplace(*identity, input);
 }
 
 void InputFiles::refuse(const NamedPath& output) const {
@@ -229,14 +252,57 @@ void InputFiles::refuse(const NamedPath& output) const {
   const auto found = files_.find(*identity);
   if (found == files_.end()) return;
   const NamedPath& input = found->second;
-  const std::string also = output.path == input.path ? "" : str_cat(" ('", input.path, "')");
+  const std::string also = input.path == "-"           ? " ('-', standard input, which the shell opened on that file)"
+                           : output.path == input.path ? ""
+                                                       : str_cat(" ('", input.path, "')");
   throw Error(str_cat(output.flag, " '", output.path, "' is the same file as ", input.flag, also,
                       ", which this command reads: writing the output there would replace its input; "
                       "write to another file"));
 }
 
+void InputFiles::refuse_in_folder(const std::string& folder, const std::vector<std::string>& names) const {
+  for (const auto& name : names) refuse({"-o", (fs::path(folder) / name).string()});
+}
+
 void refuse_output_over_inputs(const NamedPath& output, const std::vector<NamedPath>& inputs) {
   InputFiles(inputs).refuse(output);
+}
+
+StagedFolder::StagedFolder(const std::string& folder) : folder_(folder) {
+  std::error_code error;
+  made_folder_ = !fs::exists(folder, error);
+  create_folder(folder);
+  staging_ = (fs::path(folder) / (".staging-" + std::to_string(::getpid()))).string();
+  fs::remove_all(staging_, error);  // a crashed run's, with this process id
+  create_folder(staging_);
+}
+
+StagedFolder::~StagedFolder() {
+  std::error_code error;
+  fs::remove_all(staging_, error);
+  if (!committed_ && made_folder_ && fs::is_empty(folder_, error)) fs::remove(folder_, error);
+}
+
+std::string StagedFolder::path(const std::string& name) const { return (fs::path(staging_) / name).string(); }
+
+std::string StagedFolder::final_path(const std::string& name) const { return (fs::path(folder_) / name).string(); }
+
+void StagedFolder::commit(const std::string& manifest) {
+  const auto move_into_place = [&](const std::string& name) {
+    std::error_code error;
+    fs::rename(path(name), final_path(name), error);
+    MIXSEQ_CHECK(!error, "cannot move '", path(name), "' to '", final_path(name), "': ", error.message());
+  };
+  MIXSEQ_CHECK(fs::exists(path(manifest)), "StagedFolder: the manifest '", path(manifest), "' was not written");
+  std::error_code error;
+  fs::remove(final_path(manifest), error);
+  MIXSEQ_CHECK(!error, "cannot remove the old '", final_path(manifest), "': ", error.message());
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(staging_)) names.push_back(entry.path().filename().string());
+  for (const auto& name : names)
+    if (name != manifest) move_into_place(name);
+  move_into_place(manifest);
+  committed_ = true;
 }
 
 }  // namespace mixseq

@@ -2,6 +2,8 @@
 // the header, the vocabulary of a pretrained model, and every malformed line named by file and line.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "mixseq/data/classification_data.h"
 #include "mixseq/data/prepared_data.h"
 #include "test_support.h"
@@ -103,6 +105,20 @@ TEST(ClassificationData, LabelsParseBackAndDuplicatesAreErrors) {
   EXPECT_NE(error_of([] { parse_labels("a\nb\na\n", "labels.txt"); }).find("labels.txt:3: label 'a' listed twice"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_labels("a\n", "labels.txt"); }).find("at least 2 labels"), std::string::npos);
+}
+
+// -o onto the folder of the training file would have replaced train.tsv with the prepared one.
+TEST(ClassificationData, AnOutputOverAnInputIsRefusedAndAFailedRunLeavesNoFolder) {
+  const TempDir dir;
+  auto options = options_for(dir, "a good film\t1\nbad\t0\n", "a good film\t1\nawful\t2\n");
+  options.out_dir = dir.path("");
+  const auto refused = error_of([&] { prepare_classification_data(options); });
+  EXPECT_NE(refused.find("train.tsv' is the same file as --train"), std::string::npos) << refused;
+  EXPECT_EQ(test::read_file(dir.path("train.tsv")), "a good film\t1\nbad\t0\n");
+  options.out_dir = dir.path("data");
+  const auto label = error_of([&] { prepare_classification_data(options); });  // label 2 is not in train
+  EXPECT_NE(label.find("label '2'"), std::string::npos) << label;
+  EXPECT_FALSE(std::filesystem::exists(dir.path("data")));
 }
 
 }  // namespace

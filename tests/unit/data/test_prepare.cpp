@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,21 @@ TEST(Prepare, RejectsBadInputWithFileAndLine) {
   options.drop_malformed_utf8 = true;
   EXPECT_EQ(prepare_corpus(options).splits[0].dropped.at("malformed UTF-8"), 1);
 
+  // An empty validation split (training measured "loss 0 | ppl 1" on it, and kept that checkpoint).
+  options.drop_malformed_utf8 = false;
+  write_lines(dir.path("train.de"), {"x", "y", "z"});
+  write_lines(dir.path("empty.en"), {});
+  write_lines(dir.path("empty.de"), {});
+  options.valid_prefix = dir.path("empty");
+  EXPECT_EQ(error_of([&] { prepare_corpus(options); }), "prepare: the valid split is empty: '" + dir.path("empty.en") +
+                                                            "' and '" + dir.path("empty.de") + "' hold no lines");
+  options.valid_prefix.clear();
+
+  options.target_lang = options.source_lang;  // the same file for both sides
+  EXPECT_NE(error_of([&] { prepare_corpus(options); }).find("--source-lang and --target-lang are both 'en'"),
+            std::string::npos);
+  options.target_lang = "de";
+
   options.train_prefix = dir.path("missing");
   EXPECT_NE(error_of([&] { prepare_corpus(options); }).find("missing.en"), std::string::npos);
 }
@@ -209,6 +225,64 @@ TEST(Prepare, MonolingualCorpusKeepsEmptyLines) {
   // WikiText spells unknown words "<unk>": they become the vocabulary's own unknown id.
   EXPECT_EQ(data.source("train").sequence(2)[2], kUnkId);
   EXPECT_THROW(data.target("train"), Error);
+}
+
+// All or nothing, and never over an input: a validation split that fails after the training split
+// was written leaves a prepared folder as it was (it kept a new vocabulary and training data beside
+// the old manifest) and no fresh folder; a corpus named like an output in -o is refused; the
+// folder's own tokenizer can prepare it again.
+TEST(Prepare, AFailedRunLeavesTheFolderAsItWasAndNoOutputReplacesAnInput) {
+  TempDir dir;
+  write_lines(dir.path("train.en"), {"a b c", "b c"});
+  write_lines(dir.path("train.de"), {"x y", "y"});
+  write_lines(dir.path("valid.en"), {"a"});
+  write_lines(dir.path("valid.de"), {"x"});
+  write_lines(dir.path("bad.en"), {"a", "b \xFF"});
+  write_lines(dir.path("bad.de"), {"x", "y"});
+  auto options = parallel_options(dir);
+  options.valid_prefix = dir.path("bad");
+  options.output_dir = dir.path("fresh");
+  EXPECT_NE(error_of([&] { prepare_corpus(options); }).find("bad.en:2: malformed UTF-8"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir.path("fresh")));
+
+  options = parallel_options(dir);
+  options.valid_prefix = dir.path("valid");
+  prepare_corpus(options);
+  const std::string vocabulary = test::read_file(dir.path("data/vocab.txt"));
+  const std::string train = test::read_file(dir.path("data/train.en.bin"));
+  const std::string manifest = test::read_file(dir.path("data/dataset.json"));
+  write_lines(dir.path("other.en"), {"d e f g", "h"});
+  write_lines(dir.path("other.de"), {"u v", "w"});
+  options.train_prefix = dir.path("other");
+  options.valid_prefix = dir.path("bad");
+  EXPECT_NE(error_of([&] { prepare_corpus(options); }).find("bad.en:2: malformed UTF-8"), std::string::npos);
+  EXPECT_EQ(test::read_file(dir.path("data/vocab.txt")), vocabulary);
+  EXPECT_EQ(test::read_file(dir.path("data/train.en.bin")), train);
+  EXPECT_EQ(test::read_file(dir.path("data/dataset.json")), manifest);
+  EXPECT_EQ(PreparedData(dir.path("data")).source("train").size(), 2);
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path("data")))
+    EXPECT_TRUE(entry.is_regular_file()) << entry.path();  // no staging folder left
+
+  // A monolingual corpus that happens to be called vocab.txt, prepared into its own folder.
+  test::write_file(dir.path("corpus/vocab.txt"), "one two\nthree\n");
+  PrepareOptions lm;
+  lm.source_lang = lm.target_lang = "";
+  lm.train_prefix = dir.path("corpus/vocab.txt");
+  lm.output_dir = dir.path("corpus");
+  const auto refused = error_of([&] { prepare_corpus(lm); });
+  EXPECT_NE(refused.find("vocab.txt' is the same file as the train split"), std::string::npos) << refused;
+  EXPECT_EQ(test::read_file(dir.path("corpus/vocab.txt")), "one two\nthree\n");
+
+  // Prepared again with the tokenizer copy the folder holds (it failed copying the file onto itself).
+  write_lines(dir.path("codes"), {"#version: 0.2", "a b"});
+  options = parallel_options(dir);
+  options.valid_prefix = dir.path("valid");
+  options.tokenizer = "bpe:" + dir.path("codes");
+  prepare_corpus(options);
+  options.tokenizer = "bpe:" + dir.path("data/tokenizer.bpe");
+  prepare_corpus(options);
+  EXPECT_EQ(test::read_file(dir.path("data/tokenizer.bpe")), test::read_file(dir.path("codes")));
+  EXPECT_EQ(PreparedData(dir.path("data")).tokenizer(), "bpe:" + dir.path("data/tokenizer.bpe"));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -181,6 +183,24 @@ TEST(SpeechPrepare, RefusesToWriteOverItsInputs) {
   EXPECT_EQ(test::error_of([&] { prepare_speech_data(options); }),
             "prepare: the train manifest (" + dir.path("in/train.tsv") +
                 ") kept no utterance (1 read; skipped: 1 shorter than min_seconds)");
+  EXPECT_FALSE(std::filesystem::exists(dir.path("data")));  // nothing half-written is left
+  // Over a prepared folder: a validation manifest that keeps nothing, after the training split was
+  // read and written, leaves the earlier dataset whole (it was replaced split by split).
+  options.min_seconds = 0;
+  prepare_speech_data(options);
+  const std::string samples = test::read_file(dir.path("data/train.pcm"));
+  const std::string manifest = test::read_file(dir.path("data/dataset.json"));
+  options.manifests["train"] = dir.write("in/train2.tsv", "../ok.wav\ttwo\n../ok.wav\tthree\n");
+  options.manifests["valid"] = dir.write("in/valid2.tsv", "../ok.wav\tone\n");
+  options.max_seconds = 0.25;  // keeps neither split's utterances: the first split read fails
+  EXPECT_NE(test::error_of([&] { prepare_speech_data(options); }).find("kept no utterance"), std::string::npos);
+  options.max_seconds = 0;
+  options.manifests["valid"] = dir.write("in/valid2.tsv", "../ok.wav\t\xE6\x97\xA5\n");  // no symbol kept
+  const auto valid = test::error_of([&] { prepare_speech_data(options); });
+  EXPECT_NE(valid.find("the valid manifest"), std::string::npos) << valid;
+  EXPECT_EQ(test::read_file(dir.path("data/train.pcm")), samples);
+  EXPECT_EQ(test::read_file(dir.path("data/dataset.json")), manifest);
+  options.manifests = {{"train", dir.path("in/train.tsv")}};
   options.min_seconds = 0.1;
   options.sample_rate = 1000000000;
   EXPECT_EQ(test::error_of([&] { prepare_speech_data(options); }),

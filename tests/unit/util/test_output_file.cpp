@@ -216,5 +216,47 @@ TEST(OutputFile, AnOutputThatIsAnInputIsRefusedNamingBothFlags) {
       << error;
 }
 
+// A folder of files that belong together is replaced as one: nothing moves before commit(), and
+// a run that fails leaves the folder as it was (a folder it made is removed again).
+TEST(StagedFolder, ReplacesTheFolderOnlyOnCommitAndTheManifestLast) {
+  test::TempDir dir;
+  const std::string folder = dir.path("data");
+  {
+    StagedFolder staged(folder);
+    test::write_file(staged.path("a.bin"), "new a");
+    test::write_file(staged.path("dataset.json"), "new manifest");
+    EXPECT_FALSE(std::filesystem::exists(dir.path("data/a.bin")));
+    EXPECT_EQ(staged.final_path("a.bin"), (std::filesystem::path(folder) / "a.bin").string());
+  }  // no commit: a failed run
+  EXPECT_FALSE(std::filesystem::exists(folder));  // it made the folder, and removed it again
+
+  test::write_file(dir.path("data/a.bin"), "old a");
+  test::write_file(dir.path("data/b.bin"), "old b");
+  test::write_file(dir.path("data/dataset.json"), "old manifest");
+  test::write_file(dir.path("data/notes.txt"), "someone's notes");
+  {
+    StagedFolder staged(folder);
+    test::write_file(staged.path("a.bin"), "new a");
+  }  // failed again: the old folder is whole
+  EXPECT_EQ(test::read_file(dir.path("data/a.bin")), "old a");
+  EXPECT_EQ(test::read_file(dir.path("data/dataset.json")), "old manifest");
+  {
+    StagedFolder staged(folder);
+    test::write_file(staged.path("a.bin"), "new a");
+    test::write_file(staged.path("c.bin"), "new c");
+    EXPECT_NE(test::error_of([&] { staged.commit("dataset.json"); }).find("the manifest"), std::string::npos);
+    test::write_file(staged.path("dataset.json"), "new manifest");
+    staged.commit("dataset.json");
+  }
+  EXPECT_EQ(test::read_file(dir.path("data/a.bin")), "new a");
+  EXPECT_EQ(test::read_file(dir.path("data/c.bin")), "new c");
+  EXPECT_EQ(test::read_file(dir.path("data/dataset.json")), "new manifest");
+  EXPECT_EQ(test::read_file(dir.path("data/b.bin")), "old b");  // files it did not write stay
+  EXPECT_EQ(test::read_file(dir.path("data/notes.txt")), "someone's notes");
+  size_t entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) entries += entry.is_regular_file() ? 1 : 100;
+  EXPECT_EQ(entries, 5u);  // and no staging folder
+}
+
 }  // namespace
 }  // namespace mixseq
