@@ -4,6 +4,7 @@
 #include <torch/version.h>
 
 #include <algorithm>
+#include <new>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -43,8 +44,27 @@ void refuse_outputs_over_options(const CLI::App& command) {
     const auto& long_names = option->get_lnames();
     const bool output = std::find(long_names.begin(), long_names.end(), "output") != long_names.end();
     for (const auto& value : option->results()) (output ? outputs : inputs).push_back({flag_of(*option), value});
+    // An input left at "-" reads standard input, which may be the output's file (`-o x < x`).
+    if (!output && option->results().empty() && option->get_default_str() == "-")
+      inputs.push_back({flag_of(*option), "-"});
   }
   for (const auto& output : outputs) mixseq::refuse_output_over_inputs(output, inputs);
+}
+
+// An extra argument "--name" without a dot is no configuration override (--train.precision bf16):
+// a mistyped option ("--resme"), which took the next word as its value and was never named.
+void refuse_unknown_flags(const CLI::App& command, const std::vector<std::string>& extra_arguments) {
+  for (const auto& argument : extra_arguments) {
+    if (argument.rfind("--", 0) != 0) continue;
+    const std::string name = argument.substr(2, argument.find('=') - 2);  // (npos - 2: to the end)
+    if (name.find('.') != std::string::npos) continue;
+    std::vector<std::string> flags;
+    for (const auto* option : command.get_options())
+      for (const auto& long_name : option->get_lnames()) flags.push_back(long_name);
+    throw mixseq::Error(mixseq::str_cat("unknown option '--", name, "' for mixseq ", command.get_name(),
+                                        mixseq::did_you_mean(name, flags),
+                                        " (configuration overrides name a section and a key: --train.precision bf16)"));
+  }
 }
 
 }  // namespace
@@ -56,6 +76,7 @@ int CommandTable::run_chosen() const {
       throw mixseq::Error(mixseq::str_cat("unexpected argument '", extra_arguments_.front(), "' for mixseq ",
                                           it->command->get_name(), "; see mixseq ", it->command->get_name(),
                                           " --help"));
+    if (it->takes_overrides) refuse_unknown_flags(*it->command, extra_arguments_);
     refuse_outputs_over_options(*it->command);
     return it->run();
   }
@@ -116,9 +137,11 @@ std::string missing_command_message(const CLI::App& app) {
 int exit_after_flushing_stdout(int status) {
   errno = 0;
   std::cout.flush();
-  if (std::cout.good() && std::fflush(stdout) == 0) return status;
-  std::cerr << "mixseq: error: cannot write to standard output: "
-            << (errno != 0 ? std::strerror(errno) : "unknown error") << '\n';
+  // stdio's flush even when std::cout is already bad: it tries again what a failed write left, and
+  // so says why (the failed write came earlier, inside an operator<<, and its errno is gone).
+  const bool flushed = std::fflush(stdout) == 0;
+  if (std::cout.good() && flushed) return status;
+  std::cerr << "mixseq: error: cannot write to standard output: " << mixseq::standard_output_error() << '\n';
   return status != 0 ? status : 1;
 }
 
@@ -154,6 +177,10 @@ int main(int argc, char** argv) {
   CLI::App app{"mixseq: train, translate and score sequence models with mixed precision", "mixseq"};
   app.set_version_flag("--version", version_text(), "print mixseq's version and the LibTorch it was built with");
   app.require_subcommand(1);
+  // Option errors begin as every other error does (CLI11 wrote "--train-size: -5 is out of range").
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("mixseq: error: ") + e.what() + "\nRun with --help for more information.\n";
+  });
   app.fallthrough();
   app.allow_extras();  // subcommands that take config overrides read them; the others reject extras below
   int threads = 0;
@@ -187,6 +214,10 @@ int main(int argc, char** argv) {
   } catch (const c10::Error& e) {
     // LibTorch's what() carries a page of C++ stack frames; the message alone says what went wrong.
     std::cerr << "mixseq: error: " << e.what_without_backtrace() << '\n';
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "mixseq: error: out of memory (std::bad_alloc): the input or an option asks for more than this "
+                 "machine can give; check sizes, lengths and counts given to the command\n";
     return 1;
   } catch (const std::exception& e) {
     std::cerr << "mixseq: error: " << e.what() << '\n';

@@ -89,7 +89,8 @@ NumberTaskCorpus make_number_task(const NumberTaskOptions& options) {
                options.max_value, ") must be in 1..", kMaxNumberValue);
   for (const auto& [name, size] : {std::pair{"train_size", options.train_size}, std::pair{"valid_size", options.valid_size},
                                    std::pair{"test_size", options.test_size}})
-    MIXSEQ_CHECK(size >= 0, "number task: ", name, " (", size, ") must be at least 0");
+    // Kept in memory, each pair about 200 bytes: 10 million is 2 GB (99,999,999,999 ended in std::bad_alloc).
+    MIXSEQ_CHECK(size >= 0 && size <= 10'000'000, "number task: ", name, " (", size, ") must be in 0..10000000");
   MIXSEQ_CHECK(options.max_numbers_per_sentence >= 1, "number task: max_numbers_per_sentence (",
                options.max_numbers_per_sentence, ") must be at least 1");
   const int64_t total = options.train_size + options.valid_size + options.test_size;

@@ -81,7 +81,9 @@ Vocabulary Vocabulary::build(const TokenCounts& counts, const VocabularyOptions&
                options.max_size, " leaves no room for the ", kSpecialSymbolCount,
                " special symbols; use 0 (no limit) or at least ", kSpecialSymbolCount);
   MIXSEQ_CHECK(options.min_count >= 0, "vocabulary min_count must be >= 0, got ", options.min_count);
-  MIXSEQ_CHECK(options.pad_to_multiple >= 1, "vocabulary pad_to_multiple must be >= 1 (1 = no padding), got ",
+  // Products pad to 8 or 64; 2,000,000,000 filled memory with filler entries until std::bad_alloc.
+  MIXSEQ_CHECK(options.pad_to_multiple >= 1 && options.pad_to_multiple <= (1 << 20),
+               "vocabulary pad_to_multiple must be in 1..1048576 (1 = no padding; 8 or 64 suit the products), got ",
                options.pad_to_multiple);
 
   std::vector<std::string> tokens(kSpecialSymbols.begin(), kSpecialSymbols.end());

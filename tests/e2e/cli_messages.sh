@@ -15,6 +15,10 @@ expect "unknown command 'trian'; did you mean 'train'?" trian
 expect "unknown command 'tarnslate'; did you mean 'translate'?" --threads 1 tarnslate -i text
 expect "unknown spm command 'trian'; did you mean 'train'?" spm trian
 expect "mixseq bpe needs a command: learn, apply" bpe
+# A mistyped option of a command that takes configuration overrides took the next word as its
+# value ("unexpected argument 'cpu'"): it is named, with the option it was meant to be.
+expect "unknown option '--resme' for mixseq train; did you mean 'resume'?" train --resme --train.device cpu
+expect "unknown option '--overwirte' for mixseq train; did you mean 'overwrite'?" train --train.device cpu --overwirte
 expect "config file 'folder' is a directory; give a YAML file" train -c folder
 expect "cannot read 'folder': it is a directory, not a text file" vocab build -i folder -o vocab.txt
 expect "cannot read 'folder': it is a directory, not a text file" bleu folder -i text

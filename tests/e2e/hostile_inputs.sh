@@ -45,6 +45,21 @@ expect "--output 'ck.pt' is the same file as --inputs" average-checkpoints --inp
 expect "--output 'src.en' is the same file as --input" vocab build -i src.en -o src.en
 "$mixseq" bpe learn -s 20 -i src.en -o codes.bpe 2>/dev/null
 expect "--output 'codes.bpe' is the same file as --codes" bpe apply -c codes.bpe -i src.en -o codes.bpe
+# A full standard output stops translate with a message, not exit 0 or "unknown error".
+if [ -w /dev/full ]; then
+  status=0
+  "$mixseq" "${one[@]}" translate -c ck.pt -i src.en --device cpu >/dev/full 2>full_err.txt || status=$?
+  { [ "$status" -ne 0 ] && grep -q "cannot write to standard output: \(No space left on device\|an earlier write failed\)" \
+    full_err.txt; } || fail "translate >/dev/full: exit $status, $(cat full_err.txt)"
+fi
+# Standard input that the shell opened on the output's file (-i left at "-"), for bpe and translate.
+for command in "bpe apply -c codes.bpe" "translate -c ck.pt --device cpu"; do
+  status=0
+  # shellcheck disable=SC2086
+  "$mixseq" "${one[@]}" $command -o src.en <src.en >/dev/null 2>stdin_err.txt || status=$?
+  { [ "$status" -ne 0 ] && grep -qF "is the same file as --input ('-', standard input" stdin_err.txt; } ||
+    fail "$command -o src.en <src.en: exit $status, $(cat stdin_err.txt)"
+done
 [ "$(md5sum ck.pt src.en tgt.de)" = "$checksums" ] || fail "a refused command changed its input"
 ls ./*.tmp 2>/dev/null && fail "a refused command left a temporary file"
 # Still allowed: standard input and output, and another file.

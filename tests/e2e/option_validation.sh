@@ -21,7 +21,15 @@ expect "--max-tokens: 0 is out of range; it must be at least 1" translate -c mis
 expect "--train-size: -5 is out of range; it must be at least 0" synth -o synth --train-size -5
 expect "--max-value: 1000000 is out of range; it must be in 1..999999" synth -o synth --max-value 1000000
 expect "--seed: -1 is out of range; it must be at least 0" synth -o synth --seed -1
+# Sizes out of memory's reach are refused by value (they ended in a bare "std::bad_alloc").
+expect "number task: train_size (99999999999) must be in 0..10000000" synth -o synth --train-size 99999999999
+expect "vocabulary pad_to_multiple must be in 1..1048576" vocab build -i text -o vocab.txt --pad-to-multiple 2000000000
 [ ! -e synth ] || { echo "FAIL: a refused synth wrote $work/synth"; failures=$((failures + 1)); }
+# The option parser's errors begin as every other error does.
+status=0
+"$mixseq" synth -o synth --train-size -5 2>parse_err.txt || status=$?
+head -1 parse_err.txt | grep -qx "mixseq: error: --train-size: -5 is out of range; it must be at least 0" ||
+  { echo "FAIL: the option parser's error (exit $status): $(cat parse_err.txt)"; failures=$((failures + 1)); }
 expect "--train-size: 0 is out of range; it must be at least 1" demo --work-dir demo --train-size 0
 expect "--batch: 0 is out of range; it must be at least 1" bench train --batch 0
 expect "--steps: 0 is out of range; it must be at least 1" bench train --steps 0

@@ -55,11 +55,16 @@ TEST(NumberTask, SplitsAreFixedBySeedAndDisjoint) {
   EXPECT_NE(make_number_task(options).train.source, a.train.source);
 }
 
-// `synth --train-size -5` wrote a short validation split with exit 0 (issue 11).
-TEST(NumberTask, NegativeSizesAreErrors) {
+// `synth --train-size -5` wrote a short validation split with exit 0 (issue 11); 99,999,999,999
+// ended in a bare std::bad_alloc.
+TEST(NumberTask, SizesOutOfRangeAreErrors) {
   NumberTaskOptions options;
   options.train_size = -5;
-  EXPECT_EQ(test::error_of([&] { make_number_task(options); }), "number task: train_size (-5) must be at least 0");
+  EXPECT_EQ(test::error_of([&] { make_number_task(options); }), "number task: train_size (-5) must be in 0..10000000");
+  options.train_size = 0;
+  options.test_size = 10'000'001;
+  EXPECT_EQ(test::error_of([&] { make_number_task(options); }),
+            "number task: test_size (10000001) must be in 0..10000000");
 }
 
 TEST(NumberTask, TargetsTranslateSourcesNumberByNumber) {
