@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <map>
 #include <sstream>
 #include <type_traits>
 
@@ -42,12 +43,15 @@ bool all_finite(const std::vector<double>& values) {
 // `as_given` when there is one (the command line's text, before brackets were added), else the node.
 template <typename T>
 T convert(const YAML::Node& node, const std::string& where, const std::string& path, const char* expected,
-          const std::string& as_given = {}) {
+          const std::string* as_given = nullptr) {
   const auto complaint = [&](const char* what) {
     std::ostringstream text;
     text << node;
-    return Error(str_cat(where, ": ", path, " must be ", what, ", not '", as_given.empty() ? text.str() : as_given,
-                         "'"));
+    // (an empty command-line value was shown as YAML's null, '~')
+    return Error(str_cat(where, ": ", path, " must be ", what, ", not ",
+                         as_given == nullptr ? "'" + text.str() + "'"
+                         : as_given->empty() ? std::string("an empty value")
+                                             : "'" + *as_given + "'"));
   };
   T value;
   try {
@@ -189,7 +193,7 @@ class OverrideApplier : public PathVisitor {
     } catch (const YAML::Exception&) {
       throw Error(str_cat("command line: --", target_, " must be ", expected, ", not '", text_, "'"));
     }
-    value = convert<T>(node, "command line", "--" + target_, expected, text_);
+    value = convert<T>(node, "command line", "--" + target_, expected, &text_);
     applied_ = true;
   }
 
@@ -302,13 +306,42 @@ class ExcludingYamlWriter : public YamlWriter {
   int skipped_depth_ = 0;  // > 0 inside a section that is left out
 };
 
-// The YAML text parsed; text that is not YAML is an error naming source and line.
+// A key set twice in one map (yaml-cpp keeps both and reads the first: "num_layers: 2" then
+// "num_layers: 3" trained 2 layers, and a second "model:" section was never read) is an error
+// naming both lines.
+void refuse_duplicate_keys(const YAML::Node& node, const std::string& source, const std::string& prefix) {
+  if (node.IsSequence()) {
+    for (const auto& item : node) refuse_duplicate_keys(item, source, prefix);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, int> first_lines;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) continue;  // a key that is no name: read_config_yaml says so
+    const std::string key = entry.first.Scalar();
+    const int line = entry.first.Mark().line + 1;
+    const auto [first, inserted] = first_lines.emplace(key, line);
+    MIXSEQ_CHECK(inserted, source, ":", line, ": '", prefix, key, "' is set twice (also at line ", first->second,
+                 "); YAML reads only one of them: keep one");
+    refuse_duplicate_keys(entry.second, source, prefix + key + ".");
+  }
+}
+
+// The YAML text parsed; text that is not YAML is an error naming source and line, and so are
+// keys set twice and a second document ("---"), which yaml-cpp ignores.
 YAML::Node parse_yaml(const std::string& yaml, const std::string& source) {
+  std::vector<YAML::Node> documents;
   try {
-    return YAML::Load(yaml);
+    documents = YAML::LoadAll(yaml);
   } catch (const YAML::ParserException& e) {
     throw Error(str_cat(source, ":", e.mark.line + 1, ": not valid YAML: ", e.msg));
   }
+  if (documents.empty()) return YAML::Node();
+  for (size_t i = 1; i < documents.size(); ++i)
+    MIXSEQ_CHECK(documents[i].IsNull(), source, ":", documents[i].Mark().line + 1,
+                 ": a second YAML document (after \"---\"), which would be ignored; a config is one document");
+  refuse_duplicate_keys(documents.front(), source, "");
+  return documents.front();
 }
 
 // The whole text of a config file.

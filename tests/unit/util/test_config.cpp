@@ -66,6 +66,25 @@ TEST(Config, KeysThatAreNotNamesAreErrors) {
             "t.yaml:1: a key at the top level is empty; keys are names");
 }
 
+// yaml-cpp keeps a key set twice and reads the first, and ignores a second document: a config
+// with "num_layers: 2" then "num_layers: 3", or a second "model:" section, trained what it did not say.
+TEST(Config, KeysSetTwiceAndSecondDocumentsAreErrors) {
+  RootOptions options;
+  EXPECT_EQ(error_of([&] {
+              read_config_yaml("inner:\n  hidden_size: 2\n  hidden_size: 3\n", "t.yaml", options.fields());
+            }),
+            "t.yaml:3: 'inner.hidden_size' is set twice (also at line 2); YAML reads only one of them: keep one");
+  EXPECT_EQ(error_of([&] { read_config_yaml("inner:\n  dropout: 0.1\narch: gnmt\ninner:\n  hidden_size: 3\n", "t.yaml",
+                                            options.fields()); }),
+            "t.yaml:4: 'inner' is set twice (also at line 1); YAML reads only one of them: keep one");
+  EXPECT_EQ(error_of([&] { read_config_yaml("arch: gnmt\n---\narch: transformer\n", "t.yaml", options.fields()); }),
+            "t.yaml:3: a second YAML document (after \"---\"), which would be ignored; a config is one document");
+  // The same key in different maps, and a document that ends with "---" alone, are fine.
+  read_config_yaml("arch: transformer\ninner:\n  hidden_size: 7\n---\n", "t.yaml", options.fields());
+  EXPECT_EQ(options.arch, "transformer");
+  EXPECT_EQ(options.inner.hidden_size, 7);
+}
+
 // A model loader reads one section of a whole training config: the other root keys are not its
 // business, but a typo inside its section still is.
 TEST(Config, SectionsReadAloneSkipOtherRootKeysOnly) {
@@ -120,6 +139,8 @@ TEST(Config, CommandLineOverridesUseTheYamlPath) {
             "unknown option --inner.dropuot; did you mean 'inner.dropout'?");
   EXPECT_EQ(error_of([&] { apply_config_override("inner.hidden_size", "1.5", options.fields()); }),
             "command line: --inner.hidden_size must be an integer, not '1.5'");
+  EXPECT_EQ(error_of([&] { apply_config_override("inner.dropout", "", options.fields()); }),
+            "command line: --inner.dropout must be a number, not an empty value");  // it said "not '~'"
   EXPECT_NE(error_of([&] { apply_config_override("arch", "rnn", options.fields()); }).find("--arch is 'rnn'"),
             std::string::npos);
 }
