@@ -34,8 +34,13 @@ FileLock lock_run_directory(const std::string& run_dir) {
 
 std::vector<std::string> previous_run_results(const std::string& run_dir) {
   std::vector<std::string> found = numbered_checkpoints(run_dir);
-  for (const auto& path : {last_checkpoint_path(run_dir), best_checkpoint_path(run_dir), metrics_path(run_dir)})
+  for (const auto& path : {last_checkpoint_path(run_dir), best_checkpoint_path(run_dir)})
     if (std::filesystem::exists(path)) found.push_back(path);
+  // An empty metrics.jsonl is a run that stopped before its first record (a config value refused
+  // when the loss was built): nothing to keep, and no reason to refuse the corrected command.
+  std::error_code error;
+  const std::string metrics = metrics_path(run_dir);
+  if (std::filesystem::exists(metrics) && std::filesystem::file_size(metrics, error) != 0) found.push_back(metrics);
   std::sort(found.begin(), found.end());
   return found;
 }

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "mixseq/util/error.h"
@@ -12,8 +15,46 @@
 
 namespace mixseq {
 
+namespace {
+
+// A run that stopped in the middle of writing a record (a crash, a full disk) left a last line
+// without its "\n"; a resumed run appending to it would glue its first record onto it, and the
+// file would hold a broken line in its middle (`plot` refuses it). That unfinished record is cut.
+void drop_unfinished_last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return;
+  const std::streamoff size = in.tellg();
+  std::streamoff end = size;  // one past the last "\n", once found
+  char block[4096];
+  while (end > 0) {
+    const std::streamoff begin = std::max<std::streamoff>(0, end - static_cast<std::streamoff>(sizeof block));
+    in.seekg(begin);
+    in.read(block, end - begin);
+    if (!in) return;
+    const char* last = nullptr;
+    for (std::streamoff i = end - begin; i > 0; --i)
+      if (block[i - 1] == '\n') {
+        last = block + i;
+        break;
+      }
+    if (last != nullptr) {
+      end = begin + (last - block);
+      break;
+    }
+    end = begin;  // none in this block: look further back (none at all: the file is one unfinished line)
+  }
+  if (end == size) return;
+  in.close();
+  std::filesystem::resize_file(path, static_cast<std::uintmax_t>(end));
+  log_info("warning: ", path, " ended in an unfinished record (", size - end,
+           " bytes, from a run that stopped while writing it); it is dropped before this run appends");
+}
+
+}  // namespace
+
 MetricsLog::MetricsLog(const std::string& jsonl_path) : terminal_(::isatty(STDERR_FILENO) != 0) {
   if (jsonl_path.empty()) return;
+  drop_unfinished_last_line(jsonl_path);
   jsonl_.open(jsonl_path, std::ios::app);  // a resumed run continues the same file
   MIXSEQ_CHECK(jsonl_.is_open(), "cannot open '", jsonl_path, "' for writing");
 }

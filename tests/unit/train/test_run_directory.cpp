@@ -24,6 +24,13 @@ TEST(RunDirectory, NewOrEmptyFolderStartsFreshWhateverTheStart) {
   dir.write("empty/config.yaml", "train: {}\n");  // not a result: every start rewrites it
   EXPECT_FALSE(plan_run_directory(dir.path("empty"), RunStart::kResume).resume);
   EXPECT_EQ(error_of([&] { plan_run_directory(dir.path("empty"), RunStart::kNew); }), "");
+  // What a run refused at its loss (label smoothing -0.5) left: config.yaml and an empty
+  // metrics.jsonl. The corrected command was refused as "a previous run".
+  dir.write("empty/metrics.jsonl", "");
+  EXPECT_EQ(error_of([&] { plan_run_directory(dir.path("empty"), RunStart::kNew); }), "");
+  dir.write("empty/metrics.jsonl", "{\"kind\":\"train\"}\n");
+  EXPECT_NE(error_of([&] { plan_run_directory(dir.path("empty"), RunStart::kNew); }).find("holds a previous run"),
+            std::string::npos);
 }
 
 TEST(RunDirectory, NewRunRefusesAPreviousRunAndNamesTheChoices) {
