@@ -82,8 +82,9 @@ int run_transform(const char* name, const TransformPaths& paths, int threads,
   return 0;
 }
 
-// spm_train's --input=a.txt,b.txt: a value that is not a file itself but whose comma-separated
-// parts are is several inputs; a path that holds a comma stays one.
+// spm_train's --input=a.txt,b.txt: a value that is not a file itself is several inputs, split at
+// its commas (so that a missing one is named alone: "cannot open 'b.txt'", not 'a.txt,b.txt');
+// a path that holds a comma and exists stays one.
 std::vector<std::string> split_comma_separated_inputs(const std::vector<std::string>& values) {
   std::vector<std::string> paths;
   for (const auto& value : values) {
@@ -92,8 +93,7 @@ std::vector<std::string> split_comma_separated_inputs(const std::vector<std::str
       comma = std::min(value.find(',', start), value.size());
       parts.push_back(value.substr(start, comma - start));
     }
-    const bool several = !std::filesystem::exists(value) && parts.size() > 1 &&
-                         std::all_of(parts.begin(), parts.end(), [](const auto& p) { return std::filesystem::exists(p); });
+    const bool several = !std::filesystem::exists(value) && parts.size() > 1;
     if (several)
       paths.insert(paths.end(), parts.begin(), parts.end());
     else

@@ -81,8 +81,14 @@ void check_options(const SentencePieceTrainOptions& o) {
                "unknown SentencePiece model_type '", o.model_type, "'; known: unigram, bpe, char, word");
   MIXSEQ_CHECK(o.character_coverage > 0.0 && o.character_coverage <= 1.0,
                "character_coverage must be in (0, 1], got ", o.character_coverage, "; try 1.0 or 0.9995");
-  MIXSEQ_CHECK(o.input_sentence_size >= 0, "input_sentence_size must be >= 0 (0 = all), got ",
+  MIXSEQ_CHECK(o.input_sentence_size == 0 || o.input_sentence_size > 100,
+               "input_sentence_size must be 0 (all) or more than 100 (SentencePiece samples no fewer), got ",
                o.input_sentence_size);
+  // <unk>, <s> and </s> and the user-defined symbols are pieces of the vocabulary too.
+  const int64_t reserved = 3 + static_cast<int64_t>(o.user_defined_symbols.size());
+  MIXSEQ_CHECK(o.vocab_size > reserved, "vocab_size ", o.vocab_size, " leaves no room for pieces: <unk>, <s>, </s>",
+               o.user_defined_symbols.empty() ? "" : str_cat(" and the ", o.user_defined_symbols.size(), " user-defined symbols"),
+               " take ", reserved, "; give more");
   MIXSEQ_CHECK(o.num_threads >= 0, "num_threads must be >= 0 (0 = one per core), got ", o.num_threads);
   // sentencepiece_processor.h: the seed 0xFFFFFFFF means "seed from std::random_device".
   MIXSEQ_CHECK(o.seed != UINT32_MAX, "seed ", o.seed, " is reserved by SentencePiece; pick another");
@@ -113,10 +119,18 @@ int64_t train_sentencepiece(const SentencePieceTrainOptions& options) {
   if (!options.user_defined_symbols.empty())
     trainer_options["user_defined_symbols"] = join(options.user_defined_symbols, ",");
   const auto& train = sentencepiece_module::functions().train;  // open the module before reading input
+  // The model and its vocabulary must not replace a file read (a corpus called <prefix>.vocab).
+  InputFiles inputs;
+  for (const auto& path : options.input_paths) inputs.add({"--input", path});
+  for (const char* suffix : {".model", ".vocab"}) inputs.refuse({"--model-prefix", options.model_prefix + suffix});
   FileSentences sentences(options.input_paths);
   std::string model, vocabulary;
   const std::string error = train(trainer_options, options.seed, sentences, model, vocabulary);
   if (!sentences.error().empty()) throw Error(sentences.error());
+  // SentencePiece's own words for it: "Internal: trainer_interface.cc(428) [!sentences_.empty()]".
+  MIXSEQ_CHECK(error.find("!sentences_.empty()") == std::string::npos || sentences.all_too_long(),
+               "spm train: no sentence to learn from in ", join(options.input_paths, ", "), " (",
+               sentences.lines_read(), " lines read", sentences.lines_read() > 0 ? ", each of them empty" : "", ")");
   MIXSEQ_CHECK(error.empty(), "SentencePiece training of '", options.model_prefix, ".model' failed: ", error,
                sentences.all_too_long() ? str_cat("; each of the ", sentences.lines_read(), " input lines is longer than ",
                                                   kMaxSentenceBytes, " bytes, which SentencePiece skips")

@@ -23,4 +23,9 @@ mkdir -p "$work/a,b" && cp "$work/raw/train.en" "$work/a,b/train.en"
 "$mixseq" spm train --input "$work/a,b/train.en" --model-prefix "$work/comma" --vocab-size 60 2>"$work/comma.log" ||
   fail "a path with a comma: $(tail -2 "$work/comma.log")"
 grep -q "from 200 lines" "$work/comma.log" || fail "$(tail -1 "$work/comma.log")"
+# One missing input of a comma-separated list is named alone (it named the whole list as one file).
+if "$mixseq" spm train --input="$work/raw/train.en,$work/missing.de" --model-prefix "$work/m" 2>"$work/missing.log"; then
+  fail "a missing input was not refused"
+fi
+grep -qF "cannot open '$work/missing.de' for reading" "$work/missing.log" || fail "$(tail -1 "$work/missing.log")"
 echo "PASS: spm train reads spm_train's flag spellings; a path with a comma stays whole"

@@ -277,6 +277,28 @@ TEST(SentencePieceTrain, BadOptionsAreErrorsThatSayWhy) {
   o.vocab_size = 5000;  // far more than 50 short sentences allow
   EXPECT_NE(error_of(o).find("SentencePiece training of '" + o.model_prefix + ".model' failed"), std::string::npos)
       << error_of(o);
+  // What SentencePiece refused in its own internal words ("trainer_interface.cc(754) [insert_id(...)]").
+  o = options;
+  o.vocab_size = 3;
+  EXPECT_EQ(error_of(o), "vocab_size 3 leaves no room for pieces: <unk>, <s>, </s> take 3; give more");
+  o.user_defined_symbols = {"<sep>"};
+  o.vocab_size = 4;
+  EXPECT_EQ(error_of(o), "vocab_size 4 leaves no room for pieces: <unk>, <s>, </s> and the 1 user-defined symbols take "
+                         "4; give more");
+  o = options;
+  o.input_sentence_size = 100;
+  EXPECT_NE(error_of(o).find("input_sentence_size must be 0 (all) or more than 100"), std::string::npos) << error_of(o);
+  o = options;
+  o.input_paths = {dir.write("empty.txt", ""), dir.write("blank.txt", "\n\n")};
+  EXPECT_EQ(error_of(o), "spm train: no sentence to learn from in " + dir.path("empty.txt") + ", " +
+                             dir.path("blank.txt") + " (2 lines read, each of them empty)");
+  // The model and its vocabulary never replace an input (a corpus called m.vocab).
+  o = options;
+  o.input_paths = {dir.write("m.vocab", as_lines(make_sentences(50, 1)))};
+  EXPECT_NE(error_of(o).find("--model-prefix '" + dir.path("m.vocab") + "' is the same file as --input"),
+            std::string::npos)
+      << error_of(o);
+  EXPECT_EQ(test::read_file(dir.path("m.vocab")), as_lines(make_sentences(50, 1)));
 }
 
 }  // namespace
