@@ -13,6 +13,9 @@
 #include <iterator>
 #include <limits>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/output_file.h"
@@ -113,6 +116,29 @@ std::string libsndfile_reason(SNDFILE* file) {
   return reason;
 }
 
+// Why a compressed file's decoder stopped before the frames its header announces, from libsndfile's
+// log, when the data were damaged rather than cut short: "" for a file that ended (FLAC's decoder
+// then reaches END_OF_STREAM), else the decoder's error ("FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER";
+// a lost sync alone is what any cut leaves, so a more specific error is named first).
+std::string decoder_damage(SNDFILE* file) {
+  std::vector<char> log(1 << 14, '\0');
+  sf_command(file, SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size()) - 1);
+  std::istringstream lines(std::string(log.data()));
+  std::string line, error, specific;
+  bool ended = false, failed = false;
+  static constexpr char kError[] = "ERROR : ";
+  while (std::getline(lines, line)) {
+    if (line.find("END_OF_STREAM") != std::string::npos) ended = true;
+    if (line.find("returned false") != std::string::npos) failed = true;
+    if (line.compare(0, sizeof kError - 1, kError) != 0) continue;
+    error = line.substr(sizeof kError - 1);
+    if (error.find("LOST_SYNC") == std::string::npos) specific = error;
+  }
+  if (ended || (!failed && specific.empty())) return "";
+  return str_cat("libsndfile: ", specific.empty() ? (error.empty() ? std::string("the decoder failed") : error)
+                                                   : specific);
+}
+
 // Throws for a sample that is NaN, infinite or beyond +-kMaxAudioMagnitude, naming its frame (and
 // channel) and time, so that no damaged float file turns into features of NaN and a transcript of
 // nothing in particular.
@@ -172,8 +198,13 @@ Audio decode(const std::string& bytes, const std::string& name, const AudioReadO
   MIXSEQ_CHECK(error == SF_ERR_NO_ERROR, name, ": cannot decode its audio (", sf_error_number(error), ") after ",
                mono.size(), " frames");
   // (SF_COUNT_MAX: a stream of unknown length, which libsndfile reads to its end)
-  MIXSEQ_CHECK(info.frames == SF_COUNT_MAX || static_cast<sf_count_t>(mono.size()) >= info.frames, name,
-               ": truncated: its header announces ", info.frames, " frames, the file holds ", mono.size());
+  if (info.frames != SF_COUNT_MAX && static_cast<sf_count_t>(mono.size()) < info.frames) {
+    const std::string damage = decoder_damage(file.get());
+    MIXSEQ_CHECK(!damage.empty(), name, ": truncated: its header announces ", info.frames, " frames, the file holds ",
+                 mono.size());
+    throw Error(str_cat(name, ": damaged: decoding stopped after ", mono.size(), " of the ", info.frames,
+                        " frames its header announces (", damage, ")"));
+  }
   MIXSEQ_CHECK(!mono.empty(), name, ": empty: no audio frames");
 
   if (options.offset_seconds > 0.0 || options.duration_seconds > 0.0) {

@@ -189,6 +189,12 @@ TEST(AudioFile, BadFilesAreErrorsNamingTheFile) {
   const std::string flac_bytes = test::read_file(flac);
   const std::string cut_flac = dir.write("cut.flac", flac_bytes.substr(0, flac_bytes.size() / 2));
   expect_error([&] { read_audio(cut_flac); }, cut_flac, "truncated");
+  // One damaged mid-file, whole in length, is not called truncated: its decoder names the damage.
+  std::string flipped_bytes = flac_bytes;
+  for (size_t i = flipped_bytes.size() / 2; i < flipped_bytes.size() / 2 + 200; ++i) flipped_bytes[i] ^= '\xFF';
+  const std::string flipped = dir.write("flipped.flac", flipped_bytes);
+  expect_error([&] { read_audio(flipped); }, flipped, "damaged: decoding stopped after ");
+  expect_error([&] { read_audio(flipped); }, flipped, " of the 16000 frames its header announces (libsndfile: FLAC__");
 
   AudioReadOptions limits;
   limits.min_seconds = 1.5;
