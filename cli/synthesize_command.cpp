@@ -17,6 +17,7 @@
 // synthesis"). Output files and manifest as for texts; the manifest keeps the recordings' texts.
 //   mixseq synthesize -c runs/tts/checkpoint_best.pt --copy-synthesis speech/valid.tsv -o vocoded
 //     --manifest vocoded/manifest.tsv
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iomanip>
@@ -75,6 +76,30 @@ void refuse_outputs_in_folder(const InputFiles& inputs, const SynthesizeArgument
     inputs.refuse({"-o", (folder / audio_name(number, arguments.format)).string()});
 }
 
+// After a run that wrote files 1 to `count` into `folder`: a warning naming the numbered audio files
+// there that it did not write (an earlier, longer run's 000013.wav ...), which would read as its own.
+// They are left: removing files this run did not write could lose someone's work.
+void warn_of_older_numbered_files(const std::filesystem::path& folder, int64_t count, const std::string& format) {
+  std::vector<std::string> older;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    const std::string name = entry.path().filename().string();
+    const auto dot = name.find('.');
+    if (dot != 6 || !std::all_of(name.begin(), name.begin() + 6, [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    const std::string extension = name.substr(7);
+    if (extension != "wav" && extension != "flac") continue;
+    const int64_t number = std::stoll(name.substr(0, 6));
+    if (number > count || extension != format) older.push_back(name);
+  }
+  if (older.empty()) return;
+  std::sort(older.begin(), older.end());
+  log_info("synthesize: warning: ", folder.string(), " also holds ", older.size(), " numbered audio file",
+           older.size() == 1 ? "" : "s", " this run did not write (", older.front(),
+           older.size() > 1 ? str_cat(" to ", older.back()) : std::string(),
+           "), from an earlier run; they are not this run's: remove them, or write into an empty folder");
+}
+
 // --copy-synthesis: recordings -> training frames -> Griffin-Lim -> files (see the top of the file).
 int copy_synthesis(const SynthesizeArguments& arguments) {
   const auto entries = read_speech_manifest(arguments.copy_synthesis, false);
@@ -122,6 +147,7 @@ int copy_synthesis(const SynthesizeArguments& arguments) {
     if (number % 100 == 0) log_info("synthesize: ", number, " of ", entries.size(), " recordings");
   }
   if (manifest) manifest->commit();
+  warn_of_older_numbered_files(folder, number, arguments.format);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   log_info("synthesize: ", number, " recordings copied into ", arguments.output_dir, ", ", audio_seconds,
            " s of audio in ", seconds, " s");
@@ -270,6 +296,7 @@ void add_synthesize_command(CLI::App& app, CommandTable& table) {
       log_info("synthesize: ", number, " texts, ", format_decimal(audio_seconds, 1), " s of audio");
     }
     if (manifest) manifest->commit();
+    warn_of_older_numbered_files(folder, number, arguments->format);
     log_info("synthesize: ", number, " texts into ", arguments->output_dir, ", ", audio_seconds, " s of audio in ",
              seconds, " s: real-time factor ", audio_seconds > 0 ? seconds / audio_seconds : 0.0,
              unstopped > 0 ? str_cat("; ", unstopped, " without a stop token") : std::string());

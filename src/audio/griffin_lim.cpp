@@ -26,8 +26,13 @@ torch::Tensor hann(const GriffinLimOptions& o, const torch::Tensor& like) {
   return torch::hann_window(window_length(o), /*periodic=*/true, like.options());
 }
 
+// Centred, the signal reflected by n_fft / 2 samples at each end, as torchaudio's; a signal of n_fft / 2
+// samples or fewer (the istft of 3 frames or fewer: a text the model stopped at once, --max-steps 2)
+// has nothing to reflect, and LibTorch refuses it ("Padding size should be less than the
+// corresponding input dimension"), as torchaudio does: such a signal is padded with zeros.
 torch::Tensor stft(const torch::Tensor& x, const GriffinLimOptions& o, const torch::Tensor& window) {
-  return torch::stft(x, o.n_fft, o.hop_length, window_length(o), window, /*center=*/true, "reflect",
+  const bool reflect = x.size(-1) > o.n_fft / 2;
+  return torch::stft(x, o.n_fft, o.hop_length, window_length(o), window, /*center=*/true, reflect ? "reflect" : "constant",
                      /*normalized=*/false, /*onesided=*/true, /*return_complex=*/true);  // [F, T]
 }
 
@@ -56,6 +61,8 @@ torch::Tensor griffin_lim(const torch::Tensor& spectrogram, const GriffinLimOpti
                "griffin_lim: the spectrogram must be [n_fft / 2 + 1 = ", options.n_fft / 2 + 1, ", frames], not ",
                spectrogram.sizes());
   MIXSEQ_CHECK(length >= 0, "griffin_lim: length must be >= 0, not ", length);
+  // The centred inverse of one frame has no samples (LibTorch's istft fails on it).
+  if (spectrogram.size(1) == 1 && length == 0) return torch::zeros({0}, spectrogram.options().dtype(torch::kFloat));
   auto magnitude = spectrogram.to(torch::kFloat);                                  // [F, T]
   if (options.power != 1.0) magnitude = magnitude.clamp_min(0).pow(1.0 / options.power);
   const auto window = hann(options, magnitude);

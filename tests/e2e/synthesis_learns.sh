@@ -88,6 +88,11 @@ fi
   2>"$work/capped.log"
 grep -q "no stop token in 5 frames" "$work/capped.log" || { echo "FAIL: --max-steps 5"; cat "$work/capped.log"; exit 1; }
 python3 -c "import sys, wave; n = wave.open(sys.argv[1]).getnframes(); assert n <= 6 * 512, n" "$work/capped/000001.wav"
+# One text into the folder of the 16 above: their files 2 to 16 are named as not this run's (and kept).
+"$mixseq" synthesize -c "$checkpoint" -o "$work/audio" --max-steps 2 --griffin-lim-iters 1 "one" 2>"$work/older.log"
+grep -q "audio also holds 15 numbered audio files this run did not write (000002.wav to 000016.wav)" \
+  "$work/older.log" || { echo "FAIL: older numbered files"; cat "$work/older.log"; exit 1; }
+[ -s "$work/audio/000016.wav" ] || { echo "FAIL: an earlier run's file was removed"; exit 1; }
 "$mixseq" synthesize -c "$checkpoint" -o "$work/seed2" --seed 2 "$(sed -n 3p "$work/texts.txt")" 2>/dev/null
 # A text given on the command line; then serve's POST /synthesize gives these very bytes for it.
 text=$(sed -n 3p "$work/texts.txt")

@@ -130,6 +130,26 @@ TEST(GriffinLim, LogMelFeaturesBackToAudio) {
   EXPECT_NE(message.find("only unnormalised log-mel frames"), std::string::npos) << message;
 }
 
+// A spectrogram of 3 frames or fewer inverts to n_fft / 2 samples or fewer, too few for the
+// STFT's reflection: LibTorch threw "Padding size should be less than the corresponding input
+// dimension" (`synthesize --max-steps 2`). Those are padded with zeros; longer ones are untouched.
+TEST(GriffinLim, SpectrogramsOfAFewFramesInvert) {
+  auto o = small_options();  // n_fft 512, hop 128: 3 frames -> 256 samples
+  o.iterations = 4;
+  const auto x = test_signal();
+  const auto magnitudes = stft_magnitude(x, o);
+  for (int64_t frames = 1; frames <= 5; ++frames) {
+    auto generator = at::detail::createCPUGenerator(7);
+    const auto y = griffin_lim(magnitudes.slice(1, 40, 40 + frames).contiguous(), o, 0, generator);
+    ASSERT_EQ(y.dim(), 1);
+    EXPECT_EQ(y.size(0), (frames - 1) * o.hop_length) << frames;
+    EXPECT_TRUE(torch::isfinite(y).all().item<bool>()) << frames;
+    if (frames >= 2) EXPECT_GT(y.abs().max().item<float>(), 0.01f) << frames;
+  }
+  // The magnitudes of 200 samples: 2 frames, zero-padded (LibTorch refused it too).
+  EXPECT_EQ(stft_magnitude(x.slice(0, 0, 200), o).size(1), 2);
+}
+
 TEST(GriffinLim, BadShapesAndOptionsAreRefused) {
   auto o = small_options();
   const std::string bins = test::error_of([&] { griffin_lim(torch::ones({100, 4}), o); });
