@@ -576,9 +576,19 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
   const bool chunked = strcasecmp(request.get_header_value("Transfer-Encoding").c_str(), "chunked") == 0;
   if (request.has_header("Content-Length") && !chunked) {
     const int64_t length = content_length_of(request);
+    const size_t lengths = request.get_header_value_count("Content-Length");
+    if (length < 0 && lengths > 1) {
+      std::string values;
+      for (size_t i = 0; i < lengths; ++i)
+        values += str_cat(i > 0 ? ", \"" : "\"", request.get_header_value("Content-Length", i), "\"");
+      refuse_and_close(response, 400,
+                       str_cat("the request has ", lengths, " Content-Length headers that differ (", values,
+                               "): send one, the body's length in bytes"));
+      return true;
+    }
     if (length < 0) {
       refuse_and_close(response, 400, str_cat("Content-Length \"", request.get_header_value("Content-Length"),
-                                              "\" is not a byte count (a number of 0 to 18 digits, one value)"));
+                                              "\" is not a byte count (a number of 0 to 18 digits)"));
       return true;
     }
     if (own_body && length > limit) {
@@ -588,6 +598,12 @@ bool ModelServer::Impl::refuse_before_reading(const httplib::Request& request, h
       return true;
     }
     if (own_body || length == 0) return false;
+  } else if (own_body && !chunked) {
+    // HTTP/1.1 reads a request body by its length or in chunks; one with neither ends before it starts.
+    refuse_and_close(response, 411,
+                     str_cat("POST ", request.path, " needs its body's length: send a Content-Length header "
+                             "(or the body in chunks, Transfer-Encoding: chunked); this request had neither"));
+    return true;
   } else if (own_body || (!chunked && request.method != "POST" && request.method != "PUT" &&
                           request.method != "PATCH" && request.method != "DELETE")) {
     return false;  // the POST endpoints read their bodies themselves; other methods have none

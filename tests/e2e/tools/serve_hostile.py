@@ -116,6 +116,24 @@ try:
             answers = read_responses(sock, 1)
         if not answers or answers[0][0] != 400 or "is not a byte count" not in answers[0][1].get("error", ""):
             fail(f"Content-Length: {value}: {answers}")
+    # Two Content-Length headers: equal ones are one length (RFC 9110), differing ones are named.
+    body = json.dumps({"src": sources[:1]})
+    for lengths, expected in [((len(body), len(body)), 200), ((len(body), len(body) + 1), 400)]:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall((f"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: {lengths[0]}\r\n"
+                          f"Content-Length: {lengths[1]}\r\n\r\n{body}").encode())
+            answers = read_responses(sock, 1)
+        wanted = (f'the request has 2 Content-Length headers that differ ("{lengths[0]}", "{lengths[1]}")'
+                  if expected == 400 else None)
+        if not answers or answers[0][0] != expected or (wanted and wanted not in answers[0][1].get("error", "")):
+            fail(f"Content-Length: {lengths}: {answers}")
+    # A POST with neither a length nor chunks (curl -X POST without data): 411, saying what is missing
+    # (it read as "malformed chunked encoding, or the connection stopped sending").
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(b"POST /translate HTTP/1.1\r\nHost: x\r\n\r\n")
+        answers = read_responses(sock, 1)
+    if not answers or answers[0][0] != 411 or "needs its body's length" not in answers[0][1].get("error", ""):
+        fail(f"a POST without Content-Length or chunks: {answers}")
 
     # A client that asks first (Expect: 100-continue) is refused before it sends its body.
     with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
