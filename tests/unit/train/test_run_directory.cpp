@@ -33,6 +33,22 @@ TEST(RunDirectory, NewOrEmptyFolderStartsFreshWhateverTheStart) {
             std::string::npos);
 }
 
+// A folder named as a run's own file: --resume read it as a damaged checkpoint, and --overwrite
+// could not delete it ("Directory not empty"); every start names it before anything is done.
+TEST(RunDirectory, AFolderWhereARunKeepsAFileIsNamed) {
+  test::TempDir dir;
+  for (const char* name : {"checkpoint_last.pt", "checkpoint_best.pt", "metrics.jsonl"}) {
+    const std::string run = dir.path(std::string("run_") + name);
+    dir.write(std::string("run_") + name + "/" + name + "/inside.txt", "x");
+    for (const auto start : {RunStart::kNew, RunStart::kResume, RunStart::kOverwrite})
+      EXPECT_EQ(error_of([&] { plan_run_directory(run, start); }),
+                "'" + run + "/" + name + "' is a folder, where a training run keeps a file of its own: move it away, "
+                "or train into another --train.run_dir");
+  }
+  dir.write("plain_file", "x");  // a run_dir that is a file: no result here (lock_run_directory names it)
+  EXPECT_EQ(error_of([&] { plan_run_directory(dir.path("plain_file"), RunStart::kResume); }), "");
+}
+
 TEST(RunDirectory, NewRunRefusesAPreviousRunAndNamesTheChoices) {
   test::TempDir dir;
   dir.write("run/checkpoint_last.pt", "x");
