@@ -57,9 +57,12 @@ EpochBatches plan_epoch_batches(const std::vector<int64_t>& source_lengths,
   int64_t longest = 0;
   for (const int64_t index : order) {
     const int64_t length = tokens(index);
-    MIXSEQ_CHECK(options.max_tokens == 0 || length <= options.max_tokens, "example ", index, " has ", length,
-                 " tokens, more than max_tokens (", options.max_tokens,
-                 "); raise max_tokens or set max_length to skip such examples");
+    MIXSEQ_CHECK(options.max_tokens == 0 || length <= options.max_tokens, options.data_name, ": example ", index + 1,
+                 " (counting from 1) has ", length, " ", options.unit, ", more than ", options.max_tokens_key, " (",
+                 options.max_tokens, "); raise ", options.max_tokens_key,
+                 options.max_length_key.empty()
+                     ? std::string()
+                     : str_cat(", or set ", options.max_length_key, " to skip such examples"));
     const int64_t size = static_cast<int64_t>(batch.size()) + 1;
     const bool over_tokens = options.max_tokens > 0 && size * std::max(longest, length) > options.max_tokens;
     const bool over_sentences = options.max_sentences > 0 && size > options.max_sentences;

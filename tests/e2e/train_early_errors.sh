@@ -24,7 +24,15 @@ fails_early "validation_search: beam_size must be in 1..1000" --train.run_dir "$
 fails_early "validation_search: a source of [0-9]* tokens gets max_len = .* below min_len" \
   --train.run_dir "$work/len0" --validation_search.max_len_a 0 --validation_search.max_len_b 0
 fails_early "data.valid_max_tokens (0)" --train.run_dir "$work/valid0" --data.valid_max_tokens 0
-written=$(find "$work/beam0" "$work/len0" "$work/valid0" -type f ! -name train.lock 2>/dev/null || true)
+# An example over a batch limit names the split and the config key to raise (for validation, which
+# skips nothing, not data.max_length).
+fails_early "the valid split of '.*': example [0-9]* (counting from 1) has [0-9]* tokens, more than \
+data.valid_max_tokens (2); raise data.valid_max_tokens$" --train.run_dir "$work/valid2" --data.valid_max_tokens 2
+fails_early "the training split of '.*': example [0-9]* (counting from 1) has [0-9]* tokens, more than \
+data.max_tokens (2); raise data.max_tokens, or set data.max_length to skip such examples" \
+  --train.run_dir "$work/train2" --data.max_tokens 2
+written=$(find "$work/beam0" "$work/len0" "$work/valid0" "$work/valid2" "$work/train2" -type f ! -name train.lock \
+  2>/dev/null || true)
 [ -z "$written" ] || fail "runs refused at start wrote files: $written"
 
 "${train[@]}" --train.run_dir "$work/kept" --train.max_epochs 0 --train.max_steps 2 --train.validate_bleu false \

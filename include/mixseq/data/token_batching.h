@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "mixseq/util/config.h"
@@ -24,6 +26,20 @@ struct BatchingOptions {
   uint64_t seed = 1;               // with the epoch number, fixes the order
   int64_t rank = 0;                // this process takes global batches rank, rank + world_size, ...
   int64_t world_size = 1;
+  // For the error of an example over max_tokens (not read from a config): what the lengths are
+  // of, their unit, and the config keys of the two limits ("" where the caller has none: a
+  // validation split skips nothing).
+  std::string data_name = "the data";
+  std::string unit = "tokens";
+  std::string max_tokens_key = "max_tokens";
+  std::string max_length_key = "max_length";
+  void name_for_messages(std::string data, std::string lengths_unit, std::string tokens_key,
+                         std::string length_key = {}) {
+    data_name = std::move(data);
+    unit = std::move(lengths_unit);
+    max_tokens_key = std::move(tokens_key);
+    max_length_key = std::move(length_key);
+  }
 
   // The limits a config file sets (the data section of train/train_config.h); a training loop
   // fills in the rest.
@@ -42,7 +58,9 @@ struct EpochBatches {
 };
 
 // source_lengths / target_lengths: per example, its length as the model sees it (with bos/eos);
-// pass an empty target_lengths for monolingual data. Throws if one example alone exceeds max_tokens.
+// pass an empty target_lengths for monolingual data. Throws if one example alone exceeds max_tokens:
+// "the training split of 'data': example 7 (counting from 1) has 5000 tokens, more than
+// data.max_tokens (4096); raise data.max_tokens, or set data.max_length to skip such examples".
 EpochBatches plan_epoch_batches(const std::vector<int64_t>& source_lengths,
                                 const std::vector<int64_t>& target_lengths, const BatchingOptions& options,
                                 int64_t epoch);

@@ -7,6 +7,7 @@
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/random.h"
+#include "test_support.h"
 
 namespace mixseq {
 namespace {
@@ -123,6 +124,20 @@ TEST(TokenBatching, SkipsOverlongAndRejectsImpossibleExamples) {
 
   options.max_length = 0;
   EXPECT_THROW(plan_epoch_batches({2, 11}, {}, options, 1), Error);
+  // The message names the data, the example and the caller's config keys (it said "raise
+  // max_tokens or set max_length" for a validation split, which skips nothing, and for speech).
+  options.data_name = "the valid split of 'data'";
+  options.unit = "frames";
+  options.max_tokens_key = "speech.valid_max_frames";
+  options.max_length_key = "";
+  EXPECT_EQ(test::error_of([&] { plan_epoch_batches({2, 11}, {}, options, 1); }),
+            "the valid split of 'data': example 2 (counting from 1) has 11 frames, more than "
+            "speech.valid_max_frames (10); raise speech.valid_max_frames");
+  options.max_length_key = "data.max_length";
+  EXPECT_NE(test::error_of([&] { plan_epoch_batches({12, 2}, {}, options, 1); })
+                .find("example 1 (counting from 1) has 12 frames, more than speech.valid_max_frames (10); raise "
+                      "speech.valid_max_frames, or set data.max_length to skip such examples"),
+            std::string::npos);
   options.max_tokens = 0;
   EXPECT_THROW(plan_epoch_batches({2}, {}, options, 1), Error);  // no limit at all
 }
