@@ -197,7 +197,10 @@ std::map<std::string, SpeechSplitReport> prepare_speech_data(const SpeechPrepare
     inputs.add({"the " + split + " manifest", manifest});
     for (const auto& entry : entries[split]) inputs.add({str_cat(manifest, ":", entry.line, "'s audio"), entry.audio});
   }
-  if (pieces) inputs.add({"the SentencePiece model", pieces_model});
+  // The folder's own model (re-preparing it with the pieces it has) is copied over itself through
+  // the staging folder: allowed, as prepare allows the folder's own tokenizer.
+  if (pieces && !same_regular_file(pieces_model, (fs::path(options.out_dir) / kPiecesModelName).string()))
+    inputs.add({"the SentencePiece model", pieces_model});
   std::vector<std::string> outputs = {kSymbolsName, kManifestName, kPiecesModelName, kPiecesVocabName};
   for (const auto& [split, manifest] : options.manifests) {
     outputs.push_back(split + ".pcm");

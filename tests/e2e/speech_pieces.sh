@@ -24,6 +24,11 @@ grep -q "^train: 40 utterances" "$work/prepare.out" || fail "prepare: $(cat "$wo
 cmp -s "$work/units.model" "$work/data/symbols.model" || fail "the SentencePiece model is not in the dataset"
 # 22 pieces besides <unk> <s> </s>, and the blank (ten number words need no more than 29)
 [ "$(wc -l <"$work/data/vocab.txt")" -eq 23 ] || fail "vocab.txt lists $(wc -l <"$work/data/vocab.txt") lines, not 23"
+# The folder prepared again with its own model, which is copied over itself (it was refused as an
+# output over an input).
+"$mixseq" prepare --task speech --train "$work/digits/train.tsv" --valid "$work/digits/valid.tsv" \
+  --symbols "spm:$work/data/symbols.model" -o "$work/data" >"$work/again.out" 2>&1 || fail "again: $(cat "$work/again.out")"
+cmp -s "$work/units.model" "$work/data/symbols.model" || fail "preparing again with its own model changed the model"
 
 "$mixseq" --threads 1 train -c "$here/../../configs/speech_tiny.yaml" --data.dir "$work/data" \
   --train.run_dir "$work/run" --model.wave2letter_plus.channels "[32, 32, 32]" \
