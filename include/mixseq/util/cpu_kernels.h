@@ -33,6 +33,8 @@ struct CpuKernels {
 const CpuKernels& choose_cpu_kernels();
 
 // "OpenBLAS SkylakeX (switched from Prescott), oneDNN avx512_core_amx": for --version and logs.
+// A core set by OPENBLAS_CORETYPE that is narrower than the CPU's best says so: "OpenBLAS Haswell
+// (OPENBLAS_CORETYPE; this CPU runs Cooperlake's wider kernels: fp32 is faster without it)".
 std::string describe_cpu_kernels(const CpuKernels& kernels);
 
 // OpenBLAS core `core`'s single-precision kernels are at least as wide as those of core `wanted`

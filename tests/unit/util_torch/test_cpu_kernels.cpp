@@ -23,6 +23,27 @@ TEST(CpuKernels, CoverageOfCoreNames) {
   EXPECT_FALSE(blas_core_covers("Sandybridge", "Zen"));
 }
 
+// What --version and the first log line say, the user's narrower choice included.
+TEST(CpuKernels, DescriptionNamesTheCoreAndAUsersNarrowerChoice) {
+  CpuKernels kernels;
+  kernels.blas_core = "SkylakeX";
+  kernels.blas_core_was = "Prescott";
+  kernels.best_blas_core = "SkylakeX";
+  kernels.onednn_isa = "avx512_core_amx";
+  EXPECT_EQ(describe_cpu_kernels(kernels), "OpenBLAS SkylakeX (switched from Prescott), oneDNN avx512_core_amx");
+  kernels.blas_core_was.clear();
+  kernels.user_set = true;
+  kernels.blas_core = "Cooperlake";  // as wide as the best: nothing to add
+  EXPECT_EQ(describe_cpu_kernels(kernels), "OpenBLAS Cooperlake (OPENBLAS_CORETYPE), oneDNN avx512_core_amx");
+  kernels.blas_core = "Haswell";
+  kernels.best_blas_core = "Cooperlake";
+  kernels.onednn_isa.clear();
+  EXPECT_EQ(describe_cpu_kernels(kernels),
+            "OpenBLAS Haswell (OPENBLAS_CORETYPE; this CPU runs Cooperlake's wider kernels: fp32 is faster without it)");
+  kernels.best_blas_core.clear();  // a CPU with none of the cores mixseq knows
+  EXPECT_EQ(describe_cpu_kernels(kernels), "OpenBLAS Haswell (OPENBLAS_CORETYPE)");
+}
+
 // The core OpenBLAS runs matches the widest instruction set the CPU has (issue 29), and products
 // on it are right.
 TEST(CpuKernels, OpenBlasRunsTheWidestCoreTheCpuHas) {
