@@ -28,6 +28,12 @@ nlohmann::json read_manifest(const std::string& path) {
   MIXSEQ_CHECK(in.is_open(), "cannot open '", path, "': is this a folder written by `mixseq prepare`?");
   try {
     const auto manifest = nlohmann::json::parse(in);
+    MIXSEQ_CHECK(manifest.is_object(), "'", path, "' is not a mixseq dataset manifest");
+    // A speech or classification folder (their manifests say their kind) given to a text task.
+    const std::string kind = manifest.value("kind", "");
+    MIXSEQ_CHECK(kind.empty(), "'", path, "' is a ", kind, " dataset, written by `mixseq prepare --task ",
+                 kind == "classification" ? "classify" : kind,
+                 "`; translation and language models train on text prepared by `mixseq prepare` (--task text)");
     MIXSEQ_CHECK(manifest.value("format", "") == "mixseq-prepared-data", "'", path,
                  "' is not a mixseq dataset manifest");
     MIXSEQ_CHECK(manifest.value("version", 0) == kDatasetManifestVersion, "'", path, "' has version ",

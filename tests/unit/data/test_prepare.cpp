@@ -183,6 +183,25 @@ TEST(Prepare, DetectsDatasetsOfAnotherVocabulary) {
   EXPECT_NE(message.find("another vocabulary"), std::string::npos) << message;
 }
 
+// A folder of another task's data names its kind and the command that wrote it (it said "not a
+// mixseq dataset manifest").
+TEST(Prepare, AnotherTasksFolderIsNamedAsSuch) {
+  TempDir dir;
+  write_lines(dir.path("train.en"), {"a b"});
+  write_lines(dir.path("train.de"), {"x"});
+  prepare_corpus(parallel_options(dir));  // a folder whose manifest is then another task's
+  const std::string manifest = dir.path("data/dataset.json");
+  test::write_file(manifest, R"({"kind": "classification", "version": 1})");
+  EXPECT_EQ(error_of([&] { PreparedData{dir.path("data")}; }),
+            "'" + manifest + "' is a classification dataset, written by `mixseq prepare --task classify`; "
+            "translation and language models train on text prepared by `mixseq prepare` (--task text)");
+  test::write_file(manifest, R"({"kind": "speech", "version": 1})");
+  const auto speech = error_of([&] { PreparedData{dir.path("data")}; });
+  EXPECT_NE(speech.find("is a speech dataset, written by `mixseq prepare --task speech`"), std::string::npos) << speech;
+  test::write_file(manifest, "[1, 2]");
+  EXPECT_EQ(error_of([&] { PreparedData{dir.path("data")}; }), "'" + manifest + "' is not a mixseq dataset manifest");
+}
+
 // A flipped byte that leaves a valid id passes every structural check; the checksum in
 // dataset.json catches it. Manifests without checksums (older mixseq) still open.
 TEST(Prepare, DetectsACorruptDatasetByItsChecksum) {
