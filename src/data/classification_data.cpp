@@ -146,35 +146,33 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
   }
   inputs.refuse_in_folder(options.out_dir, outputs);
   StagedFolder output(options.out_dir);
-  const std::string& staged = output.staging_folder();  // where the files are written until commit()
-  const std::string out = staged + "/";
   std::string tokenizer_spec = "none";
   std::unique_ptr<Tokenizer> tokenizer;
   const auto take_vocabulary = [&]() -> Vocabulary {
     if (options.pretrained != nullptr) {
       const PretrainedText& pretrained = *options.pretrained;
       if (pretrained.tokenizer_kind != "none") {
-        write_file_bytes(out + "tokenizer." + pretrained.tokenizer_kind, pretrained.tokenizer_model);
+        write_file_bytes(output.path("tokenizer." + pretrained.tokenizer_kind), pretrained.tokenizer_model);
         tokenizer_spec = pretrained.tokenizer_kind + ":tokenizer." + pretrained.tokenizer_kind;
       }
-      tokenizer = load_tokenizer(in_folder(tokenizer_spec, staged));
-      write_file_bytes(out + kVocabularyName, pretrained.vocabulary_text);
-      return Vocabulary::load(out + kVocabularyName);
+      tokenizer = load_tokenizer(in_folder(tokenizer_spec, output.staging_folder()));
+      write_file_bytes(output.path(kVocabularyName), pretrained.vocabulary_text);
+      return Vocabulary::load(output.path(kVocabularyName));
     }
     if (options.tokenizer != "none") {
       const auto colon = options.tokenizer.find(':');
       MIXSEQ_CHECK(colon != std::string::npos, "prepare --task classify: --tokenizer must be bpe:<codes>, spm:<model> "
                                                "or none, not '", options.tokenizer, "'");
       const std::string kind = options.tokenizer.substr(0, colon);
-      write_file_bytes(out + "tokenizer." + kind, read_file_bytes(options.tokenizer.substr(colon + 1)));
+      write_file_bytes(output.path("tokenizer." + kind), read_file_bytes(options.tokenizer.substr(colon + 1)));
       tokenizer_spec = kind + ":tokenizer." + kind;
     }
-    tokenizer = load_tokenizer(in_folder(tokenizer_spec, staged));
+    tokenizer = load_tokenizer(in_folder(tokenizer_spec, output.staging_folder()));
     TokenCounts counts;
     for (const auto& line : splits.at("train"))
       for (const auto& piece : tokenizer->encode(line.text)) ++counts[piece];
     auto built = Vocabulary::build(counts, options.vocabulary_options);
-    built.save(out + kVocabularyName);
+    built.save(output.path(kVocabularyName));
     return built;
   };
   const Vocabulary vocabulary = take_vocabulary();
@@ -186,7 +184,7 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
                "'): a classifier needs at least 2");
   std::map<std::string, int64_t> label_ids;
   for (size_t i = 0; i < labels.size(); ++i) label_ids[labels[i]] = static_cast<int64_t>(i);
-  write_file_bytes(out + kLabelsName, labels_text(labels));
+  write_file_bytes(output.path(kLabelsName), labels_text(labels));
 
   std::map<std::string, ClassificationSplitReport> reports;
   nlohmann::json manifest = {{"kind", "classification"},
@@ -216,7 +214,7 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
       ++report.label_counts[line.label];
     }
     const std::string bytes = text.str();
-    write_file_bytes(out + split + ".tsv", bytes);
+    write_file_bytes(output.path(split + ".tsv"), bytes);
     manifest["splits"][split] = {{"source", fs::absolute(options.files.at(split)).string()},
                                  {"examples", report.examples},
                                  {"tokens", report.tokens},
@@ -224,7 +222,7 @@ std::map<std::string, ClassificationSplitReport> prepare_classification_data(
                                  {"truncated", report.truncated},
                                  {"checksum", checksum_hex(checksum64(bytes.data(), bytes.size()))}};
   }
-  write_file_bytes(out + kManifestName, manifest.dump(2) + "\n");
+  write_file_bytes(output.path(kManifestName), manifest.dump(2) + "\n");
   output.commit(kManifestName);
   return reports;
 }

@@ -254,12 +254,11 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
   nlohmann::json manifest_splits = nlohmann::json::object();
   for (const auto& split : splits) {
     const SplitOutputs names = outputs_of(split);
-    const std::string &source_file = names.source, &target_file = names.target, &references_file = names.references;
-    TokenDatasetWriter source_out(output.path(source_file), vocabulary.size(), fingerprint);
+    TokenDatasetWriter source_out(output.path(names.source), vocabulary.size(), fingerprint);
     std::optional<TokenDatasetWriter> target_out;
-    if (!target_file.empty()) target_out.emplace(output.path(target_file), vocabulary.size(), fingerprint);
+    if (!names.target.empty()) target_out.emplace(output.path(names.target), vocabulary.size(), fingerprint);
     std::optional<OutputFile> references;
-    if (!references_file.empty()) references.emplace(output.path(references_file));
+    if (!names.references.empty()) references.emplace(output.path(names.references));
     std::vector<int64_t> ids;
     const auto write_side = [&](const std::vector<std::string>& pieces, TokenDatasetWriter& out, int64_t& tokens,
                                 SplitReport& split_report) {
@@ -280,7 +279,7 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
     const uint64_t source_checksum = source_out.finish();
     const uint64_t target_checksum = target_out ? target_out->finish() : 0;
     if (references) references->commit();
-    nlohmann::json entry = {{"source", source_file},
+    nlohmann::json entry = {{"source", names.source},
                             {"source_checksum", checksum_hex(source_checksum)},
                             {"lines", split_report.lines},
                             {"kept", split_report.kept},
@@ -288,9 +287,9 @@ PrepareReport prepare_corpus(const PrepareOptions& options) {
                             {"unknown_tokens", split_report.unknown_tokens},
                             {"dropped", split_report.dropped},
                             {"flagged", split_report.flagged}};
-    if (references) entry["references"] = references_file;
+    if (references) entry["references"] = names.references;
     if (parallel) {
-      entry["target"] = target_file;
+      entry["target"] = names.target;
       entry["target_checksum"] = checksum_hex(target_checksum);
       entry["target_tokens"] = split_report.target_tokens;
     }

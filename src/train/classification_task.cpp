@@ -98,16 +98,14 @@ class ClassificationTask : public PlannedEpochTask {
     batching_.seed = static_cast<uint64_t>(config.train.seed);
     batching_.rank = parallel_.rank();
     batching_.world_size = parallel_.world_size();
-    batching_.name_for_messages(str_cat("the training split of '", config.data.dir, "'"),
-                                "tokens", "classify.max_tokens");
+    batching_.name_for_messages("training", config.data.dir, "tokens", "classify.max_tokens");
     updates_per_epoch_ = updates_in(plan_epoch_batches(train_lengths_, {}, batching_, 1).batches.size());
     can_validate_ = data_.has_split("valid");
     if (can_validate_) {
       BatchingOptions valid;
       valid.max_tokens = classify.valid_max_tokens;
       valid.shuffle = false;
-      valid.name_for_messages(str_cat("the valid split of '", config.data.dir, "'"),
-                              "tokens", "classify.valid_max_tokens");
+      valid.name_for_messages("valid", config.data.dir, "tokens", "classify.valid_max_tokens");
       valid_plan_ = plan_epoch_batches(example_lengths(data_.split("valid")), {}, valid, 1).batches;
     }
   }

@@ -35,22 +35,21 @@ FileLock lock_run_directory(const std::string& run_dir) {
 std::vector<std::string> previous_run_results(const std::string& run_dir) {
   std::vector<std::string> found = numbered_checkpoints(run_dir);
   const std::string metrics = metrics_path(run_dir);
-  // A folder (or a device) where a run keeps a file of its own: --resume read it as a damaged
-  // checkpoint and --overwrite could not delete it; say so before anything is done.
   for (const auto& path : {last_checkpoint_path(run_dir), best_checkpoint_path(run_dir), metrics}) {
     std::error_code unreadable;  // (a run_dir that is no folder: create_folder names it when the run starts)
     const auto status = std::filesystem::status(path, unreadable);
-    MIXSEQ_CHECK(!std::filesystem::exists(status) || std::filesystem::is_regular_file(status), "'", path, "' is ",
+    if (!std::filesystem::exists(status)) continue;
+    // A folder (or a device) where a run keeps a file of its own: --resume read it as a damaged
+    // checkpoint and --overwrite could not delete it; say so before anything is done.
+    MIXSEQ_CHECK(std::filesystem::is_regular_file(status), "'", path, "' is ",
                  std::filesystem::is_directory(status) ? "a folder" : "not a regular file",
                  ", where a training run keeps a file of its own: move it away, or train into another "
                  "--train.run_dir");
+    // An empty metrics.jsonl is a run that stopped before its first record (a config value refused
+    // when the loss was built): nothing to keep, and no reason to refuse the corrected command.
+    if (path == metrics && std::filesystem::file_size(path, unreadable) == 0) continue;
+    found.push_back(path);
   }
-  for (const auto& path : {last_checkpoint_path(run_dir), best_checkpoint_path(run_dir)})
-    if (std::filesystem::exists(path)) found.push_back(path);
-  // An empty metrics.jsonl is a run that stopped before its first record (a config value refused
-  // when the loss was built): nothing to keep, and no reason to refuse the corrected command.
-  std::error_code error;
-  if (std::filesystem::exists(metrics) && std::filesystem::file_size(metrics, error) != 0) found.push_back(metrics);
   std::sort(found.begin(), found.end());
   return found;
 }

@@ -97,16 +97,14 @@ class SpeechRecognitionTask : public PlannedEpochTask {
     batching_.rank = parallel_.rank();
     batching_.world_size = parallel_.world_size();
     // (no max_length: prepare --max-seconds keeps long utterances out)
-    batching_.name_for_messages(str_cat("the training split of '", config.data.dir, "'"),
-                                "frames", "speech.max_frames");
+    batching_.name_for_messages("training", config.data.dir, "frames", "speech.max_frames");
     updates_per_epoch_ = updates_in(plan_epoch_batches(train_frames_, {}, batching_, 1).batches.size());
     can_validate_ = data_.has_split("valid");
     if (can_validate_) {
       BatchingOptions valid;
       valid.max_tokens = config.speech.valid_max_frames;
       valid.shuffle = false;
-      valid.name_for_messages(str_cat("the valid split of '", config.data.dir, "'"),
-                              "frames", "speech.valid_max_frames");
+      valid.name_for_messages("valid", config.data.dir, "frames", "speech.valid_max_frames");
       valid_plan_ = plan_epoch_batches(speech_frame_lengths(data_.split("valid"), config.speech),
                                        {}, valid, 1)
                         .batches;

@@ -96,15 +96,13 @@ class SpeechSynthesisTask : public PlannedEpochTask {
     batching_.seed = static_cast<uint64_t>(config.train.seed);
     batching_.rank = parallel_.rank();
     batching_.world_size = parallel_.world_size();
-    batching_.name_for_messages(str_cat("the training split of '", config.data.dir, "'"),
-                                "frames", "synthesis.max_frames");
+    batching_.name_for_messages("training", config.data.dir, "frames", "synthesis.max_frames");
     updates_per_epoch_ = updates_in(plan_epoch_batches(train_->frame_lengths(), {}, batching_, 1).batches.size());
     if (can_validate_) {
       BatchingOptions valid;
       valid.max_tokens = input.valid_max_frames;
       valid.shuffle = false;
-      valid.name_for_messages(str_cat("the valid split of '", config.data.dir, "'"),
-                              "frames", "synthesis.valid_max_frames");
+      valid.name_for_messages("valid", config.data.dir, "frames", "synthesis.valid_max_frames");
       valid_plan_ = plan_epoch_batches(valid_->frame_lengths(), {}, valid, 1).batches;
     }
   }

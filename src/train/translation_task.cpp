@@ -105,8 +105,7 @@ class TranslationTask : public PlannedEpochTask {
       batching.max_tokens = config.data.valid_max_tokens;
       batching.shuffle = false;
       // (no max_length: validation skips nothing)
-      batching.name_for_messages(str_cat("the valid split of '", config.data.dir, "'"),
-                                 "tokens", "data.valid_max_tokens");
+      batching.name_for_messages("valid", config.data.dir, "tokens", "data.valid_max_tokens");
       validation_plan_ = plan_epoch_batches(model_lengths(data_.source("valid")), model_lengths(data_.target("valid")),
                                             batching, 1);
     }
@@ -123,8 +122,7 @@ class TranslationTask : public PlannedEpochTask {
     batching_.seed = static_cast<uint64_t>(config.train.seed);
     batching_.rank = parallel_.rank();
     batching_.world_size = parallel_.world_size();
-    batching_.name_for_messages(str_cat("the training split of '", config.data.dir, "'"),
-                                "tokens", "data.max_tokens", "data.max_length");
+    batching_.name_for_messages("training", config.data.dir, "tokens", "data.max_tokens", "data.max_length");
     const auto first_plan = plan_epoch_batches(source_lengths_, target_lengths_, batching_, 1);
     updates_per_epoch_ = updates_in(first_plan.batches.size());
     if (first_plan.skipped_too_long > 0)

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string_view>
 
 #include "mixseq/util/error.h"
 #include "mixseq/util/line_reader.h"
@@ -31,14 +32,9 @@ void drop_unfinished_last_line(const std::string& path) {
     in.seekg(begin);
     in.read(block, end - begin);
     if (!in) return;
-    const char* last = nullptr;
-    for (std::streamoff i = end - begin; i > 0; --i)
-      if (block[i - 1] == '\n') {
-        last = block + i;
-        break;
-      }
-    if (last != nullptr) {
-      end = begin + (last - block);
+    const auto newline = std::string_view(block, static_cast<size_t>(end - begin)).rfind('\n');
+    if (newline != std::string_view::npos) {
+      end = begin + static_cast<std::streamoff>(newline) + 1;
       break;
     }
     end = begin;  // none in this block: look further back (none at all: the file is one unfinished line)

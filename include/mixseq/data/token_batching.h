@@ -33,9 +33,10 @@ struct BatchingOptions {
   std::string unit = "tokens";
   std::string max_tokens_key = "max_tokens";
   std::string max_length_key = "max_length";
-  void name_for_messages(std::string data, std::string lengths_unit, std::string tokens_key,
-                         std::string length_key = {}) {
-    data_name = std::move(data);
+  // data_name "the <split> split of '<dir>'".
+  void name_for_messages(const std::string& split, const std::string& dir, std::string lengths_unit,
+                         std::string tokens_key, std::string length_key = {}) {
+    data_name = "the " + split + " split of '" + dir + "'";
     unit = std::move(lengths_unit);
     max_tokens_key = std::move(tokens_key);
     max_length_key = std::move(length_key);
