@@ -10,6 +10,7 @@
 
 #include "mixseq/nn/batch_norm_affine.h"
 #include "mixseq/nn/clipped_relu.h"
+#include "mixseq/nn/conv1d_products.h"
 #include "mixseq/util/error.h"
 
 namespace mixseq {
@@ -124,7 +125,11 @@ torch::Tensor ConvCtcModelImpl::mask(const torch::Tensor& x, const torch::Tensor
 }
 
 torch::Tensor ConvCtcModelImpl::apply_layer(const Layer& layer, const torch::Tensor& x, const torch::Tensor& lengths) {
-  return layer.norm.ptr()->forward(layer.conv.ptr()->forward(mask(x, lengths)));
+  const auto& conv = *layer.conv;
+  const int64_t kernel = conv.options.kernel_size()->at(0), dilation = conv.options.dilation()->at(0);
+  const auto y = conv1d_for_training(mask(x, lengths), conv.weight, conv.bias, conv.options.stride()->at(0),
+                                     same_padding(kernel, dilation), dilation);
+  return layer.norm.ptr()->forward(y);
 }
 
 ConvCtcModelImpl::FoldedConv ConvCtcModelImpl::fold(const Layer& layer, const Layer* merged) const {

@@ -6,20 +6,20 @@
 namespace mixseq {
 namespace {
 
-constexpr int64_t kInput = 5, kHidden = 6;
+constexpr int64_t kLstmInput = 5, kLstmHidden = 6;
 
 // In float the layer runs nn/lstm_recurrence.h (test_lstm_recurrence.cpp compares it with
 // LibTorch's LSTM in depth); here: same parameters, same function.
 TEST(QuantizableLstm, FloatIsTorchLstm) {
   at::manual_seed(11);
-  torch::nn::LSTM reference(torch::nn::LSTMOptions(kInput, kHidden).batch_first(true));
+  torch::nn::LSTM reference(torch::nn::LSTMOptions(kLstmInput, kLstmHidden).batch_first(true));
   at::manual_seed(11);
-  QuantizableLstm lstm(kInput, kHidden);
+  QuantizableLstm lstm(kLstmInput, kLstmHidden);
   ASSERT_EQ(lstm->named_parameters().keys(), reference->named_parameters().keys());  // the products add none
   for (const auto& parameter : reference->named_parameters())
     EXPECT_TRUE(at::equal(lstm->named_parameters()[parameter.key()], parameter.value())) << parameter.key();
-  const auto x = at::randn({3, 4, kInput});
-  const LstmState state(at::randn({1, 3, kHidden}), at::randn({1, 3, kHidden}));
+  const auto x = at::randn({3, 4, kLstmInput});
+  const LstmState state(at::randn({1, 3, kLstmHidden}), at::randn({1, 3, kLstmHidden}));
   const auto [y, s] = lstm->forward(x, state);
   const auto [y_ref, s_ref] = run_lstm(*reference, x, state);
   EXPECT_TRUE(at::allclose(y, y_ref, 1e-5, 1e-6));
@@ -33,8 +33,8 @@ QuantizableLinearImpl& product(QuantizableLstm& lstm, const std::string& name) {
 
 TEST(QuantizableLstm, StepByStepProductsMatchTheFusedLstm) {
   at::manual_seed(12);
-  QuantizableLstm lstm(kInput, kHidden);
-  const auto x = at::randn({3, 4, kInput});
+  QuantizableLstm lstm(kLstmInput, kLstmHidden);
+  const auto x = at::randn({3, 4, kLstmInput});
   torch::NoGradGuard no_grad;
   const auto [fused, fused_state] = lstm->forward(x, torch::nullopt);
   int64_t hidden_calls = 0;
@@ -49,8 +49,8 @@ TEST(QuantizableLstm, StepByStepProductsMatchTheFusedLstm) {
 
 TEST(QuantizableLstm, SimulatedProductsChangeTheOutputByLittle) {
   at::manual_seed(13);
-  QuantizableLstm lstm(kInput, kHidden);
-  const auto x = at::randn({3, 4, kInput});
+  QuantizableLstm lstm(kLstmInput, kLstmHidden);
+  const auto x = at::randn({3, 4, kLstmInput});
   torch::NoGradGuard no_grad;
   const auto reference = std::get<0>(lstm->forward(x, torch::nullopt));
   for (const char* name : {"input_product", "hidden_product"}) {
