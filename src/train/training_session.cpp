@@ -148,8 +148,20 @@ TrainingSession::TrainingSession(const TrainOptions& options, const DistributedC
   parallel_ = join_data_parallel(detect_launch_environment(), distributed, device_);
   precision_ = resolve_precision(options.precision, device_);
   configure_precision(precision_, device_);
+  std::error_code unreadable;
+  created_run_dir_ = parallel_.leader() && !std::filesystem::exists(options.run_dir, unreadable) && !unreadable;
   run_plan_ = claim_run_directory(options.run_dir, start, parallel_, run_dir_lock_);
   watch_stop_signals();
+}
+
+TrainingSession::~TrainingSession() {
+  if (!created_run_dir_ || opened_run_dir_ || !run_dir_lock_) return;
+  // Still holding the lock: nothing else has written here. Removing the lock file while it is
+  // held is safe (a later run locks a new file of the same name); remove() leaves a folder that
+  // someone else has put a file in.
+  std::error_code ignored;
+  std::filesystem::remove(run_dir_lock_->path(), ignored);
+  std::filesystem::remove(options_.run_dir, ignored);
 }
 
 CheckpointContents describe_prepared_data(const std::string& data_dir, const PreparedData& data) {
@@ -201,6 +213,7 @@ void TrainingSession::begin(const std::string& config_yaml, const std::string& d
 }
 
 void TrainingSession::open_run_directory(const std::string& config_yaml) {
+  opened_run_dir_ = true;
   if (parallel_.leader()) {
     apply_run_directory_plan(options_.run_dir, run_plan_);
     OutputFile config_file(options_.run_dir + "/config.yaml");

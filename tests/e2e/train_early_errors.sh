@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Settings used only late in a run (the validation search runs first at an epoch end) are
-# checked before the first update: a bad one fails at once, with nothing written, and an
-# --overwrite with a bad setting keeps the previous run.
+# checked before the first update: a bad one fails at once, with nothing written (a run folder it
+# made is removed again), and an --overwrite with a bad setting keeps the previous run.
 #   train_early_errors.sh <mixseq> <work dir>
 set -euo pipefail
 mixseq=$1
@@ -31,9 +31,14 @@ data.valid_max_tokens (2); raise data.valid_max_tokens$" --train.run_dir "$work/
 fails_early "the training split of '.*': example [0-9]* (counting from 1) has [0-9]* tokens, more than \
 data.max_tokens (2); raise data.max_tokens, or set data.max_length to skip such examples" \
   --train.run_dir "$work/train2" --data.max_tokens 2
-written=$(find "$work/beam0" "$work/len0" "$work/valid0" "$work/valid2" "$work/train2" -type f ! -name train.lock \
-  2>/dev/null || true)
-[ -z "$written" ] || fail "runs refused at start wrote files: $written"
+# A run refused at start leaves nothing, not even the folder it made (or its lock file).
+for refused in beam0 len0 valid0 valid2 train2; do
+  [ ! -e "$work/$refused" ] || fail "the run refused at start left $work/$refused: $(find "$work/$refused")"
+done
+# In a folder that was there before, the folder and what the user put there stay.
+mkdir -p "$work/mine" && echo note >"$work/mine/notes.txt"
+fails_early "data.valid_max_tokens (0)" --train.run_dir "$work/mine" --data.valid_max_tokens 0
+[ -f "$work/mine/notes.txt" ] || fail "a run refused at start removed the user's own file"
 
 "${train[@]}" --train.run_dir "$work/kept" --train.max_epochs 0 --train.max_steps 2 --train.validate_bleu false \
   2>"$work/kept.log" || fail "the run to keep: $(tail -3 "$work/kept.log")"

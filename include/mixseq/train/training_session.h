@@ -87,6 +87,11 @@ class TrainingSession {
   // several, locks and plans the run folder (changing nothing in it yet), and watches SIGINT and
   // SIGTERM. Throws mixseq::Error when the folder is refused (run_directory.h).
   TrainingSession(const TrainOptions& options, const DistributedConfig& distributed, RunStart start);
+  // A run that ends before open_run_directory (a bad setting or data folder refused at start)
+  // leaves nothing: a run folder it created is removed again (the lock file was all it held).
+  ~TrainingSession();
+  TrainingSession(const TrainingSession&) = delete;
+  TrainingSession& operator=(const TrainingSession&) = delete;
 
   const TrainOptions& options() const { return options_; }
   const torch::Device& device() const { return device_; }
@@ -176,6 +181,8 @@ class TrainingSession {
   DataParallel parallel_;
   Precision precision_;
   std::optional<FileLock> run_dir_lock_;  // rank 0: held as long as the session lives
+  bool created_run_dir_ = false;  // rank 0: the folder did not exist before this session
+  bool opened_run_dir_ = false;   // open_run_directory ran
   RunDirectoryPlan run_plan_;
 
   CheckpointContents contents_;
