@@ -170,6 +170,7 @@ bool runs_models(const CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace mixseq::cli;
+  mixseq::keep_standard_output_errors();  // before anything is printed
   // Before any product: OpenBLAS's kernels where it picked weaker ones than this CPU runs.
   mixseq::choose_cpu_kernels();
   mixseq::keep_freed_memory_for_reuse();

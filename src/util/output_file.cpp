@@ -63,9 +63,10 @@ Destination choose_destination(const std::string& path) {
 // Buffers writes to a file descriptor; the first failing write(2) keeps its errno for the message.
 class OutputFile::DescriptorBuffer : public std::streambuf {
  public:
-  explicit DescriptorBuffer(int fd) : fd_(fd) { setp(data_, data_ + sizeof data_); }
+  // `owned`: closed with the buffer (standard output's is not).
+  explicit DescriptorBuffer(int fd, bool owned = true) : fd_(fd), owned_(owned) { setp(data_, data_ + sizeof data_); }
   ~DescriptorBuffer() override {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ >= 0 && owned_) ::close(fd_);
   }
   int fd() const { return fd_; }
   int error() const { return error_; }
@@ -121,9 +122,23 @@ class OutputFile::DescriptorBuffer : public std::streambuf {
   }
 
   int fd_;
+  bool owned_;
   int error_ = 0;
   char data_[1 << 16];
 };
+
+namespace {
+// std::cout's buffer once keep_standard_output_errors() has run; never freed, since std::cout is
+// flushed into it at exit, after static objects may be gone.
+OutputFile::DescriptorBuffer* standard_output_buffer = nullptr;
+}  // namespace
+
+void keep_standard_output_errors() {
+  if (standard_output_buffer != nullptr || ::isatty(STDOUT_FILENO)) return;
+  std::cout.flush();
+  standard_output_buffer = new OutputFile::DescriptorBuffer(STDOUT_FILENO, /*owned=*/false);
+  std::cout.rdbuf(standard_output_buffer);
+}
 
 OutputFile::OutputFile(const std::string& path, const OutputFileOptions& options) : path_(path), options_(options) {
   if (path == "-") {
@@ -192,6 +207,8 @@ void OutputFile::commit() {
 }
 
 std::string standard_output_error() {
+  if (standard_output_buffer != nullptr && standard_output_buffer->error() != 0)
+    return std::strerror(standard_output_buffer->error());
   if (errno != 0) return std::strerror(errno);
   if (std::fflush(stdout) != 0 && errno != 0) return std::strerror(errno);  // stdio tries what it holds again
   return "an earlier write failed (a full disk or device, or a closed pipe; the system's reason was not kept)";

@@ -38,9 +38,11 @@ class OutputFile {
   // Flushes and checks every byte was written, then renames the temporary file into place.
   void commit();
 
- private:
-  class DescriptorBuffer;  // a std::streambuf over a file descriptor that keeps the first error
+  // A std::streambuf over a file descriptor that keeps the first error (output_file.cpp; also
+  // standard output's buffer, keep_standard_output_errors).
+  class DescriptorBuffer;
 
+ private:
   std::string path_;            // as given, for messages
   std::string temporary_path_;  // "<target>.tmp" renamed over target_ on commit(); "" when writing directly
   std::string target_;          // the file replaced on commit(): path_, or where its symbolic links end
@@ -51,8 +53,16 @@ class OutputFile {
   bool committed_ = false;
 };
 
-// Why standard output could not be written: errno's reason, or, where a write that failed inside an
-// operator<< (std::cout is stdio's stdout underneath) left none, the likely causes.
+// Sends std::cout through a buffer of mixseq's own over descriptor 1 that keeps the first failing
+// write's reason, where standard output is not a terminal (to a terminal std::cout stays on
+// stdio's line-buffered stdout). Why: over stdio, a write that failed inside an operator<< (a
+// full disk, `> /dev/full`) left errno to be overwritten before anyone asked, and the command
+// could only say that "an earlier write failed". For main(), before anything is printed; once.
+void keep_standard_output_errors();
+
+// Why standard output could not be written: the first failed write's reason where
+// keep_standard_output_errors() holds it, else errno's, or, where a write that failed inside an
+// operator<< (std::cout over stdio's stdout) left none, the likely causes.
 std::string standard_output_error();
 
 // Creates the folder `path` and the folders above it that are missing (an existing folder is left
