@@ -10,34 +10,21 @@
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstring>
 #include <iostream>
 #include <string>
 
+#include "convolution_bench_shape.h"
 #include "mixseq/nn/conv1d_products.h"
 #include "mixseq/util/cpu_kernels.h"
 #include "mixseq/util/mixed_precision.h"
-#include "mixseq/util/threads.h"
 
 namespace {
 
-// The best of 5 rounds of at least 0.3 s each, ms a call, after 2 untimed calls.
+// The best of 5 rounds of milliseconds_per_call, ms a call.
 template <typename F>
-double milliseconds(F&& f) {
-  for (int i = 0; i < 2; ++i) f();
-  double best = 1e30;
-  for (int round = 0; round < 5; ++round) {
-    int repeats = 0;
-    const auto start = std::chrono::steady_clock::now();
-    double elapsed = 0;
-    do {
-      f();
-      ++repeats;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    } while (elapsed < 0.3 || repeats < 3);
-    best = std::min(best, elapsed / repeats * 1e3);
-  }
+double best_milliseconds(F&& f) {
+  double best = mixseq::bench::milliseconds_per_call(f);
+  for (int round = 1; round < 5; ++round) best = std::min(best, mixseq::bench::milliseconds_per_call(f, 0));
   return best;
 }
 
@@ -45,15 +32,9 @@ double milliseconds(F&& f) {
 
 int main(int argc, char** argv) {
   const auto& kernels = mixseq::choose_cpu_kernels();
-  int threads = 0;
-  int64_t batch = 8, frames = 200, channels = 256;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--batch")) batch = std::stoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--frames")) frames = std::stoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--channels")) channels = std::stoll(argv[i + 1]);
-  }
-  threads = mixseq::configure_threads(threads);
+  const auto shape = mixseq::bench::convolution_bench_shape(argc, argv);
+  const int threads = shape.threads;
+  const int64_t batch = shape.batch, frames = shape.frames, channels = shape.channels;
   for (const auto& [taps, dilation] :
        {std::pair<int64_t, int64_t>{11, 1}, {13, 1}, {17, 1}, {21, 1}, {25, 1}, {29, 2}, {33, 1}}) {
     const int64_t padding = (taps - 1) * dilation / 2;
@@ -72,7 +53,7 @@ int main(int argc, char** argv) {
       };
       const double gflop = 6.0 * batch * frames * channels * channels * taps / 1e9;  // three products
       for (const bool products : {false, true}) {
-        const double ms = milliseconds([&] { pass(products); });
+        const double ms = best_milliseconds([&] { pass(products); });
         std::cout << nlohmann::json{{"bench", "conv1d_training"}, {"taps", taps}, {"dilation", dilation},
                                     {"precision", bf16 ? "bf16" : "fp32"},
                                     {"method", products ? "products" : "at::conv1d"}, {"ms", ms},

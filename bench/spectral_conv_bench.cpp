@@ -8,44 +8,18 @@
 #include <nlohmann/json.hpp>
 #include <torch/utils.h>
 
-#include <chrono>
-#include <cstring>
 #include <iostream>
 #include <string>
 
+#include "convolution_bench_shape.h"
 #include "mixseq/nn/spectral_conv1d.h"
 #include "mixseq/util/cpu_kernels.h"
-#include "mixseq/util/threads.h"
-
-namespace {
-
-template <typename F>
-double milliseconds(F&& f) {
-  for (int i = 0; i < 2; ++i) f();
-  int repeats = 0;
-  const auto start = std::chrono::steady_clock::now();
-  double elapsed = 0;
-  do {
-    f();
-    ++repeats;
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  } while (elapsed < 0.3 || repeats < 3);
-  return elapsed / repeats * 1e3;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const auto& kernels = mixseq::choose_cpu_kernels();
-  int threads = 0;
-  int64_t batch = 8, frames = 200, channels = 256;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--batch")) batch = std::stoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--frames")) frames = std::stoll(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--channels")) channels = std::stoll(argv[i + 1]);
-  }
-  threads = mixseq::configure_threads(threads);
+  const auto shape = mixseq::bench::convolution_bench_shape(argc, argv);
+  const int threads = shape.threads;
+  const int64_t batch = shape.batch, frames = shape.frames, channels = shape.channels;
   torch::NoGradGuard no_grad;
   const auto x = at::randn({batch, channels, frames});
   for (const auto& [taps, dilation] : {std::pair<int64_t, int64_t>{3, 1}, {5, 1}, {7, 1}, {9, 1}, {11, 1}, {13, 1},
@@ -62,11 +36,11 @@ int main(int argc, char** argv) {
                        .dump()
                 << std::endl;
     };
-    line("direct", 0, milliseconds([&] { return at::conv1d(x, w, bias, 1, padding, dilation); }));
+    line("direct", 0, mixseq::bench::milliseconds_per_call([&] { return at::conv1d(x, w, bias, 1, padding, dilation); }));
     for (int64_t n = 8; n <= 512; n *= 2) {
       if (n <= span) continue;
       const auto plan = mixseq::plan_spectral_conv1d(w, dilation, padding, n, {}, bias);
-      line("spectral", n, milliseconds([&] { return mixseq::spectral_conv1d(x, plan); }));
+      line("spectral", n, mixseq::bench::milliseconds_per_call([&] { return mixseq::spectral_conv1d(x, plan); }));
     }
   }
 }

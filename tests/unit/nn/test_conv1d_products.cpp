@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "convolution_pass.h"
 #include "gradient_check.h"
 #include "mixseq/util/error.h"
 #include "mixseq/util/mixed_precision.h"
@@ -14,25 +15,7 @@
 namespace mixseq {
 namespace {
 
-struct TrainingPass {
-  at::Tensor y, grad_x, grad_weight, grad_bias;
-};
-
-// y = conv(x, w, b) (under CPU bf16 autocast when `bf16`), then the gradients for an upstream g.
-template <typename Conv>
-TrainingPass run_training_pass(const Conv& conv, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                         const at::Tensor& g, bool bf16) {
-  auto input = x.detach().clone().requires_grad_();
-  auto w = weight.detach().clone().requires_grad_();
-  auto b = bias.defined() ? bias.detach().clone().requires_grad_() : at::Tensor();
-  at::Tensor y;
-  {
-    AutocastScope autocast(bf16 ? Precision::kBf16 : Precision::kFp32, torch::Device(torch::kCPU));
-    y = conv(input, w, b);
-  }
-  y.backward(g.to(y.scalar_type()));
-  return {y, input.grad(), w.grad(), b.defined() ? b.grad() : at::Tensor()};
-}
+using test::run_convolution_pass;
 
 double error_to_exact(const at::Tensor& mine, const at::Tensor& exact) {
   return ((mine.to(at::kDouble) - exact).abs().max() / exact.abs().max()).item<double>();
@@ -52,9 +35,9 @@ TEST(Conv1dProducts, EqualsConv1dAndItsGradientsInDouble) {
       const auto b = with_bias ? torch::randn({5}, at::kDouble) : at::Tensor();
       const int64_t frames_out = frames + 2 * padding - (taps - 1) * dilation;
       const auto g = torch::randn({3, 5, frames_out}, at::kDouble);
-      const auto mine = run_training_pass(
+      const auto mine = run_convolution_pass(
           [&](auto& x, auto& w, auto& b) { return conv1d_products(x, w, b, padding, dilation); }, x, w, b, g, false);
-      const auto theirs = run_training_pass(
+      const auto theirs = run_convolution_pass(
           [&](auto& x, auto& w, auto& b) { return at::conv1d(x, w, b, 1, padding, dilation); }, x, w, b, g, false);
       SCOPED_TRACE(testing::Message() << taps << " taps, dilation " << dilation << ", padding " << padding << ", "
                                       << frames << " frames, bias " << with_bias);
@@ -62,7 +45,9 @@ TEST(Conv1dProducts, EqualsConv1dAndItsGradientsInDouble) {
       EXPECT_TRUE(at::allclose(mine.y, theirs.y, 1e-12, 1e-12));
       EXPECT_TRUE(at::allclose(mine.grad_x, theirs.grad_x, 1e-12, 1e-12));
       EXPECT_TRUE(at::allclose(mine.grad_weight, theirs.grad_weight, 1e-12, 1e-12));
-      if (with_bias) EXPECT_TRUE(at::allclose(mine.grad_bias, theirs.grad_bias, 1e-12, 1e-12));
+      if (with_bias) {
+        EXPECT_TRUE(at::allclose(mine.grad_bias, theirs.grad_bias, 1e-12, 1e-12));
+      }
     }
   }
 }
@@ -89,9 +74,9 @@ TEST(Conv1dProducts, Bf16AutocastSumsRoundedOperandsInFp32) {
   for (const auto input_dtype : {at::kFloat, at::kBFloat16}) {
     SCOPED_TRACE(testing::Message() << "input " << input_dtype);
     const auto x = torch::randn({2, 12, 30}).to(input_dtype);
-    const auto mine = run_training_pass(
+    const auto mine = run_convolution_pass(
         [&](auto& x, auto& w, auto& b) { return conv1d_products(x, w, b, padding, 1); }, x, w, at::Tensor(), g, true);
-    const auto exact = run_training_pass(
+    const auto exact = run_convolution_pass(
         [&](auto& x, auto& w, auto& b) { return at::conv1d(x, w, b, 1, padding, 1); }, rounded(x), rounded(w),
         at::Tensor(), rounded(g), false);
     ASSERT_EQ(mine.y.scalar_type(), at::kBFloat16);
@@ -101,7 +86,7 @@ TEST(Conv1dProducts, Bf16AutocastSumsRoundedOperandsInFp32) {
     EXPECT_LT(error_to_exact(mine.grad_weight, exact.grad_weight), 1e-5);
     EXPECT_LT(error_to_exact(mine.grad_x, exact.grad_x), input_dtype == at::kFloat ? 1e-5 : 8e-3);
     // Autocast's own convolution of the same operands, for scale: as close as its bf16 output allows.
-    const auto autocast = run_training_pass(
+    const auto autocast = run_convolution_pass(
         [&](auto& x, auto& w, auto& b) { return at::conv1d(x, w, b, 1, padding, 1); }, x, w, at::Tensor(), g, true);
     EXPECT_LT(error_to_exact(autocast.y, exact.y), 8e-3);
   }
@@ -121,17 +106,17 @@ TEST(Conv1dProducts, ForTrainingTakesProductsOnlyForLongKernelsInBf16) {
   const int64_t long_padding = (kConv1dProductsMinTaps - 1) / 2;
   // fp32, and short kernels in bf16: at::conv1d itself, bit for bit.
   for (const bool bf16 : {false, true}) {
-    const auto mine = run_training_pass(for_training(2), x, shortw, at::Tensor(), g, bf16);
-    const auto theirs = run_training_pass(aten(2), x, shortw, at::Tensor(), g, bf16);
+    const auto mine = run_convolution_pass(for_training(2), x, shortw, at::Tensor(), g, bf16);
+    const auto theirs = run_convolution_pass(aten(2), x, shortw, at::Tensor(), g, bf16);
     EXPECT_TRUE(at::equal(mine.y, theirs.y));
     EXPECT_TRUE(at::equal(mine.grad_weight, theirs.grad_weight));
   }
-  const auto fp32 = run_training_pass(for_training(long_padding), x, longw, at::Tensor(), g, false);
-  const auto fp32_aten = run_training_pass(aten(long_padding), x, longw, at::Tensor(), g, false);
+  const auto fp32 = run_convolution_pass(for_training(long_padding), x, longw, at::Tensor(), g, false);
+  const auto fp32_aten = run_convolution_pass(aten(long_padding), x, longw, at::Tensor(), g, false);
   EXPECT_TRUE(at::equal(fp32.y, fp32_aten.y));
   // A long kernel in bf16: the products, whose weight gradient is fp32 (autocast's is rounded to bf16).
-  const auto mine = run_training_pass(for_training(long_padding), x, longw, at::Tensor(), g, true);
-  const auto products = run_training_pass(
+  const auto mine = run_convolution_pass(for_training(long_padding), x, longw, at::Tensor(), g, true);
+  const auto products = run_convolution_pass(
       [&](auto& x, auto& w, auto& b) { return conv1d_products(x, w, b, long_padding, 1); }, x, longw, at::Tensor(), g,
       true);
   EXPECT_TRUE(at::equal(mine.y, products.y));

@@ -4,30 +4,12 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "mixseq/util/mixed_precision.h"
+#include "convolution_pass.h"
 
 namespace mixseq {
 namespace {
 
-struct ConvPass {
-  at::Tensor y, grad_x, grad_weight, grad_bias;
-};
-
-// y = conv(x, w, b) (under bf16 autocast when `bf16`), then the gradients for an upstream g.
-template <typename Conv>
-ConvPass run_convolution(const Conv& conv, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                         const at::Tensor& g, bool bf16, bool input_gradient) {
-  auto input = x.detach().clone().requires_grad_(input_gradient);
-  auto w = weight.detach().clone().requires_grad_();
-  auto b = bias.detach().clone().requires_grad_();
-  at::Tensor y;
-  {
-    AutocastScope autocast(bf16 ? Precision::kBf16 : Precision::kFp32, torch::Device(torch::kCPU));
-    y = conv(input, w, b);
-  }
-  y.backward(g.to(y.scalar_type()));
-  return {y, input.grad(), w.grad(), b.grad()};
-}
+using test::run_convolution_pass;
 
 at::Tensor widened_conv(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
   return conv2d_float_weight_gradient(x, w, b, {2, 2}, {1, 0});
@@ -49,26 +31,26 @@ class Conv2dFloatWeightGradientTest : public ::testing::Test {
 };
 
 TEST_F(Conv2dFloatWeightGradientTest, ForwardIsAutocastsConvolutionBitForBit) {
-  const auto mine = run_convolution(widened_conv, x, weight, bias, g, /*bf16=*/true, false);
-  const auto theirs = run_convolution(aten_conv, x, weight, bias, g, /*bf16=*/true, false);
+  const auto mine = run_convolution_pass(widened_conv, x, weight, bias, g, /*bf16=*/true, false);
+  const auto theirs = run_convolution_pass(aten_conv, x, weight, bias, g, /*bf16=*/true, false);
   ASSERT_EQ(mine.y.scalar_type(), at::kBFloat16);
   ASSERT_EQ(mine.y.sizes(), g.sizes());
   EXPECT_TRUE(at::equal(mine.y, theirs.y));
 }
 
 TEST_F(Conv2dFloatWeightGradientTest, WeightAndBiasGradientsAreFp32ConvolutionsOfTheBf16Gradient) {
-  const auto mine = run_convolution(widened_conv, x, weight, bias, g, /*bf16=*/true, /*input_gradient=*/true);
+  const auto mine = run_convolution_pass(widened_conv, x, weight, bias, g, /*bf16=*/true, /*input_gradient=*/true);
   // The fp32 convolution's gradients for the same upstream gradient, rounded to bf16 as the bf16
   // output's gradient is, computed in double.
   const auto g16 = g.to(at::kBFloat16).to(at::kDouble);
   const auto exact =
-      run_convolution(aten_conv, x.to(at::kDouble), weight.to(at::kDouble), bias.to(at::kDouble), g16, false, true);
+      run_convolution_pass(aten_conv, x.to(at::kDouble), weight.to(at::kDouble), bias.to(at::kDouble), g16, false, true);
   ASSERT_EQ(mine.grad_weight.scalar_type(), at::kFloat);
   EXPECT_TRUE(at::allclose(mine.grad_weight.to(at::kDouble), exact.grad_weight, 1e-5, 1e-5));
   EXPECT_TRUE(at::allclose(mine.grad_bias.to(at::kDouble), exact.grad_bias, 1e-5, 1e-5));
   EXPECT_TRUE(at::allclose(mine.grad_x.to(at::kDouble), exact.grad_x, 1e-5, 1e-5));
   // Autocast's own weight gradient comes from bf16 operands: further from the exact one.
-  const auto autocast = run_convolution(aten_conv, x, weight, bias, g, /*bf16=*/true, true);
+  const auto autocast = run_convolution_pass(aten_conv, x, weight, bias, g, /*bf16=*/true, true);
   const auto error = [&](const at::Tensor& t) {
     return (t.to(at::kDouble) - exact.grad_weight).abs().max().item<double>();
   };
@@ -78,8 +60,8 @@ TEST_F(Conv2dFloatWeightGradientTest, WeightAndBiasGradientsAreFp32ConvolutionsO
 }
 
 TEST_F(Conv2dFloatWeightGradientTest, WithoutBf16AutocastItIsConv2d) {
-  const auto mine = run_convolution(widened_conv, x, weight, bias, g, /*bf16=*/false, true);
-  const auto theirs = run_convolution(aten_conv, x, weight, bias, g, /*bf16=*/false, true);
+  const auto mine = run_convolution_pass(widened_conv, x, weight, bias, g, /*bf16=*/false, true);
+  const auto theirs = run_convolution_pass(aten_conv, x, weight, bias, g, /*bf16=*/false, true);
   EXPECT_TRUE(at::equal(mine.y, theirs.y));
   EXPECT_TRUE(at::equal(mine.grad_weight, theirs.grad_weight));
   EXPECT_TRUE(at::equal(mine.grad_bias, theirs.grad_bias));
