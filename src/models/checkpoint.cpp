@@ -79,6 +79,7 @@ uint64_t contents_checksum(const CheckpointContents& contents) {
     for (const auto& tensor : progress.carried_state) add_tensor(tensor);
   }
   for (const double value : progress.schedule_pace) add_number(value);   // none before train.max_time sized a run
+  for (const double value : progress.log_interval_sums) add_number(value);  // none where the last update was logged
   if (!contents.quantization.empty()) add_string(contents.quantization);  // likewise for float checkpoints
   if (!contents.labels_text.empty()) add_string(contents.labels_text);    // and for models without labels
   return checksum.value();
@@ -277,6 +278,8 @@ void save_checkpoint(const std::string& path, const CheckpointContents& contents
   state.write("train_seconds", c10::IValue(progress.train_seconds));
   if (!progress.schedule_pace.empty())
     state.write("schedule_pace", torch::tensor(progress.schedule_pace, torch::kDouble));
+  if (!progress.log_interval_sums.empty())
+    state.write("log_interval_sums", torch::tensor(progress.log_interval_sums, torch::kDouble));
   if (progress.cpu_rng_state.defined()) state.write("cpu_rng_state", progress.cpu_rng_state);
   if (progress.cuda_rng_state.defined()) state.write("cuda_rng_state", progress.cuda_rng_state);
   state.write("carried_state_count", c10::IValue(static_cast<int64_t>(progress.carried_state.size())));
@@ -378,6 +381,15 @@ CheckpointContents read_checkpoint_contents(const std::string& path) {
                    "'", path, "' is corrupt: its schedule_pace is not ", kSchedulePaceValues, " numbers; ", kUseAnother);
       const auto values = schedule_pace.contiguous();
       progress.schedule_pace.assign(values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
+    }
+    torch::Tensor interval_sums;  // only where the last update saved was not logged
+    if (try_read_tensor(state, "log_interval_sums", interval_sums, path)) {
+      MIXSEQ_CHECK(interval_sums.scalar_type() == torch::kDouble && interval_sums.dim() == 1 &&
+                       interval_sums.numel() == kLogIntervalSums,
+                   "'", path, "' is corrupt: its log_interval_sums are not ", kLogIntervalSums, " numbers; ",
+                   kUseAnother);
+      const auto values = interval_sums.contiguous();
+      progress.log_interval_sums.assign(values.data_ptr<double>(), values.data_ptr<double>() + values.numel());
     }
     try_read_tensor(state, "cpu_rng_state", progress.cpu_rng_state, path);
     try_read_tensor(state, "cuda_rng_state", progress.cuda_rng_state, path);

@@ -222,6 +222,18 @@ void TrainingSession::open_run_directory(const std::string& config_yaml) {
   }
   metrics_.emplace(parallel_.leader() ? metrics_path(options_.run_dir) : "");
   reset_interval();
+  // A resumed run's first log line covers the updates logged nowhere before the stop, as in a run
+  // that never stopped. The sums were over all ranks: rank 0 takes them up.
+  const auto& saved = contents_.progress.log_interval_sums;
+  if (saved.size() != static_cast<size_t>(kLogIntervalSums)) return;
+  const bool leader = parallel_.leader();
+  interval_.loss.fill_(leader ? saved[0] : 0.0);
+  interval_.nll.fill_(leader ? saved[1] : 0.0);
+  interval_.resumed_source_tokens = interval_.source_tokens = leader ? static_cast<int64_t>(saved[2]) : 0;
+  interval_.resumed_target_tokens = interval_.target_tokens = leader ? static_cast<int64_t>(saved[3]) : 0;
+  interval_.resumed_updates = interval_.updates = static_cast<int64_t>(saved[4]);
+  interval_.skipped = static_cast<int64_t>(saved[5]);
+  interval_.grad_norm = saved[6];  // every rank's: the same reduced gradients
 }
 
 double TrainingSession::seconds() const { return seconds_since(started_); }
@@ -297,14 +309,18 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
   if (progress.step % options_.log_interval == 0 || progress.step == total_steps) {
     const auto sums = parallel_.sum({interval_.loss.item<double>(), interval_.nll.item<double>(),
                                      static_cast<double>(interval_.source_tokens),
-                                     static_cast<double>(interval_.target_tokens)});
+                                     static_cast<double>(interval_.target_tokens),
+                                     static_cast<double>(interval_.resumed_source_tokens),
+                                     static_cast<double>(interval_.resumed_target_tokens)});
     const double per_token = 1.0 / std::max(sums[3], 1.0);
     const double loss = sums[0] * per_token;
     const double perplexity = std::exp(sums[1] * per_token);
-    const double counted = sums[2] + (units_.targets_in_throughput ? sums[3] : 0.0);
+    // Speeds over what this invocation timed (a resumed run took the rest over from its checkpoint).
+    const double timed_source = sums[2] - sums[4], timed_target = sums[3] - sums[5];
+    const double counted = timed_source + (units_.targets_in_throughput ? timed_target : 0.0);
     const double tokens_per_second = counted / std::max(elapsed, 1e-9);  // all ranks
-    const double target_tokens_per_second = sums[3] / std::max(elapsed, 1e-9);      // fairseq's "wps"
-    const double ms_per_update = elapsed * 1e3 / interval_.updates;
+    const double target_tokens_per_second = timed_target / std::max(elapsed, 1e-9);  // fairseq's "wps"
+    const double ms_per_update = elapsed * 1e3 / static_cast<double>(interval_.updates - interval_.resumed_updates);
     // Every rank holds the same reduced gradients, so this rank's norms are everyone's.
     const int64_t stepped = interval_.updates - interval_.skipped;
     const double grad_norm = stepped > 0 ? interval_.grad_norm / static_cast<double>(stepped) : 0;
@@ -326,9 +342,10 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
     reset_interval();
   } else if (parallel_.leader()) {
     // This rank's rate times the ranks: an estimate that needs no exchange.
+    const int64_t timed = interval_.source_tokens - interval_.resumed_source_tokens +
+                          (units_.targets_in_throughput ? interval_.target_tokens - interval_.resumed_target_tokens : 0);
     const double tokens_per_second =
-        static_cast<double>(interval_.source_tokens + (units_.targets_in_throughput ? interval_.target_tokens : 0)) *
-        static_cast<double>(parallel_.world_size()) / std::max(elapsed, 1e-9);
+        static_cast<double>(timed) * static_cast<double>(parallel_.world_size()) / std::max(elapsed, 1e-9);
     metrics_->progress(str_cat("epoch ", progress.epoch, " step ", progress.step, "/", total_text, " | ",
                                format_decimal(tokens_per_second, 0), " ", units_.throughput, "/s | ETA ",
                                format_duration(eta)));
@@ -348,6 +365,14 @@ bool TrainingSession::patience_exhausted() const {
 void TrainingSession::save_last() {
   TrainingProgress& progress = contents_.progress;
   progress.train_seconds = train_seconds();
+  progress.log_interval_sums.clear();
+  if (interval_.updates > 0) {  // the same on every rank: every rank sums with the others
+    const auto sums = parallel_.sum({interval_.loss.item<double>(), interval_.nll.item<double>(),
+                                     static_cast<double>(interval_.source_tokens),
+                                     static_cast<double>(interval_.target_tokens)});
+    progress.log_interval_sums = {sums[0], sums[1], sums[2], sums[3], static_cast<double>(interval_.updates),
+                                  static_cast<double>(interval_.skipped), interval_.grad_norm};
+  }
   if (!parallel_.leader()) return;  // all ranks hold the same model and optimizer state
   save_rng_state(device_, progress);
   if (update_step_->scaling()) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Exact resume: a training run killed with SIGKILL and resumed with --resume from
-# checkpoint_last.pt logs the same loss at every update as a run that never stopped. With "lm",
+# checkpoint_last.pt logs the same loss at every update as a run that never stopped (and, logging
+# every 4 updates, the same loss at every log line though it was killed between them). With "lm",
 # a Transformer-XL language model whose memory carries across updates (and is saved with the
 # stream position), over an epoch boundary; with "lstm_lm" the same for an LSTM language model, whose
 # memory is its (h, c) state, with dropout and weight drop. With "speech", a small Wave2Letter+ on espeak-ng
@@ -51,6 +52,7 @@ else
   train+=(--model.gnmt.hidden_size 32 --model.gnmt.num_layers 2 --model.gnmt.dropout 0.2 --train.max_epochs 0
          --train.max_steps 150 --train.validate_bleu false)
 fi
+base=("${train[@]}")
 train+=(--train.log_interval 1 --train.save_interval 1)
 steps=$(printf '%s\n' "${train[@]}" | grep -A1 -x -- --train.max_steps | tail -1)
 
@@ -85,6 +87,48 @@ if [ "$kind" = speech ]; then
   logged_losses "$work/unprefetched/metrics.jsonl" >"$work/unprefetched.losses"
   if ! diff "$work/straight.losses" "$work/unprefetched.losses" >"$work/diff.txt"; then
     echo "FAIL: per-update losses differ between features prefetched and made in place:"; head "$work/diff.txt"; exit 1
+  fi
+fi
+if [ "$kind" = translation ]; then
+  # A log line every 4 updates and a checkpoint after each update: a kill lands between log lines,
+  # and the first line after a resume must still cover the updates before the kill (their sums go
+  # into checkpoint_last.pt), as the run that never stopped logs them. Two kills: the chance that
+  # both resume exactly at a log line, where the check would learn nothing, is 1 in 16; the
+  # resumed updates are printed.
+  sparse=("${base[@]}" --train.log_interval 4 --train.save_interval 1)
+  "${sparse[@]}" --train.run_dir "$work/sparse_straight" 2>"$work/sparse_straight.log"
+  lines() {
+    local count
+    count=$(grep -c '"kind":"train"' "$work/sparse_killed/metrics.jsonl" 2>/dev/null || true)
+    echo "${count:-0}"
+  }
+  for round in 1 2 3; do
+    resume=(); [ "$round" -gt 1 ] && resume=(--resume)
+    "${sparse[@]}" --train.run_dir "$work/sparse_killed" "${resume[@]}" 2>"$work/sparse_$round.log" &
+    pid=$!
+    [ "$round" -eq 3 ] && { wait "$pid" || { echo "FAIL: the last resume failed"; exit 1; }; break; }
+    while [ "$(lines)" -lt $((round * 8)) ]; do
+      kill -0 "$pid" 2>/dev/null || { echo "FAIL: the sparse run ended before it could be killed"; exit 1; }
+      sleep 0.01
+    done
+    # A log line was just written, and the checkpoint of its update: wait for the next two
+    # checkpoints (each replaces checkpoint_last.pt, a new inode), so that the kill lands after them.
+    for more in 1 2; do
+      inode=$(stat -c %i "$work/sparse_killed/checkpoint_last.pt" 2>/dev/null || echo none)
+      while [ "$(stat -c %i "$work/sparse_killed/checkpoint_last.pt" 2>/dev/null || echo none)" = "$inode" ]; do
+        kill -0 "$pid" 2>/dev/null || { echo "FAIL: the sparse run ended before it could be killed"; exit 1; }
+        sleep 0.005
+      done
+    done
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null || true
+  done
+  grep -ho "resuming from .* at update [0-9]*" "$work"/sparse_[23].log | sed 's/.* at update /resumed at update /'
+  logged_losses "$work/sparse_straight/metrics.jsonl" >"$work/sparse_straight.losses"
+  logged_losses "$work/sparse_killed/metrics.jsonl" >"$work/sparse_killed.losses"
+  if ! diff "$work/sparse_straight.losses" "$work/sparse_killed.losses" >"$work/diff.txt"; then
+    echo "FAIL: the losses logged every 4 updates differ after resuming between log lines:"; head "$work/diff.txt"
+    exit 1
   fi
 fi
 echo "PASS: $steps updates, identical losses with and without the kill"

@@ -35,6 +35,8 @@ constexpr int64_t kCheckpointVersionWithInt8Weights = 3;
 
 // TrainingProgress::schedule_pace holds this many numbers when it holds any.
 constexpr int64_t kSchedulePaceValues = 5;
+// How many numbers TrainingProgress::log_interval_sums holds.
+constexpr int64_t kLogIntervalSums = 7;
 
 // Where training stands, besides the model and optimizer.
 struct TrainingProgress {
@@ -55,6 +57,11 @@ struct TrainingProgress {
   // How train.max_time sized the run (train/run_schedule.h): {nominal total, anchor step, anchor
   // position, pace, total steps}; empty until it has.
   std::vector<double> schedule_pace;
+  // The train log's sums over the updates since its last line, over all ranks, so that the first
+  // line after a resume covers the same updates as in a run that never stopped: {loss, nll,
+  // source tokens, target tokens, updates, skipped updates, summed gradient norm}; empty when the
+  // last update was logged (and in checkpoints written before them).
+  std::vector<double> log_interval_sums;
 };
 
 struct CheckpointContents {

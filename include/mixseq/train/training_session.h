@@ -169,6 +169,9 @@ class TrainingSession {
     int64_t target_tokens = 0, source_tokens = 0, updates = 0, skipped = 0;
     double grad_norm = 0;  // summed over the updates not skipped
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    // Of the above, what a resumed run took over from its checkpoint (the updates before the
+    // stop, which this invocation did not time); the tokens on rank 0 only, as the sums are.
+    int64_t resumed_updates = 0, resumed_source_tokens = 0, resumed_target_tokens = 0;
   };
   void reset_interval();
   TrainingUnits units_;

@@ -242,6 +242,34 @@ TEST(Checkpoint, SchedulePaceRoundTripsIsChecksummedAndMustHoldFiveNumbers) {
   EXPECT_TRUE(read_checkpoint_contents(path).progress.schedule_pace.empty());
 }
 
+TEST(Checkpoint, LogIntervalSumsRoundTripAreChecksummedAndMustHoldSevenNumbers) {
+  test::TempDir dir;
+  const auto path = dir.path("checkpoint_last.pt");
+  torch::nn::Linear model(3, 2);
+  auto contents = sample_contents();
+  contents.progress.log_interval_sums = {812.5, 640.25, 321, 297, 3, 1, 4.75};  // the train log's, 3 updates in
+  save_checkpoint(path, contents, *model, nullptr);
+  EXPECT_EQ(read_checkpoint_contents(path).progress.log_interval_sums, contents.progress.log_interval_sums);
+
+  std::string bytes = test::read_file(path);
+  const auto raw = torch::tensor(contents.progress.log_interval_sums, torch::kDouble);
+  const auto at = bytes.find(std::string(static_cast<const char*>(raw.data_ptr()), raw.nbytes()));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 9] ^= 0x01;
+  test::write_file(path, bytes);
+  reseal_zip(path);  // past the zip's CRCs, mixseq's own checksum still sees it
+  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("is corrupt"), std::string::npos);
+
+  contents.progress.log_interval_sums = {1, 2};
+  save_checkpoint(path, contents, *model, nullptr);
+  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("log_interval_sums are not 7 numbers"),
+            std::string::npos);
+
+  // Saved right after a log line there is nothing to carry (and older checkpoints have none).
+  save_checkpoint(path, sample_contents(), *model, nullptr);
+  EXPECT_TRUE(read_checkpoint_contents(path).progress.log_interval_sums.empty());
+}
+
 // The bytes of `tensor` as they lie in a checkpoint file (tensors are stored uncompressed).
 std::string raw_bytes(const torch::Tensor& tensor) {
   const auto contiguous = tensor.detach().contiguous();

@@ -82,7 +82,7 @@ TEST(GoldenCheckpoint, DISABLED_WriteFixtures) {
     contents.tokenizer_kind = "none";
     contents.progress = {/*step=*/7, /*epoch=*/2, /*epoch_batches=*/3, /*best_score=*/12.5, /*best_loss=*/2.25,
                          /*validations_without_improvement=*/0, /*loss_scale=*/0, /*loss_scale_clean_steps=*/0, /*train_seconds=*/42, /*cpu_rng_state=*/{},
-                         /*cuda_rng_state=*/{}, /*carried_state=*/{}, /*schedule_pace=*/{}};
+                         /*cuda_rng_state=*/{}, /*carried_state=*/{}, /*schedule_pace=*/{}, /*log_interval_sums=*/{}};
     torch::manual_seed(1);
     auto model = build_seq2seq_model(config.model, 12);
     auto optimizer = build_optimizer(config.optim, model->parameters());
