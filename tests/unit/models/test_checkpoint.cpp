@@ -215,6 +215,19 @@ TEST(Checkpoint, CarriedStateRoundTripsAndIsChecksummed) {
   EXPECT_TRUE(read_checkpoint_contents(path).progress.carried_state.empty());
 }
 
+// A bit flipped inside the stored copy of `values` (a progress field saved as a double tensor) of
+// the checkpoint at `path`, past the zip's CRCs: mixseq's own checksum calls the file corrupt.
+void expect_flipped_bit_is_caught(const std::string& path, const std::vector<double>& values) {
+  std::string bytes = test::read_file(path);
+  const auto raw = torch::tensor(values, torch::kDouble);
+  const auto at = bytes.find(std::string(static_cast<const char*>(raw.data_ptr()), raw.nbytes()));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 9] ^= 0x01;
+  test::write_file(path, bytes);
+  reseal_zip(path);
+  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("is corrupt"), std::string::npos);
+}
+
 TEST(Checkpoint, SchedulePaceRoundTripsIsChecksummedAndMustHoldFiveNumbers) {
   test::TempDir dir;
   const auto path = dir.path("checkpoint_last.pt");
@@ -224,14 +237,7 @@ TEST(Checkpoint, SchedulePaceRoundTripsIsChecksummedAndMustHoldFiveNumbers) {
   save_checkpoint(path, contents, *model, nullptr);
   EXPECT_EQ(read_checkpoint_contents(path).progress.schedule_pace, contents.progress.schedule_pace);
 
-  std::string bytes = test::read_file(path);
-  const auto raw = torch::tensor(contents.progress.schedule_pace, torch::kDouble);
-  const auto at = bytes.find(std::string(static_cast<const char*>(raw.data_ptr()), raw.nbytes()));
-  ASSERT_NE(at, std::string::npos);
-  bytes[at + 9] ^= 0x01;
-  test::write_file(path, bytes);
-  reseal_zip(path);  // past the zip's CRCs, mixseq's own checksum still sees it
-  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("is corrupt"), std::string::npos);
+  expect_flipped_bit_is_caught(path, contents.progress.schedule_pace);
 
   contents.progress.schedule_pace = {1, 2, 3};
   save_checkpoint(path, contents, *model, nullptr);
@@ -251,14 +257,7 @@ TEST(Checkpoint, LogIntervalSumsRoundTripAreChecksummedAndMustHoldSevenNumbers) 
   save_checkpoint(path, contents, *model, nullptr);
   EXPECT_EQ(read_checkpoint_contents(path).progress.log_interval_sums, contents.progress.log_interval_sums);
 
-  std::string bytes = test::read_file(path);
-  const auto raw = torch::tensor(contents.progress.log_interval_sums, torch::kDouble);
-  const auto at = bytes.find(std::string(static_cast<const char*>(raw.data_ptr()), raw.nbytes()));
-  ASSERT_NE(at, std::string::npos);
-  bytes[at + 9] ^= 0x01;
-  test::write_file(path, bytes);
-  reseal_zip(path);  // past the zip's CRCs, mixseq's own checksum still sees it
-  EXPECT_NE(error_of([&] { read_checkpoint_contents(path); }).find("is corrupt"), std::string::npos);
+  expect_flipped_bit_is_caught(path, contents.progress.log_interval_sums);
 
   contents.progress.log_interval_sums = {1, 2};
   save_checkpoint(path, contents, *model, nullptr);
