@@ -80,7 +80,7 @@ class Conv1dProducts : public torch::autograd::Function<Conv1dProducts> {
     const auto compute = static_cast<at::ScalarType>(compute_dtype);
     const int64_t taps = weight.size(2), frames_out = x.size(2) + 2 * padding - (taps - 1) * dilation;
     const auto kernel = weight.to(compute).contiguous();  // [Co, Ci, K]
-    const auto input = x.to(compute);
+    const auto input = x.to(compute).contiguous();  // kept for backward's columns
     const auto cols = columns(input, padding, taps, dilation, frames_out, compute);
     auto product = widening_matmul(kernel.view({kernel.size(0), -1}), cols);  // [Co, B T'], fp32 for bf16
     if (bias) product.add_(bias->to(product.scalar_type()).unsqueeze(1));

@@ -290,6 +290,13 @@ void TrainingSession::reset_interval() {
   interval_.nll = torch::zeros({}, torch::device(device_));
 }
 
+std::vector<double> TrainingSession::summed_interval() const {
+  return parallel_.sum({interval_.loss.item<double>(), interval_.nll.item<double>(),
+                        static_cast<double>(interval_.source_tokens), static_cast<double>(interval_.target_tokens),
+                        static_cast<double>(interval_.resumed_source_tokens),
+                        static_cast<double>(interval_.resumed_target_tokens)});
+}
+
 void TrainingSession::record_update(const UpdateResult& update, double lr, int64_t total_steps) {
   const TrainingProgress& progress = contents_.progress;
   interval_.loss += update.loss;
@@ -307,11 +314,7 @@ void TrainingSession::record_update(const UpdateResult& update, double lr, int64
   const std::string total_text = total_steps >= kUnboundedSteps ? "?" : std::to_string(total_steps);
   const bool scaling = update_step_->scaling();
   if (progress.step % options_.log_interval == 0 || progress.step == total_steps) {
-    const auto sums = parallel_.sum({interval_.loss.item<double>(), interval_.nll.item<double>(),
-                                     static_cast<double>(interval_.source_tokens),
-                                     static_cast<double>(interval_.target_tokens),
-                                     static_cast<double>(interval_.resumed_source_tokens),
-                                     static_cast<double>(interval_.resumed_target_tokens)});
+    const auto sums = summed_interval();
     const double per_token = 1.0 / std::max(sums[3], 1.0);
     const double loss = sums[0] * per_token;
     const double perplexity = std::exp(sums[1] * per_token);
@@ -367,9 +370,7 @@ void TrainingSession::save_last() {
   progress.train_seconds = train_seconds();
   progress.log_interval_sums.clear();
   if (interval_.updates > 0) {  // the same on every rank: every rank sums with the others
-    const auto sums = parallel_.sum({interval_.loss.item<double>(), interval_.nll.item<double>(),
-                                     static_cast<double>(interval_.source_tokens),
-                                     static_cast<double>(interval_.target_tokens)});
+    const auto sums = summed_interval();
     progress.log_interval_sums = {sums[0], sums[1], sums[2], sums[3], static_cast<double>(interval_.updates),
                                   static_cast<double>(interval_.skipped), interval_.grad_norm};
   }

@@ -174,6 +174,9 @@ class TrainingSession {
     int64_t resumed_updates = 0, resumed_source_tokens = 0, resumed_target_tokens = 0;
   };
   void reset_interval();
+  // All ranks: the interval's {loss, nll, source tokens, target tokens, resumed source tokens,
+  // resumed target tokens}, each summed over the ranks.
+  std::vector<double> summed_interval() const;
   TrainingUnits units_;
 
   TrainOptions options_;
